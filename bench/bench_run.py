@@ -1,0 +1,96 @@
+"""Whole-`ckdn run` figures: start-up cost on a trivial check, and a check printing a lot.
+
+Prints figures; it is not a timed test. Usage::
+
+    python bench/bench_run.py            # `true` check, 200 MB check
+    python bench/bench_run.py --big      # also 2 GB
+
+Peak RSS is measured per run in a fresh driver process with
+``RUSAGE_CHILDREN``: the largest of ckdn and its child (the writer), so the
+writer is kept tiny (``head -c`` / ``cat``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DRIVER = r"""
+import resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - t
+print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)
+"""
+
+
+def measure(argv: list[str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB of the measured tree, rc) of one run."""
+    out = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=cwd, capture_output=True,
+                         text=True, check=True).stdout.split()
+    return float(out[0]), int(out[1]) / 1024, int(out[2])
+
+
+def median_wall(argv: list[str], cwd: Path, n: int) -> float:
+    walls = []
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        walls.append(time.perf_counter() - t)
+    return statistics.median(walls)
+
+
+def main() -> None:
+    args = argparse.ArgumentParser()
+    args.add_argument("--big", action="store_true", help="also measure a 2 GB check")
+    args.add_argument("-n", type=int, default=40, help="runs for the start-up median")
+    opts = args.parse_args()
+    ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
+          f"{platform.python_implementation()} {platform.python_version()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        sizes = [200_000_000] + ([2_000_000_000] if opts.big else [])
+        blocks = "\n".join(
+            f'[check.out{size}]\ncommand = "head -c {size} /dev/zero"\nparser = "generic"\n'
+            for size in sizes)
+        (root / "ckdn.toml").write_text(
+            '[run]\nkeep = 3\n[check.true]\ncommand = "true"\nparser = "generic"\n' + blocks)
+        subprocess.run([ckdn, "run", "true"], cwd=root, check=True, capture_output=True)
+        bare = median_wall([sys.executable, "-c", "pass"], root, opts.n)
+        run = median_wall([ckdn, "run", "true"], root, opts.n)
+        print(f"python -c pass           median {bare * 1000:7.1f} ms")
+        print(f"ckdn run true            median {run * 1000:7.1f} ms  (target <= 45 ms)")
+        for size in sizes:
+            mb = size / 1e6
+            target = root / "cat.out"
+            cat_walls = []
+            for _ in range(3):
+                t = time.perf_counter()
+                with open(target, "wb") as fh:
+                    subprocess.run(["head", "-c", str(size), "/dev/zero"], stdout=fh, check=True)
+                cat_walls.append(time.perf_counter() - t)
+                target.unlink()
+            runs = [measure([ckdn, "run", f"out{size}"], root) for _ in range(3)]
+            wall = statistics.median(r[0] for r in runs)
+            rss = max(r[1] for r in runs)
+            base = statistics.median(cat_walls)
+            print(f"{mb:6.0f} MB: head into a file {base:6.3f} s; ckdn run {wall:6.3f} s "
+                  f"= {wall / base:4.2f}x (target <= 1.5x); peak RSS {rss:5.1f} MiB "
+                  "(target <= 40)")
+        latest = json.loads((root / ".agent-runs" / "latest" / "meta.json").read_text())
+        print(f"last meta: log_bytes={latest['log_bytes']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""Command line: argument parsing and printing only; the work is in :mod:`ckdn.app`.
+
+Every refusal is one line on stderr and exit 2 (argparse's own usage errors
+included); stdout carries only the document a verb produces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ckdn import __version__
+from ckdn.errors import CkdnError, UsageError
+
+__all__ = ["main"]
+
+EXIT_REFUSED = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2, like every other refusal."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _global_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, metavar="PATH",
+                        help="config file (default: $CKDN_CONFIG, else ./ckdn.toml)")
+    common.add_argument("--cwd", default=argparse.SUPPRESS, metavar="DIR",
+                        help="directory checks run in and paths resolve from "
+                             "(default: $CKDN_CWD, else the current directory)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _global_options()
+    parser = _Parser(prog="ckdn", parents=[common],
+                     description="Deterministic check runner and log digester.")
+    parser.add_argument("--version", action="version", version=f"ckdn {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+
+    p = sub.add_parser("run", parents=[common], help="run a check or an alias; digest on stdout")
+    p.add_argument("check", nargs="?", help="atomic check or alias name")
+    p.add_argument("--all", action="store_true", help="run every atomic check")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing when the status is pass")
+    p.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, default=None,
+                   help="stop an alias at its first non-green member (alias default: its "
+                        "fail_fast; --all default: no)")
+    p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+
+    p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
+    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    p.add_argument("--json", action="store_true", help="print the stored JSON as is")
+
+    p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
+    p.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
+    p.add_argument("--json", action="store_true", help="one JSON array")
+
+    p = sub.add_parser("checks", parents=[common], help="configured checks and aliases")
+    p.add_argument("--json", action="store_true", help="one JSON array")
+
+    p = sub.add_parser("gc", parents=[common], help="prune old run directories")
+    p.add_argument("--keep", type=int, default=None, metavar="N",
+                   help="finished runs to keep per check (default: [run].keep)")
+
+    p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    p = sub.add_parser("schema", parents=[common], help="print a packaged JSON Schema")
+    p.add_argument("id", nargs="?", help="schema id, e.g. ckdn.digest/2 (default: list ids)")
+    return parser
+
+
+def _split_extra(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after the first ``--`` goes to the tool, untouched by argparse."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def _cwd(args: argparse.Namespace) -> Path:
+    raw = getattr(args, "cwd", None) or os.environ.get("CKDN_CWD") or os.getcwd()
+    path = Path(raw).expanduser().absolute()
+    if not path.is_dir():
+        raise UsageError(f"--cwd {raw}: not a directory")
+    return path
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ckdn`` console script and ``python -m ckdn``."""
+    args_list, extra = _split_extra(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = build_parser().parse_args(args_list)
+        if args.verb is None:
+            build_parser().print_help()
+            return EXIT_REFUSED
+        return _dispatch(args, extra)
+    except CkdnError as exc:
+        _fail(exc.message)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``ckdn show | head``); nothing left to say to it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _fail(message: str) -> None:
+    line = " ".join(message.split("\n"))
+    sys.stderr.write(f"ckdn: {line}\n")
+
+
+def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
+    verb = args.verb
+    if extra and verb != "run":
+        raise UsageError(f"`ckdn {verb}` takes no arguments after --")
+    handler = {"run": _cmd_run, "show": _cmd_show, "list": _cmd_list, "checks": _cmd_checks,
+               "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema}[verb]
+    return handler(args, extra)
+
+
+def _load(args: argparse.Namespace, *, required: bool = True) -> Any:
+    from ckdn.config import load_config
+
+    return load_config(_cwd(args), getattr(args, "config", None), required=required)
+
+
+def _cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
+    from ckdn import app
+    from ckdn.digest import encode
+
+    if args.extra:
+        raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
+    if args.all == bool(args.check):
+        raise UsageError("name one check or alias, or pass --all")
+    config = _load(args)
+    if args.all:
+        if extra:
+            raise UsageError("extra arguments after -- are not accepted with --all")
+        outcome = app.run_all(config, fail_fast=args.fail_fast)
+    else:
+        outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
+    if not (args.quiet and outcome.status == "pass"):
+        _out(encode(outcome.document).decode("utf-8"))
+    return outcome.exit_code
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    import json
+
+    for name in ("digest.json", "aggregate.json"):
+        target = path / name
+        if target.is_file():
+            try:
+                doc: dict[str, Any] = json.loads(target.read_bytes())
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"{target}: cannot read: {exc}") from exc
+            return doc
+    raise UsageError(f"{path.name} has no digest yet (the run is unfinished or was killed); "
+                     f"its log is {path / 'full.log'}")
+
+
+def _cmd_show(args: argparse.Namespace, extra: list[str]) -> int:
+    from ckdn.app import store_for
+    from ckdn.digest import encode, render
+
+    config = _load(args, required=False)
+    doc = _read_document(store_for(config).resolve(args.run))
+    _out(encode(doc).decode("utf-8") if args.json else render(doc))
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace, extra: list[str]) -> int:
+    import json
+
+    from ckdn.app import store_for
+
+    if args.n < 1:
+        raise UsageError(f"-n must be at least 1, not {args.n}")
+    config = _load(args, required=False)
+    store = store_for(config)
+    rows: list[dict[str, Any]] = []
+    for info in store.runs()[: args.n]:
+        row: dict[str, Any] = {"run_dir": store.display(info.path), "check": info.check,
+                               "kind": info.kind}
+        if info.finished:
+            try:
+                doc = _read_document(info.path)
+            except UsageError:
+                doc = {}
+            row.update({k: doc[k] for k in ("status", "rc") if k in doc})
+        rows.append(row)
+    if args.json:
+        _out(json.dumps(rows, sort_keys=True, separators=(",", ":")))
+        return 0
+    if not rows:
+        _out(f"no runs in {store.display(config.run.runs_dir)}")
+    for row in rows:
+        status = row.get("status", "unfinished")
+        rc = row.get("rc", "")
+        _out(f"{status:<15} {rc!s:>4}  {row['run_dir']}")
+    return 0
+
+
+def _cmd_checks(args: argparse.Namespace, extra: list[str]) -> int:
+    import json
+
+    config = _load(args)
+    rows: list[dict[str, Any]] = []
+    for check in config.checks.values():
+        row: dict[str, Any] = {"name": check.name, "kind": "check", "parser": check.parser,
+                               "argv": list(check.argv)}
+        if check.timeout is not None:
+            row["timeout"] = check.timeout
+        if check.description:
+            row["description"] = check.description
+        if check.requires:
+            row["requires"] = list(check.requires)
+        rows.append(row)
+    for alias in config.aliases.values():
+        row = {"name": alias.name, "kind": "alias", "members": list(alias.members),
+               "fail_fast": alias.fail_fast}
+        if alias.description:
+            row["description"] = alias.description
+        rows.append(row)
+    if args.json:
+        _out(json.dumps(rows, sort_keys=True, separators=(",", ":")))
+        return 0
+    for row in rows:
+        what = (f"{row['parser']:<10} {' '.join(row['argv'])}" if row["kind"] == "check"
+                else "alias      " + " -> ".join(row["members"]))
+        _out(f"{row['name']:<16} {what}")
+    return 0
+
+
+def _cmd_gc(args: argparse.Namespace, extra: list[str]) -> int:
+    from ckdn.app import store_for
+
+    config = _load(args, required=False)
+    keep = config.run.keep if args.keep is None else args.keep
+    if keep < 1:
+        raise UsageError(f"--keep must be at least 1, not {keep}")
+    store = store_for(config)
+    removed = store.gc(keep)
+    _out(f"removed {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
+         f"kept up to {keep} finished runs per check in {store.display(config.run.runs_dir)}")
+    return 0
+
+
+def _cmd_init(args: argparse.Namespace, extra: list[str]) -> int:
+    from ckdn.config import config_path
+    from ckdn.starter import STARTER
+
+    cwd = _cwd(args)
+    path = config_path(cwd, getattr(args, "config", None))
+    if path.exists() and not args.force:
+        raise UsageError(f"{path} already exists; pass --force to overwrite it")
+    try:
+        path.write_text(STARTER, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    _out(f"wrote {path}; add .agent-runs/ to .gitignore")
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace, extra: list[str]) -> int:
+    import json
+
+    from ckdn.schema import load_schema, schema_ids
+
+    if args.id is None:
+        for sid in schema_ids():
+            _out(sid)
+        return 0
+    _out(json.dumps(load_schema(args.id), indent=2, sort_keys=False))
+    return 0

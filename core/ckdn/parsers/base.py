@@ -1,0 +1,310 @@
+"""The parser protocol: what a parser is given, and the facts it hands back.
+
+A parser reports facts (findings, summary counts, notes, gate failures, whether
+it could read its evidence); it never decides a status. :func:`ckdn.reconcile.reconcile`
+is the only place a status is decided, so a parser that is confused must say so
+with ``parser_ok=False`` rather than by returning no findings.
+
+Everything here is stdlib-only and cheap to import: ``ckdn run`` imports this
+module on every run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+__all__ = [
+    "ArtifactError",
+    "BaseParser",
+    "Finding",
+    "FindingSink",
+    "Option",
+    "OptionError",
+    "ParseContext",
+    "ParseResult",
+    "Parser",
+]
+
+#: Width cap for one line a parser keeps (snippet line, message). The digest
+#: applies its own caps again; this only keeps a parser's memory bounded.
+LINE_CAP = 500
+
+
+class OptionError(ValueError):
+    """A parser option in ``ckdn.toml`` is unknown or has the wrong type.
+
+    ``key`` is the option name; config turns this into a one-line ConfigError
+    naming the file and the ``[check.NAME]`` table.
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+class ArtifactError(ValueError):
+    """An artifact path would resolve outside the run directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One piece of failure evidence.
+
+    ``id`` is stable across runs (a test node id, ``path:line:rule``...);
+    ``location`` is ``path[:line[:col]]``, relative to the check's cwd, 1-based.
+    """
+
+    id: str
+    kind: str
+    message: str
+    location: str | None = None
+    detail: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ParseResult:
+    """Facts a parser extracted from one run.
+
+    ``findings_total`` is set by parsers that keep only the first ``ctx.top``
+    findings while counting the rest (:class:`FindingSink`); ``None`` means
+    ``len(findings)``. ``evidence_expected`` is the parser's promise that a
+    nonzero exit code always comes with findings (false only for ``generic``),
+    and ``wants_log_tail`` asks for the log tail even on a plain ``fail``.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    parser_ok: bool = True
+    notes: list[str] = field(default_factory=list)
+    gate_failures: list[str] = field(default_factory=list)
+    findings_total: int | None = None
+    evidence_expected: bool = True
+    wants_log_tail: bool = False
+
+    @property
+    def total(self) -> int:
+        """How many findings the run produced, including those not kept."""
+        return len(self.findings) if self.findings_total is None else self.findings_total
+
+
+class FindingSink:
+    """Keeps the first ``keep`` findings and counts all of them.
+
+    A report with a million findings must cost constant memory: the digest shows
+    at most ``top`` findings anyway, and ``findings_total`` keeps the real count.
+    """
+
+    __slots__ = ("kept", "keep", "total")
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.kept: list[Finding] = []
+        self.total = 0
+
+    def add(self, finding: Finding) -> None:
+        self.total += 1
+        if len(self.kept) < self.keep:
+            self.kept.append(finding)
+
+    def result(self, **kwargs: Any) -> ParseResult:
+        """A ParseResult carrying the kept findings and the true total."""
+        return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseContext:
+    """What a parser may look at: the run directory, the log, its options.
+
+    ``run_dir`` and ``cwd`` are absolute. Artifacts are read only from inside
+    ``run_dir`` (see :meth:`artifact`).
+    """
+
+    check: str
+    run_dir: Path
+    cwd: Path
+    rc: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    top: int = 20
+    max_snippet_lines: int = 12
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "full.log"
+
+    def artifact(self, option: str, default: str) -> Path:
+        """The path of an artifact named by ``option`` (or ``default``), inside the run dir.
+
+        ``{run_dir}`` in the option value is substituted; a relative value is taken
+        from the run dir. A path that resolves outside the run dir (absolute
+        elsewhere, ``..``, a symlink that escapes) raises :class:`ArtifactError`,
+        which the caller turns into ``parser_ok=False``: reports are read only from
+        inside the run directory.
+        """
+        raw = str(self.options.get(option, default)).replace("{run_dir}", str(self.run_dir))
+        candidate = Path(raw)
+        if not candidate.is_absolute():
+            candidate = self.run_dir / candidate
+        root = self.run_dir.resolve()
+        resolved = candidate.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise ArtifactError(f"artifact {option}={raw!r} resolves outside the run directory")
+        return resolved
+
+    def location(self, path: str | os.PathLike[str], line: int | None = None,
+                 col: int | None = None) -> str:
+        """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
+        text = str(path)
+        p = Path(text)
+        if p.is_absolute():
+            try:
+                text = os.path.relpath(p, self.cwd)
+            except ValueError:  # another drive on Windows
+                text = str(p)
+            if text.startswith(".." + os.sep) and not Path(self.cwd, text).exists():
+                text = str(p)
+        text = text.replace(os.sep, "/")
+        if text.startswith("./"):
+            text = text[2:]
+        if line is not None and line >= 1:
+            text += f":{line}"
+            if col is not None and col >= 1:
+                text += f":{col}"
+        return text
+
+    def snippet(self, lines: Iterable[str]) -> tuple[str, ...]:
+        """At most ``max_snippet_lines`` lines, each capped; a counted marker when cut."""
+        kept: list[str] = []
+        extra = 0
+        for line in lines:
+            if len(kept) < self.max_snippet_lines:
+                kept.append(cap_line(line))
+            else:
+                extra += 1
+        if extra:
+            kept.append(f"... [+{extra} more lines]")
+        return tuple(kept)
+
+    def log_lines(self) -> Iterator[str]:
+        """The log, line by line, decoded leniently and streamed (never read whole)."""
+        try:
+            handle = open(self.log_path, "rb")  # noqa: SIM115 - generator owns the handle
+        except OSError:
+            return
+        with handle:
+            for raw in handle:
+                yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def cap_line(line: str, width: int = LINE_CAP) -> str:
+    """Cut ``line`` to ``width`` characters with an explicit, counted marker."""
+    if len(line) <= width:
+        return line
+    return f"{line[:width]}... [+{len(line) - width} chars]"
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """A parser: a name and a ``parse`` that turns a finished run into facts.
+
+    Optionally it also has ``validate_options(options)``, raising
+    :class:`OptionError` for an option it does not take; without it, any option
+    is accepted.
+    """
+
+    name: str
+
+    def parse(self, ctx: ParseContext) -> ParseResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """Declares one parser option: its kind and bounds.
+
+    ``kind`` is ``"str"``, ``"bool"``, ``"int"``, ``"number"`` (int or float,
+    finite) or ``"str_list"``; ``choices`` limits string values (and every item of
+    a ``str_list``).
+    """
+
+    kind: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+    def check(self, key: str, value: Any) -> None:
+        """Raise OptionError unless ``value`` fits this option."""
+        kind = self.kind
+        if kind == "str":
+            if not isinstance(value, str):
+                raise OptionError(key, f"option '{key}' must be a string, not {_tname(value)}")
+            self._check_choice(key, value)
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise OptionError(key, f"option '{key}' must be true or false, not {_tname(value)}")
+        elif kind in ("int", "number"):
+            ok = isinstance(value, int) or (kind == "number" and isinstance(value, float))
+            if isinstance(value, bool) or not ok:
+                want = "an integer" if kind == "int" else "a number"
+                raise OptionError(key, f"option '{key}' must be {want}, not {_tname(value)}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise OptionError(key, f"option '{key}' must be a finite number, not {value}")
+            if self.minimum is not None and value < self.minimum:
+                raise OptionError(key, f"option '{key}' must be >= {self.minimum:g}, not {value}")
+            if self.maximum is not None and value > self.maximum:
+                raise OptionError(key, f"option '{key}' must be <= {self.maximum:g}, not {value}")
+        elif kind == "str_list":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise OptionError(key, f"option '{key}' must be a list of strings")
+            for item in value:
+                self._check_choice(key, item)
+        else:  # pragma: no cover - a parser declared an option kind that does not exist
+            raise OptionError(key, f"option '{key}' has unknown kind {kind!r}")
+
+    def _check_choice(self, key: str, value: str) -> None:
+        if self.choices and value not in self.choices:
+            allowed = ", ".join(repr(c) for c in self.choices)
+            raise OptionError(key, f"option '{key}' must be one of {allowed}, not {value!r}")
+
+
+def _tname(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string",
+            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+class BaseParser:
+    """Convenience base: declares options in ``OPTIONS`` and validates them.
+
+    Subclasses set ``name``, ``OPTIONS`` and implement :meth:`parse`.
+    """
+
+    name: ClassVar[str] = ""
+    OPTIONS: ClassVar[Mapping[str, Option]] = {}
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        for key, value in options.items():
+            spec = self.OPTIONS.get(key)
+            if spec is None:
+                raise OptionError(key, f"parser '{self.name}' takes no option '{key}'"
+                                  + _known(self.OPTIONS))
+            spec.check(key, value)
+
+    def parse(self, ctx: ParseContext) -> ParseResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _known(options: Mapping[str, Option]) -> str:
+    if not options:
+        return " (it takes none)"
+    return " (it takes: " + ", ".join(sorted(options)) + ")"
+
+
+def option_names(parser: object) -> Sequence[str]:
+    """Names of the options a parser declares, for did-you-mean suggestions."""
+    options = getattr(parser, "OPTIONS", None)
+    return sorted(options) if isinstance(options, Mapping) else []

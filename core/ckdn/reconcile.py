@@ -1,0 +1,124 @@
+"""The status model: one pure function from (exit, parse result) to a status.
+
+This is the only place a status is decided. The rules, in order:
+
+1. A command that never started (not found, not executable) is ``error``.
+2. A run that timed out or was interrupted is ``error``.
+3. A parser that could not read its evidence (``parser_ok=False``) is ``error``
+   on a nonzero exit code and ``parse_mismatch`` on exit code 0.
+4. Exit code 0: findings anyway -> ``parse_mismatch``; a failed gate -> ``fail``;
+   otherwise ``pass``.
+5. Nonzero exit code: findings or a failed gate -> ``fail``; nothing at all ->
+   ``error`` when the parser promised evidence, ``fail`` when it did not
+   (``generic``).
+
+So text never upgrades a nonzero exit code, a zero exit code never survives
+contradicting evidence, and a confused parser is never ``pass``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ckdn.parsers.base import ParseResult
+
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PARSE_MISMATCH",
+    "PASS",
+    "SKIPPED",
+    "STATUSES",
+    "Exit",
+    "Verdict",
+    "exit_code",
+    "reconcile",
+]
+
+PASS = "pass"
+FAIL = "fail"
+ERROR = "error"
+PARSE_MISMATCH = "parse_mismatch"
+#: Only in aggregates: a member that fail-fast never reached.
+SKIPPED = "skipped"
+STATUSES = (PASS, FAIL, ERROR, PARSE_MISMATCH)
+
+RC_TIMEOUT = 124
+RC_INTERRUPTED = 130
+RC_NOT_FOUND = 127
+RC_NOT_EXECUTABLE = 126
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """How the process ended, as the runner saw it.
+
+    ``rc`` is the real code, negative for a signal; synthetic 124 / 130 / 127 /
+    126 for timeout, interrupt, not found and not executable. ``started`` is
+    false when the command never ran.
+    """
+
+    rc: int
+    started: bool = True
+    timed_out: bool = False
+    interrupted: bool = False
+    duration: float = 0.0
+    timeout: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: str
+    reason: str | None
+
+    @property
+    def green(self) -> bool:
+        return self.status == PASS
+
+
+def _gates(result: ParseResult) -> str:
+    return "; ".join(result.gate_failures)
+
+
+def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # noqa: A002 - the domain word
+    """Decide the status of one run. Pure: same inputs, same verdict."""
+    rc = exit.rc
+    if not exit.started:
+        return Verdict(ERROR, f"command never started (exit code {rc})")
+    if exit.timed_out:
+        limit = f" after {exit.timeout:g}s" if exit.timeout is not None else ""
+        return Verdict(ERROR, f"timed out{limit} (exit code {rc})")
+    if exit.interrupted:
+        return Verdict(ERROR, f"interrupted (exit code {rc})")
+    total = result.total
+    if not result.parser_ok:
+        if rc != 0:
+            return Verdict(ERROR, f"exit code {rc} and the parser could not interpret the output")
+        return Verdict(PARSE_MISMATCH, "exit code 0 but the parser could not interpret the output")
+    if rc == 0:
+        if total:
+            return Verdict(PARSE_MISMATCH, f"exit code 0 but {total} finding(s)")
+        if result.gate_failures:
+            return Verdict(FAIL, f"exit code 0 but gate failed: {_gates(result)}")
+        return Verdict(PASS, None)
+    if total:
+        return Verdict(FAIL, f"exit code {rc} with {total} finding(s)")
+    if result.gate_failures:
+        return Verdict(FAIL, f"exit code {rc}; gate failed: {_gates(result)}")
+    if result.evidence_expected:
+        return Verdict(ERROR, f"exit code {rc} with no finding(s) although the parser expects evidence")
+    return Verdict(FAIL, f"exit code {rc}")
+
+
+def exit_code(status: str, rc: int) -> int:
+    """The process exit code for a run: the exit-code contract in one place.
+
+    The tool's own code when it is 1-255; 1 when the code is 0 but the status is
+    not ``pass``, or when the code is outside 1-255 (a negative signal code).
+    """
+    if 1 <= rc <= 255:
+        return rc
+    if rc == 0 and status == PASS:
+        return 0
+    return 1

@@ -1,0 +1,696 @@
+"""Run directories: naming, per-check locks, ``latest``/``LATEST``, listing, safe
+resolution of a run reference, and pruning.
+
+Naming. A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
+``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
+same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
+number is one more than the highest already on disk for that second and label,
+not the first free one, so a name created after pruning removed earlier names of
+that second still sorts after the survivors. ``-`` sorts before ``.`` and the
+sequence is zero-padded to three digits, so plain string order is creation
+order for one label up to 999 runs in one second; ckdn itself orders by the
+parsed key (timestamp, sequence, name), which stays right beyond that. The
+directory is made with ``os.mkdir``, which fails rather than reuse a name, so
+two processes can never share one.
+
+Locks. One kernel lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
+``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
+when the holder dies, and the check's child process never inherits it. The
+holder writes its pid and run dir name into the file and a clean release
+truncates it, so a lock acquired with content still in it was left by a run that
+ended without releasing; :meth:`Store.begin` says so in :attr:`RunDir.notes`.
+
+Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
+bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
+A run reference from a user is resolved through ``realpath`` and must land on a
+run dir directly inside the runs dir, so no reference can escape it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ckdn.errors import RefusedError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from types import TracebackType
+
+__all__ = ["FINISHED_MARKERS", "RunDir", "RunInfo", "Store", "check_of"]
+
+_TIMESTAMP = "%Y%m%dT%H%M%SZ"
+_RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)")
+_LOCKS = ".locks"
+_LATEST_LINK = "latest"
+_LATEST_FILE = "LATEST"
+_TRASH_PREFIX = ".pruning."
+_DIGEST = "digest.json"
+_AGGREGATE = "aggregate.json"
+#: Marker file -> RunInfo.kind; the first present wins.
+FINISHED_MARKERS = ((_DIGEST, "digest"), (_AGGREGATE, "aggregate"))
+#: Leaves room for the timestamp, a sequence and ``.lock`` under NAME_MAX (255).
+_MAX_LABEL_BYTES = 200
+#: Lock files and LATEST hold one short line; never read more than this.
+_SMALL_READ = 4096
+_REF_SHOWN = 200
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    name: str
+    path: Path
+    check: str
+    finished: bool
+    kind: str  # "digest" | "aggregate" | "unfinished"
+
+
+class _Holder:
+    """What a lock file says about the process that holds (or held) it.
+
+    A plain class: a second dataclass would cost a millisecond of import time.
+    """
+
+    __slots__ = ("pid", "run_dir")
+
+    def __init__(self, pid: int | None, run_dir: str | None) -> None:
+        self.pid = pid
+        self.run_dir = run_dir
+
+
+def check_of(name: str) -> str:
+    """The check (or alias) a run dir name belongs to: ``20260707T101500Z-ruff`` -> ``ruff``."""
+    parsed = _parse(name)
+    if parsed is None:
+        raise UsageError(
+            f"{_quote(name)} is not a run dir name; expected <YYYYmmddTHHMMSSZ>-<check>"
+            " as listed by `ckdn list`"
+        )
+    return parsed[2]
+
+
+def _parse(name: str) -> tuple[str, int, str] | None:
+    match = _RUN_NAME.fullmatch(name)
+    if match is None:
+        return None
+    stamp, seq, label = match.groups()
+    return stamp, int(seq) if seq else 0, label
+
+
+def _run_name(stamp: str, seq: int, label: str) -> str:
+    return f"{stamp}-{label}" if seq == 0 else f"{stamp}.{seq:03d}-{label}"
+
+
+def _sort_key(name: str) -> tuple[str, int, str]:
+    parsed = _parse(name)
+    assert parsed is not None
+    return parsed[0], parsed[1], name
+
+
+def _validate_label(label: str) -> None:
+    """A check or alias name becomes part of a file name; refuse any that cannot."""
+    bad = (
+        not label
+        or label.startswith(".")
+        or "/" in label
+        or "\0" in label
+        or (os.altsep is not None and os.altsep in label)
+        or len(label.encode("utf-8", "surrogateescape")) > _MAX_LABEL_BYTES
+    )
+    if bad:
+        raise UsageError(
+            f"check name {_quote(label)} cannot name a run dir: it must be non-empty, not start"
+            f" with '.', hold no '/' or NUL, and be at most {_MAX_LABEL_BYTES} bytes;"
+            " rename it in ckdn.toml"
+        )
+
+
+def _validate_keep(keep: int) -> None:
+    if keep < 0:
+        raise UsageError(f"keep must be 0 or more, got {keep}; pass --keep N with N >= 0")
+
+
+def _quote(text: str) -> str:
+    """A user-supplied string, bounded and on one line, for an error message."""
+    if len(text) > _REF_SHOWN:
+        return repr(text[:_REF_SHOWN]) + "..."
+    return repr(text)
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.strerror:
+        return f"{exc.strerror} [Errno {exc.errno}]"
+    return _one_line(str(exc))
+
+
+def _read_small(fd: int) -> bytes:
+    return os.pread(fd, _SMALL_READ, 0)
+
+
+def _parse_holder(data: bytes) -> _Holder | None:
+    """``None`` for an empty (cleanly released) lock file."""
+    if not data.strip():
+        return None
+    import json  # noqa: PLC0415 - lazy: only a held or reclaimed lock needs it
+
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return _Holder(None, None)
+    if not isinstance(doc, dict):
+        return _Holder(None, None)
+    pid = doc.get("pid")
+    run_dir = doc.get("run_dir")
+    return _Holder(
+        pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+        run_dir if isinstance(run_dir, str) and _parse(run_dir) is not None else None,
+    )
+
+
+def _write_holder(fd: int, run_dir: str | None) -> None:
+    import json  # noqa: PLC0415 - lazy: keeps `import ckdn.store` cheap
+
+    doc: dict[str, object] = {"pid": os.getpid()}
+    if run_dir is not None:
+        doc["run_dir"] = run_dir
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(doc).encode() + b"\n", 0)
+
+
+def _rmtree(path: Path) -> None:
+    """Remove a tree that a concurrent prune may be removing too."""
+    import shutil  # noqa: PLC0415 - lazy: only pruning needs it
+
+    if sys.version_info >= (3, 12):
+
+        def onexc(func: Callable[..., object], name: str, exc: BaseException) -> None:
+            if not isinstance(exc, FileNotFoundError):
+                raise exc
+
+        shutil.rmtree(path, onexc=onexc)
+    else:
+
+        def onerror(func: Callable[..., object], name: str, info: tuple[object, ...]) -> None:
+            exc = info[1]
+            if not isinstance(exc, FileNotFoundError):
+                assert isinstance(exc, BaseException)
+                raise exc
+
+        shutil.rmtree(path, onerror=onerror)
+
+
+class RunDir:
+    """One run being written; holds its check's lock until released.
+
+    Use it as a context manager: leaving the block truncates the lock file (the
+    clean-release mark) and closes the descriptor, which drops the lock.
+    """
+
+    def __init__(self, path: Path, check: str, fd: int, notes: list[str]) -> None:
+        self.path = path
+        self.name = path.name
+        self.check = check
+        self.notes = notes
+        self._fd: int | None = fd
+
+    def __enter__(self) -> RunDir:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    @property
+    def locked(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Clean release; idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)
+        finally:
+            # Closing the only descriptor of this open file drops the flock.
+            os.close(fd)
+
+    def __repr__(self) -> str:
+        state = "locked" if self.locked else "released"
+        return f"RunDir({str(self.path)!r}, {state})"
+
+
+class Store:
+    """Every run of one project: the runs dir and what lives in it.
+
+    ``clock`` returns seconds since the epoch; tests pass a fixed one to make
+    several runs fall in one second. ``durable`` fsyncs each document before it
+    is renamed into place: ``digest.json`` is the finished marker, and after a
+    power cut a new file renamed without fsync can survive empty on ext4 and
+    XFS, which would read as a finished run with no digest. A flush per
+    document, a few per run, is small beside running any tool.
+    """
+
+    def __init__(
+        self,
+        runs_dir: Path,
+        cwd: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        durable: bool = True,
+    ) -> None:
+        cwd = Path(os.path.normpath(os.path.abspath(cwd)))
+        runs = runs_dir if runs_dir.is_absolute() else cwd / runs_dir
+        self.cwd = cwd
+        self.runs_dir = Path(os.path.normpath(runs))
+        self.durable = durable
+        self._clock = clock
+
+    # -- paths -----------------------------------------------------------------
+
+    def display(self, path: Path) -> str:
+        """``path`` as a digest shows it: cwd-relative when under cwd, else absolute."""
+        path = path if path.is_absolute() else self.cwd / path
+        if path.is_relative_to(self.cwd):
+            return path.relative_to(self.cwd).as_posix()
+        return path.as_posix()
+
+    def _shown(self, path: Path | str) -> str:
+        return _one_line(self.display(Path(path)))
+
+    # -- creating runs ---------------------------------------------------------
+
+    def begin(self, check: str) -> RunDir:
+        """Take ``check``'s lock and create its run dir.
+
+        Refused (one line) when another live process holds the lock or the runs
+        dir cannot be written.
+        """
+        _validate_label(check)
+        self._ensure_runs_dir()
+        lock_path = self.runs_dir / _LOCKS / f"{check}.lock"
+        try:
+            os.makedirs(lock_path.parent, exist_ok=True)
+            # O_NOFOLLOW: a planted symlink must not make us truncate another file.
+            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+            fd = os.open(lock_path, flags, 0o644)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+        try:
+            return self._begin_locked(check, fd, lock_path)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _begin_locked(self, check: str, fd: int, lock_path: Path) -> RunDir:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise self._held(check, _parse_holder(_read_small(fd))) from None
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot lock {self._shown(lock_path)}: {_os_reason(exc)}; the runs dir must be"
+                " on a file system with flock support (set [run].runs_dir in ckdn.toml)"
+            ) from exc
+        try:
+            previous = _parse_holder(_read_small(fd))
+            notes = [] if previous is None else [self._reclaimed_note(check, previous)]
+            _write_holder(fd, None)
+            path = self._make_unique_dir(check)
+            _write_holder(fd, path.name)
+        except OSError as exc:
+            os.ftruncate(fd, 0)
+            raise self._unwritable(exc) from exc
+        except BaseException:
+            os.ftruncate(fd, 0)
+            raise
+        return RunDir(path, check, fd, notes)
+
+    def new_dir(self, name: str) -> Path:
+        """A fresh uniquely named run dir, without a lock (alias aggregates)."""
+        _validate_label(name)
+        self._ensure_runs_dir()
+        try:
+            return self._make_unique_dir(name)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _ensure_runs_dir(self) -> None:
+        try:
+            os.makedirs(self.runs_dir, exist_ok=True)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _make_unique_dir(self, label: str) -> Path:
+        stamp = time.strftime(_TIMESTAMP, time.gmtime(self._clock()))
+        seq = self._next_seq(stamp, label)
+        while True:
+            path = self.runs_dir / _run_name(stamp, seq, label)
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                seq += 1
+                continue
+            return path
+
+    def _next_seq(self, stamp: str, label: str) -> int:
+        highest = -1
+        for name in os.listdir(self.runs_dir):
+            if not name.startswith(stamp):
+                continue
+            parsed = _parse(name)
+            if parsed is not None and parsed[0] == stamp and parsed[2] == label:
+                highest = max(highest, parsed[1])
+        return highest + 1
+
+    def _unwritable(self, exc: OSError) -> RefusedError:
+        named = exc.filename is not None and Path(exc.filename) != self.runs_dir
+        where = f"{self._shown(exc.filename)}: " if named else ""
+        return RefusedError(
+            f"runs dir {self._shown(self.runs_dir)} is not writable: {where}{_os_reason(exc)};"
+            " make it a writable directory or set [run].runs_dir in ckdn.toml"
+        )
+
+    def _held(self, check: str, holder: _Holder | None) -> RefusedError:
+        pid = "pid unknown" if holder is None or holder.pid is None else f"pid {holder.pid}"
+        if holder is None or holder.run_dir is None:
+            where = "run dir not created yet"
+        else:
+            where = f"run dir {self._shown(self.runs_dir / holder.run_dir)}"
+        return RefusedError(
+            f"check {_quote(check)} is already running ({pid}, {where});"
+            " wait for it to finish or stop that process"
+        )
+
+    def _reclaimed_note(self, check: str, holder: _Holder) -> str:
+        who = "a previous run" if holder.pid is None else f"pid {holder.pid}"
+        head = f"reclaimed the lock of check {_quote(check)}: {who} ended without releasing it"
+        if holder.run_dir is None:
+            return f"{head} before creating its run dir"
+        run_dir = self.runs_dir / holder.run_dir
+        state = "finished" if self._kind(run_dir) != "unfinished" else "left unfinished"
+        return f"{head}; its run dir {self._shown(run_dir)} was {state}"
+
+    # -- writing ---------------------------------------------------------------
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        """Replace ``path`` with ``data`` so a reader sees the old file or the new one.
+
+        The temp file is a dot-entry in the same directory (``os.replace`` must
+        not cross file systems), so it is never read as evidence and never left
+        behind on failure. It is fsynced first when the store is ``durable``.
+        """
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        created = False
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            created = True
+            with open(fd, "wb") as handle:
+                handle.write(data)
+                if self.durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.replace(tmp, path)
+            created = False
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot write {self._shown(path)}: {_os_reason(exc)}; free space or fix"
+                " permissions in the runs dir"
+            ) from exc
+        finally:
+            if created:
+                os.unlink(tmp)
+
+    def publish(self, run_dir: Path) -> None:
+        """Point ``latest`` at ``run_dir`` atomically, or write ``LATEST`` where
+        symlinks are unavailable.
+
+        A ``LATEST`` left from a time symlinks failed is removed once one works;
+        a ``latest`` left from a time they worked is removed when falling back,
+        so the two never disagree about the newest run.
+        """
+        name = run_dir.name
+        if run_dir.parent != self.runs_dir or _parse(name) is None:
+            raise ValueError(f"{run_dir} is not a run dir of {self.runs_dir}")
+        link = self.runs_dir / _LATEST_LINK
+        marker = self.runs_dir / _LATEST_FILE
+        tmp = self.runs_dir / f".{_LATEST_LINK}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            if self._swap_symlink(name, tmp, link):
+                _unlink_missing_ok(marker)
+            else:
+                self.write_atomic(marker, name.encode("utf-8", "surrogateescape") + b"\n")
+                if os.path.islink(link):
+                    os.unlink(link)
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot publish {self._shown(run_dir)} as latest: {_os_reason(exc)};"
+                f" fix permissions in {self._shown(self.runs_dir)}"
+            ) from exc
+
+    @staticmethod
+    def _swap_symlink(name: str, tmp: Path, link: Path) -> bool:
+        """True when ``link`` now points at ``name``; False when symlinks are unavailable."""
+        try:
+            os.symlink(name, tmp)
+        except (OSError, NotImplementedError):
+            return False
+        try:
+            os.replace(tmp, link)
+        except OSError:
+            # e.g. a real directory named `latest` is in the way: fall back, leave it.
+            os.unlink(tmp)
+            return False
+        return True
+
+    # -- reading ---------------------------------------------------------------
+
+    def runs(self) -> list[RunInfo]:
+        """Every run dir, newest first."""
+        found: list[RunInfo] = []
+        try:
+            listing = os.scandir(self.runs_dir)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot read runs dir {self._shown(self.runs_dir)}: {_os_reason(exc)};"
+                " make it a readable directory or set [run].runs_dir in ckdn.toml"
+            ) from exc
+        with listing as entries:
+            for entry in entries:
+                parsed = _parse(entry.name)
+                # is_dir() treats an entry pruned meanwhile as absent rather than raising.
+                if parsed is None or not entry.is_dir(follow_symlinks=False):
+                    continue
+                path = self.runs_dir / entry.name
+                kind = self._kind(path)
+                found.append(RunInfo(entry.name, path, parsed[2], kind != "unfinished", kind))
+        found.sort(key=lambda info: _sort_key(info.name), reverse=True)
+        return found
+
+    @staticmethod
+    def _kind(path: Path) -> str:
+        for marker, kind in FINISHED_MARKERS:
+            if (path / marker).is_file():
+                return kind
+        return "unfinished"
+
+    def resolve(self, ref: str | None, *, name_only: bool = False) -> Path:
+        """The run dir ``ref`` names, never anything outside the runs dir.
+
+        ``None`` (or ``latest``) is the ``latest`` symlink, else the ``LATEST``
+        marker, else the newest finished run. Otherwise ``ref`` is a run dir
+        name, or (unless ``name_only``, as for MCP run ids) a path relative to
+        cwd or absolute that must land, after following symlinks, on a run dir
+        directly inside the runs dir.
+        """
+        if ref is None or ref in (_LATEST_LINK, _LATEST_FILE):
+            return self._latest()
+        try:
+            return self._resolve_ref(ref, name_only=name_only)
+        except (OSError, ValueError) as exc:  # e.g. a NUL byte or an over-long path
+            raise UsageError(
+                f"run reference {_quote(ref)} cannot be read: {_one_line(str(exc))};"
+                " pass a run dir name from `ckdn list`"
+            ) from exc
+
+    def _resolve_ref(self, ref: str, *, name_only: bool) -> Path:
+        is_name = "/" not in ref and (os.altsep is None or os.altsep not in ref)
+        if not ref or (is_name and ref.startswith(".")):
+            raise UsageError(
+                f"run reference {_quote(ref)} is not a run; pass a run dir name from `ckdn list`"
+            )
+        if is_name:
+            candidate = self.runs_dir / ref
+        elif name_only:
+            raise UsageError(
+                f"run reference {_quote(ref)} is a path; pass a run dir name from `ckdn list`"
+            )
+        else:
+            path = Path(ref)
+            candidate = path if path.is_absolute() else self.cwd / path
+        real = Path(os.path.realpath(candidate))
+        if real.parent != Path(os.path.realpath(self.runs_dir)):
+            raise UsageError(
+                f"run reference {_quote(ref)} is outside the runs dir"
+                f" {self._shown(self.runs_dir)}; pass a run dir name from `ckdn list`"
+            )
+        if _parse(real.name) is None or not real.is_dir():
+            raise UsageError(
+                f"no run {_quote(ref)} in {self._shown(self.runs_dir)};"
+                " `ckdn list` shows the stored runs"
+            )
+        return self.runs_dir / real.name
+
+    def _contained(self, name: str) -> Path | None:
+        """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
+        if "/" in name or "\0" in name or _parse(name) is None:
+            return None
+        real = Path(os.path.realpath(self.runs_dir / name))
+        if real.parent != Path(os.path.realpath(self.runs_dir)) or _parse(real.name) is None:
+            return None
+        return self.runs_dir / real.name if real.is_dir() else None
+
+    def _published(self) -> list[str]:
+        """Names ``latest`` and ``LATEST`` point at, in that order of precedence."""
+        names: list[str] = []
+        with contextlib.suppress(OSError):  # absent, or not a symlink: not published that way
+            names.append(os.readlink(self.runs_dir / _LATEST_LINK))
+        try:
+            fd = os.open(self.runs_dir / _LATEST_FILE, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                data = _read_small(fd)
+            finally:
+                os.close(fd)
+        except OSError:  # absent, unreadable or a directory: the symlink or a listing decides
+            return names
+        names.extend(data.decode("utf-8", "surrogateescape").splitlines()[:1])
+        return names
+
+    def _latest(self) -> Path:
+        for name in self._published():
+            found = self._contained(name)
+            if found is not None:
+                return found
+        for info in self.runs():
+            if info.finished:
+                return info.path
+        raise UsageError(
+            f"no finished run in {self._shown(self.runs_dir)} yet;"
+            " start one with `ckdn run <check>`"
+        )
+
+    # -- pruning ---------------------------------------------------------------
+
+    def prune(self, check: str, keep: int) -> list[Path]:
+        """Delete all but the ``keep`` newest finished runs of ``check``.
+
+        Unfinished runs are never touched, nor the run ``latest``/``LATEST``
+        points at, nor the run a live holder of the check's lock is writing
+        (it may have its digest but not yet its meta).
+        """
+        _validate_keep(keep)
+        group = [info for info in self.runs() if info.check == check]
+        protected = {*self._published(), *self._holding(check)}
+        return self._prune_group(group, keep, protected)
+
+    def gc(self, keep: int) -> list[Path]:
+        """:meth:`prune` every check and alias found on disk, then sweep what an
+        interrupted prune left behind."""
+        _validate_keep(keep)
+        groups: dict[str, list[RunInfo]] = {}
+        for info in self.runs():
+            groups.setdefault(info.check, []).append(info)
+        published = set(self._published())
+        removed: list[Path] = []
+        for check in sorted(groups):
+            protected = published | set(self._holding(check))
+            removed.extend(self._prune_group(groups[check], keep, protected))
+        self._sweep_trash()
+        return removed
+
+    def _holding(self, check: str) -> list[str]:
+        if check.startswith(".") or "/" in check:
+            return []
+        try:
+            fd = os.open(
+                self.runs_dir / _LOCKS / f"{check}.lock",
+                os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW,
+            )
+        except OSError:  # no lock file: an alias, or a check that never ran here
+            return []
+        try:
+            holder = _parse_holder(_read_small(fd))
+        finally:
+            os.close(fd)
+        return [] if holder is None or holder.run_dir is None else [holder.run_dir]
+
+    def _prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[Path]:
+        finished = [info for info in group if info.finished]
+        removed: list[Path] = []
+        for info in finished[keep:]:
+            if info.name in protected:
+                continue
+            if self._remove_run(info):
+                removed.append(info.path)
+        return removed
+
+    def _remove_run(self, info: RunInfo) -> bool:
+        """Rename to a dot-entry first, so a half-deleted run (say its digest gone
+        first) is never listed as an unfinished run; False if someone else got
+        there first."""
+        trash = self.runs_dir / f"{_TRASH_PREFIX}{info.name}.{os.urandom(4).hex()}"
+        try:
+            os.rename(info.path, trash)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise self._unremovable(info.path, exc) from exc
+        try:
+            _rmtree(trash)
+        except OSError as exc:
+            raise self._unremovable(info.path, exc) from exc
+        return True
+
+    def _sweep_trash(self) -> None:
+        try:
+            names = os.listdir(self.runs_dir)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise self._unremovable(self.runs_dir, exc) from exc
+        for name in names:
+            if name.startswith(_TRASH_PREFIX):
+                try:
+                    _rmtree(self.runs_dir / name)
+                except OSError as exc:
+                    raise self._unremovable(self.runs_dir / name, exc) from exc
+
+    def _unremovable(self, path: Path, exc: OSError) -> RefusedError:
+        return RefusedError(
+            f"cannot remove {self._shown(path)}: {_os_reason(exc)};"
+            f" fix permissions in {self._shown(self.runs_dir)}"
+        )
+
+
+def _unlink_missing_ok(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return

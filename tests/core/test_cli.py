@@ -1,0 +1,458 @@
+"""`ckdn` end to end: real processes, real files, the contract's documents and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.project import PY, Project, py
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ckdn: ")
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_a_passing_check_prints_the_tiny_pass_digest_and_exits_0(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    proc = project.ckdn("run", "ok")
+    assert proc.returncode == 0, proc.stderr
+    doc = project.digest(proc)
+    (run_dir,) = project.run_dirs()
+    assert doc == {"schema": "ckdn.digest/2", "check": "ok", "status": "pass", "rc": 0,
+                   "run_dir": f".agent-runs/{run_dir.name}"}
+    assert proc.stderr == ""
+    assert {p.name for p in run_dir.iterdir()} >= {"full.log", "meta.json", "digest.json"}
+    assert json.loads((run_dir / "digest.json").read_text()) == doc
+    assert (project.runs / "latest").resolve() == run_dir.resolve()
+
+
+def test_stdout_is_compact_json_with_sorted_keys(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    line = project.ckdn("run", "ok").stdout.strip()
+    doc = json.loads(line)
+    assert line == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_the_tools_exit_code_passes_through(project: Project) -> None:
+    project.config(f'[check.three]\ncommand = """{py("import sys; sys.exit(3)")}"""\n'
+                   'parser = "generic"\n')
+    proc = project.ckdn("run", "three")
+    assert proc.returncode == 3
+    doc = project.digest(proc)
+    assert doc["status"] == "fail"
+    assert doc["rc"] == 3
+    assert "status_reason" in doc
+
+
+def test_a_generic_failure_carries_the_log_tail(project: Project) -> None:
+    code = "print('first'); print('the real reason'); raise SystemExit(1)"
+    project.config(f'[check.bad]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    doc = project.digest(project.ckdn("run", "bad"))
+    assert doc["log_tail"][-1] == "the real reason"
+    assert "full.log" in doc["artifacts"]
+
+
+def test_a_signal_death_exits_1_and_records_the_negative_code(project: Project) -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    project.config(f'[check.killed]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "killed")
+    assert proc.returncode == 1
+    assert project.digest(proc)["rc"] == -9
+
+
+def test_a_missing_executable_is_an_error_with_rc_127(project: Project) -> None:
+    project.config('[check.ghost]\ncommand = "no-such-tool-ckdn --x"\nparser = "generic"\n')
+    proc = project.ckdn("run", "ghost")
+    assert proc.returncode == 127
+    doc = project.digest(proc)
+    assert doc["status"] == "error"
+    assert any("no-such-tool-ckdn" in note for note in doc["notes"])
+
+
+def test_a_timeout_kills_the_check_and_exits_124(project: Project) -> None:
+    project.config(f'[check.slow]\ncommand = """{py("import time; time.sleep(30)")}"""\n'
+                   'parser = "generic"\ntimeout = 0.5\n')
+    start = time.monotonic()
+    proc = project.ckdn("run", "slow")
+    assert time.monotonic() - start < 15
+    assert proc.returncode == 124
+    doc = project.digest(proc)
+    assert doc["status"] == "error"
+    assert doc["timed_out"] is True
+
+
+def test_ctrl_c_stops_the_check_and_still_writes_the_evidence(project: Project) -> None:
+    code = "import time; print('working', flush=True); time.sleep(30)"
+    project.config(f'[check.long]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    proc = subprocess.Popen([PY, "-m", "ckdn", "run", "long"], cwd=project.root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        logs = list(project.runs.glob("*-long/full.log")) if project.runs.exists() else []
+        if logs and logs[0].read_text():
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    doc = json.loads(out)
+    assert doc["status"] == "error"
+    assert doc["interrupted"] is True
+    (run_dir,) = project.run_dirs()
+    assert {"full.log", "meta.json", "digest.json"} <= {p.name for p in run_dir.iterdir()}
+
+
+def test_a_second_concurrent_run_of_one_check_is_refused(project: Project) -> None:
+    code = "import time; print('x', flush=True); time.sleep(30)"
+    project.config(f'[check.hold]\ncommand = """{py(code)}"""\nparser = "generic"\n'
+                   "timeout = 20\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    first = subprocess.Popen([PY, "-m", "ckdn", "run", "hold"], cwd=project.root, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not list(project.root.glob(".agent-runs/*-hold")):
+            time.sleep(0.02)
+        line = one_line_error(project.ckdn("run", "hold"))
+        assert "hold" in line
+        assert "running" in line
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=30)
+
+
+def test_a_lock_left_by_a_killed_run_is_reclaimed_with_a_note(project: Project) -> None:
+    code = "import time; print('x', flush=True); time.sleep(30)"
+    project.config(f'[check.hold]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    first = subprocess.Popen([PY, "-m", "ckdn", "run", "hold"], cwd=project.root, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        logs = list(project.runs.glob("*-hold/full.log")) if project.runs.exists() else []
+        if logs and logs[0].read_text():
+            break
+        time.sleep(0.02)
+    os.killpg(first.pid, signal.SIGKILL)  # ckdn and its child: nothing cleans up
+    first.communicate(timeout=10)
+    project.config('[check.hold]\ncommand = "true"\nparser = "generic"\n')
+    proc = project.ckdn("run", "hold")
+    assert proc.returncode == 0
+    doc = project.digest(proc)
+    assert doc["status"] == "pass"
+    assert any("lock" in note for note in doc["notes"]), doc
+
+
+def test_a_100_mb_single_line_output_gives_a_digest_under_64_kib(project: Project) -> None:
+    code = ("import sys; b = b'x' * (1 << 20)\n"
+            "for _ in range(100): sys.stdout.buffer.write(b)\nraise SystemExit(1)")
+    project.config(f'[check.huge]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "huge")
+    assert proc.returncode == 1
+    assert len(proc.stdout.encode()) < 64 * 1024
+    doc = project.digest(proc)
+    assert doc["log_tail"]
+    assert all(len(line) < 2000 for line in doc["log_tail"])
+    assert "chars]" in doc["log_tail"][-1]
+
+
+def test_invalid_utf8_output_is_kept_on_disk_and_digested_readably(project: Project) -> None:
+    code = "import sys; sys.stdout.buffer.write(b'bad \\xff\\xfe bytes\\n'); raise SystemExit(2)"
+    project.config(f'[check.bytes]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "bytes")
+    assert proc.returncode == 2
+    doc = project.digest(proc)
+    assert doc["log_tail"] == ["bad \ufffd\ufffd bytes"]
+    (run_dir,) = project.run_dirs()
+    assert (run_dir / "full.log").read_bytes() == b"bad \xff\xfe bytes\n"
+
+
+def test_an_unwritable_runs_dir_is_refused_in_one_line(project: Project) -> None:
+    (project.root / "blocker").write_text("a file where the runs dir should be")
+    project.config('[run]\nruns_dir = "blocker/runs"\n[check.ok]\ncommand = "true"\n'
+                   'parser = "generic"\n')
+    line = one_line_error(project.ckdn("run", "ok"))
+    assert "blocker" in line
+
+
+def test_a_bad_config_is_refused_before_anything_runs(project: Project) -> None:
+    project.config('[run]\nkeep = 2.5\n[check.ok]\ncommand = "touch ran"\nparser = "generic"\n')
+    line = one_line_error(project.ckdn("run", "ok"))
+    assert "keep" in line
+    assert "ckdn.toml" in line
+    assert not (project.root / "ran").exists()
+
+
+def test_an_unknown_check_is_refused_with_a_suggestion(project: Project) -> None:
+    project.config('[check.ruff]\ncommand = "true"\nparser = "generic"\n')
+    line = one_line_error(project.ckdn("run", "ruf"))
+    assert "ruff" in line
+
+
+def test_a_missing_config_is_refused_and_points_at_init(project: Project) -> None:
+    line = one_line_error(project.ckdn("run", "x"))
+    assert "ckdn init" in line
+
+
+def test_usage_errors_are_one_line_exit_2(project: Project) -> None:
+    one_line_error(project.ckdn("run", "--no-such-flag"))
+    one_line_error(project.ckdn("frobnicate"))
+
+
+def test_the_child_sees_its_run_dir_and_check_name(project: Project) -> None:
+    code = ("import os, pathlib; d = os.environ['CKDN_RUN_DIR']; "
+            "pathlib.Path(d, 'seen.txt').write_text(os.environ['CKDN_CHECK'] + ' ' + "
+            "os.environ['WHERE'])")
+    project.config(f'[check.env]\ncommand = """{py(code)}"""\nparser = "generic"\n'
+                   '[check.env.env]\nWHERE = "{run_dir}/x"\n')
+    proc = project.ckdn("run", "env")
+    assert proc.returncode == 0, proc.stdout
+    (run_dir,) = project.run_dirs()
+    assert (run_dir / "seen.txt").read_text() == f"env {run_dir}/x"
+
+
+def test_run_dir_is_substituted_in_argv(project: Project) -> None:
+    code = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text('report')"
+    project.config(f'[check.arg]\ncommand = """{py(code)} {{run_dir}}/report.txt"""\n'
+                   'parser = "generic"\n')
+    assert project.ckdn("run", "arg").returncode == 0
+    (run_dir,) = project.run_dirs()
+    assert (run_dir / "report.txt").read_text() == "report"
+
+
+def test_extra_args_after_double_dash_reach_the_tool(project: Project) -> None:
+    code = "import sys; sys.exit(int(sys.argv[1]))"
+    project.config(f'[check.code]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    assert project.ckdn("run", "code", "--", "7").returncode == 7
+
+
+def test_meta_json_records_provenance(project: Project) -> None:
+    code = "print('hello')"
+    project.config(f'[check.hello]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    project.ckdn("run", "hello")
+    (run_dir,) = project.run_dirs()
+    meta = json.loads((run_dir / "meta.json").read_text())
+    import hashlib
+
+    log = (run_dir / "full.log").read_bytes()
+    assert meta["schema"] == "ckdn.meta/1"
+    assert meta["argv"] == [PY, "-c", code]
+    assert meta["rc"] == 0
+    assert meta["log_sha256"] == hashlib.sha256(log).hexdigest()
+    assert meta["log_bytes"] == len(log) == 6
+
+
+def test_digests_are_byte_identical_for_identical_runs(project: Project) -> None:
+    code = "print('same'); raise SystemExit(1)"
+    project.config(f'[check.same]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    first = project.ckdn("run", "same").stdout
+    second = project.ckdn("run", "same").stdout
+    a, b = project.run_dirs()
+    assert first.replace(a.name, "RUN") == second.replace(b.name, "RUN")
+
+
+def alias_config(project: Project, fail_fast: str = "") -> None:
+    project.config(f"""
+        [check.one]
+        command = "true"
+        parser = "generic"
+        [check.two]
+        command = "false"
+        parser = "generic"
+        [check.three]
+        command = "true"
+        parser = "generic"
+        [check.group]
+        members = ["one", "two", "three"]
+        {fail_fast}
+        """)
+
+
+def test_an_alias_stops_at_the_first_red_member_and_lists_the_rest_skipped(
+        project: Project) -> None:
+    alias_config(project)
+    proc = project.ckdn("run", "group")
+    assert proc.returncode == 1
+    doc = project.digest(proc)
+    assert doc["schema"] == "ckdn.aggregate/1"
+    assert doc["alias"] == "group"
+    assert doc["status"] == "fail"
+    assert [(m["check"], m["status"]) for m in doc["members"]] == [
+        ("one", "pass"), ("two", "fail"), ("three", "skipped")]
+    assert doc["members"][2] == {"check": "three", "status": "skipped"}
+
+
+def test_fail_fast_false_runs_every_member(project: Project) -> None:
+    alias_config(project, "fail_fast = false")
+    doc = project.digest(project.ckdn("run", "group"))
+    assert [m["status"] for m in doc["members"]] == ["pass", "fail", "pass"]
+
+
+def test_the_command_line_overrides_fail_fast(project: Project) -> None:
+    alias_config(project)
+    doc = project.digest(project.ckdn("run", "group", "--no-fail-fast"))
+    assert [m["status"] for m in doc["members"]] == ["pass", "fail", "pass"]
+
+
+def test_run_all_runs_every_atomic_check(project: Project) -> None:
+    alias_config(project)
+    proc = project.ckdn("run", "--all")
+    assert proc.returncode == 1
+    doc = project.digest(proc)
+    assert doc["alias"] == "all"
+    assert [m["check"] for m in doc["members"]] == ["one", "two", "three"]
+    assert doc["members"][2]["status"] == "pass"
+
+
+def test_extra_args_are_refused_for_an_alias(project: Project) -> None:
+    alias_config(project)
+    line = one_line_error(project.ckdn("run", "group", "--", "-x"))
+    assert "alias" in line
+
+
+def test_the_aggregate_is_stored_and_shown_later(project: Project) -> None:
+    alias_config(project)
+    printed = project.digest(project.ckdn("run", "group"))
+    stored = [p for p in project.run_dirs() if (p / "aggregate.json").exists()]
+    assert len(stored) == 1
+    proc = project.ckdn("show", stored[0].name, "--json")
+    assert json.loads(proc.stdout) == printed
+
+
+def test_show_prints_the_latest_digest(project: Project) -> None:
+    project.config('[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    printed = project.digest(project.ckdn("run", "bad"))
+    proc = project.ckdn("show")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == printed  # pretty, but the same document
+
+
+def test_show_refuses_a_reference_outside_the_runs_dir(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    project.ckdn("run", "ok")
+    one_line_error(project.ckdn("show", "../../etc"))
+    one_line_error(project.ckdn("show", "/etc"))
+
+
+def test_list_json_shows_recent_runs_newest_first(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   '[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    project.ckdn("run", "ok")
+    project.ckdn("run", "bad")
+    rows = json.loads(project.ckdn("list", "--json").stdout)
+    assert [(r["check"], r["status"], r["rc"]) for r in rows[:2]] == [
+        ("bad", "fail", 1), ("ok", "pass", 0)]
+    assert len(json.loads(project.ckdn("list", "-n", "1", "--json").stdout)) == 1
+
+
+def test_checks_json_lists_atomics_and_aliases(project: Project) -> None:
+    alias_config(project)
+    rows = json.loads(project.ckdn("checks", "--json").stdout)
+    assert [(r["name"], r["kind"]) for r in rows] == [
+        ("one", "check"), ("two", "check"), ("three", "check"), ("group", "alias")]
+
+
+def test_runs_beyond_keep_are_pruned(project: Project) -> None:
+    project.config('[run]\nkeep = 2\n[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    for _ in range(4):
+        assert project.ckdn("run", "ok").returncode == 0
+    assert len(project.run_dirs()) == 2
+
+
+def test_gc_keeps_the_asked_number_per_check(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    for _ in range(3):
+        project.ckdn("run", "ok")
+    proc = project.ckdn("gc", "--keep", "1")
+    assert proc.returncode == 0
+    assert len(project.run_dirs()) == 1
+
+
+def test_init_writes_a_starter_config_that_loads(project: Project) -> None:
+    proc = project.ckdn("init")
+    assert proc.returncode == 0
+    assert (project.root / "ckdn.toml").exists()
+    checks = json.loads(project.ckdn("checks", "--json").stdout)
+    assert {"pytest", "ruff", "mypy", "lint"} <= {c["name"] for c in checks}
+    line = one_line_error(project.ckdn("init"))
+    assert "--force" in line
+
+
+def test_schema_lists_ids_and_prints_one(project: Project) -> None:
+    ids = project.ckdn("schema").stdout.split()
+    assert ids == sorted(ids)
+    assert {"ckdn.digest/2", "ckdn.aggregate/1", "ckdn.meta/1"} == set(ids)
+    schema = json.loads(project.ckdn("schema", "ckdn.digest/2").stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    one_line_error(project.ckdn("schema", "ckdn.baseline/1"))
+
+
+def test_version_is_printed(project: Project) -> None:
+    from ckdn import __version__
+
+    proc = project.ckdn("--version")
+    assert proc.stdout.strip() == f"ckdn {__version__}"
+
+
+def test_cwd_option_and_env_var_choose_where_checks_run(project: Project) -> None:
+    sub = project.root / "sub"
+    sub.mkdir()
+    (sub / "ckdn.toml").write_text('[check.here]\ncommand = "touch marker"\nparser = "generic"\n')
+    assert project.ckdn("--cwd", "sub", "run", "here").returncode == 0
+    assert (sub / "marker").exists()
+    assert (sub / ".agent-runs").is_dir()
+    (sub / "marker").unlink()
+    assert project.ckdn("run", "here", env={"CKDN_CWD": str(sub)}).returncode == 0
+    assert (sub / "marker").exists()
+
+
+def test_relative_paths_resolve_from_the_invocation_cwd_not_the_configs_folder(
+        project: Project) -> None:
+    conf = project.root / "conf"
+    conf.mkdir()
+    (conf / "ckdn.toml").write_text('[run]\nruns_dir = "evidence"\n'
+                                    '[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    assert project.ckdn("--config", "conf/ckdn.toml", "run", "ok").returncode == 0
+    assert (project.root / "evidence").is_dir()
+    assert not (conf / "evidence").exists()
+
+
+def test_python_dash_m_and_the_console_script_agree(project: Project) -> None:
+    script = Path(sys.executable).with_name("ckdn")
+    if not script.exists():
+        pytest.skip("console script not installed next to this interpreter")
+    out = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout == project.ckdn("--version").stdout
+
+
+def test_nothing_but_the_digest_reaches_stdout_and_nothing_reaches_stderr(
+        project: Project) -> None:
+    code = "import sys; print('to stdout'); print('to stderr', file=sys.stderr)"
+    project.config(f'[check.noisy]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "noisy")
+    assert proc.stderr == ""
+    assert "to stdout" not in proc.stdout
+    (run_dir,) = project.run_dirs()
+    assert sorted((run_dir / "full.log").read_text().splitlines()) == ["to stderr", "to stdout"]
+
+
+def test_quiet_prints_nothing_on_pass_and_the_digest_otherwise(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   '[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    assert project.ckdn("run", "ok", "--quiet").stdout == ""
+    assert project.digest(project.ckdn("run", "bad", "--quiet"))["status"] == "fail"

@@ -1,0 +1,112 @@
+"""The status model: the contract's table, and its invariants as properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ckdn.parsers.base import Finding, ParseResult
+from ckdn.reconcile import (
+    ERROR,
+    FAIL,
+    PARSE_MISMATCH,
+    PASS,
+    STATUSES,
+    Exit,
+    exit_code,
+    reconcile,
+)
+
+FINDING = Finding(id="a.py:1:1:E1", kind="lint_violation", message="E1 bad")
+
+exits = st.builds(
+    Exit,
+    rc=st.integers(min_value=-64, max_value=300),
+    started=st.booleans(),
+    timed_out=st.booleans(),
+    interrupted=st.booleans(),
+)
+results = st.builds(
+    ParseResult,
+    findings=st.lists(st.just(FINDING), max_size=3),
+    parser_ok=st.booleans(),
+    gate_failures=st.lists(st.text(min_size=1, max_size=10), max_size=2),
+    findings_total=st.one_of(st.none(), st.integers(min_value=0, max_value=10**6)),
+    evidence_expected=st.booleans(),
+)
+
+
+@pytest.mark.parametrize(
+    ("exit", "result", "status"),
+    [
+        (Exit(0), ParseResult(), PASS),
+        (Exit(0), ParseResult(gate_failures=["coverage 79.9 < 80"]), FAIL),
+        (Exit(1), ParseResult(findings=[FINDING]), FAIL),
+        (Exit(1), ParseResult(), ERROR),
+        (Exit(1), ParseResult(parser_ok=False), ERROR),
+        (Exit(0), ParseResult(findings=[FINDING]), PARSE_MISMATCH),
+        (Exit(0), ParseResult(parser_ok=False), PARSE_MISMATCH),
+        (Exit(1), ParseResult(evidence_expected=False), FAIL),
+        (Exit(1), ParseResult(gate_failures=["coverage below"]), FAIL),
+        (Exit(124, timed_out=True), ParseResult(evidence_expected=False), ERROR),
+        (Exit(130, interrupted=True), ParseResult(evidence_expected=False), ERROR),
+        (Exit(127, started=False), ParseResult(evidence_expected=False), ERROR),
+        (Exit(0, started=False), ParseResult(), ERROR),
+    ],
+)
+def test_each_row_of_the_contract_table(exit: Exit, result: ParseResult, status: str) -> None:
+    verdict = reconcile(exit, result)
+    assert verdict.status == status
+    assert (verdict.reason is None) == (status == PASS)
+
+
+@given(exits, results)
+def test_text_never_upgrades_a_nonzero_exit_code(exit: Exit, result: ParseResult) -> None:
+    if exit.rc != 0:
+        assert reconcile(exit, result).status != PASS
+
+
+@given(exits, results)
+def test_a_zero_exit_code_never_survives_contradicting_evidence(
+        exit: Exit, result: ParseResult) -> None:
+    if result.total or result.gate_failures or not result.parser_ok:
+        assert reconcile(exit, result).status != PASS
+
+
+@given(exits, results)
+def test_a_confused_parser_is_never_pass(exit: Exit, result: ParseResult) -> None:
+    if not result.parser_ok:
+        assert reconcile(exit, result).status in (ERROR, PARSE_MISMATCH)
+
+
+@given(exits, results)
+def test_a_command_that_never_started_is_always_error(exit: Exit, result: ParseResult) -> None:
+    if not exit.started:
+        assert reconcile(exit, result).status == ERROR
+
+
+@given(exits, results)
+def test_timed_out_or_interrupted_runs_are_error(exit: Exit, result: ParseResult) -> None:
+    if exit.timed_out or exit.interrupted:
+        assert reconcile(exit, result).status == ERROR
+
+
+@given(exits, results)
+def test_the_status_is_one_of_the_four_and_deterministic(exit: Exit, result: ParseResult) -> None:
+    first = reconcile(exit, result)
+    assert first.status in STATUSES
+    assert reconcile(exit, result) == first
+
+
+@given(st.sampled_from(STATUSES), st.integers(min_value=-300, max_value=600))
+def test_the_exit_code_contract(status: str, rc: int) -> None:
+    code = exit_code(status, rc)
+    if 1 <= rc <= 255:
+        assert code == rc
+    elif rc == 0 and status == PASS:
+        assert code == 0
+    else:
+        assert code == 1
+    assert 0 <= code <= 255
+    assert (code == 0) == (status == PASS and rc == 0)

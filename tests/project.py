@@ -1,0 +1,56 @@
+"""A throwaway project with a ckdn.toml, and the real `ckdn` CLI run in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+
+class Project:
+    """A temporary project directory and a way to run the real ckdn CLI in it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def config(self, text: str) -> Path:
+        path = self.root / "ckdn.toml"
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def ckdn(self, *args: str, env: dict[str, str] | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+        full_env.update(env or {})
+        return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
+                              env=full_env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+
+    def digest(self, proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+        lines = proc.stdout.strip().splitlines()
+        assert len(lines) == 1, proc.stdout + proc.stderr
+        doc: dict[str, Any] = json.loads(lines[0])
+        return doc
+
+    @property
+    def runs(self) -> Path:
+        return self.root / ".agent-runs"
+
+    def run_dirs(self) -> list[Path]:
+        if not self.runs.exists():
+            return []
+        return sorted(p for p in self.runs.iterdir()
+                      if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+
+PY = sys.executable
+
+
+def py(code: str) -> str:
+    """A check command running ``code`` with this interpreter (quoted for shlex)."""
+    return f"{shlex.quote(PY)} -c {shlex.quote(code)}"
