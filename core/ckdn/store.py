@@ -483,6 +483,7 @@ class Store:
     def runs(self) -> list[RunInfo]:
         """Every run dir, newest first."""
         found: list[RunInfo] = []
+        order: dict[str, tuple[str, int, int, str]] = {}
         try:
             listing = os.scandir(self.runs_dir)
         except FileNotFoundError:
@@ -500,8 +501,15 @@ class Store:
                     continue
                 path = self.runs_dir / entry.name
                 kind = self._kind(path)
+                try:
+                    # Runs of different checks in the same second: the one sealed last
+                    # (its digest renamed in last) is the newest.
+                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+                except OSError:
+                    mtime = 0
                 found.append(RunInfo(entry.name, path, parsed[2], kind != "unfinished", kind))
-        found.sort(key=lambda info: _sort_key(info.name), reverse=True)
+                order[entry.name] = (parsed[0], mtime, parsed[1], entry.name)
+        found.sort(key=lambda info: order[info.name], reverse=True)
         return found
 
     @staticmethod

@@ -173,7 +173,7 @@ def test_a_100_mb_single_line_output_gives_a_digest_under_64_kib(project: Projec
 
 def test_invalid_utf8_output_is_kept_on_disk_and_digested_readably(project: Project) -> None:
     code = "import sys; sys.stdout.buffer.write(b'bad \\xff\\xfe bytes\\n'); raise SystemExit(2)"
-    project.config(f'[check.bytes]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    project.config("[check.bytes]\ncommand = '''" + py(code) + "'''\nparser = 'generic'\n")
     proc = project.ckdn("run", "bytes")
     assert proc.returncode == 2
     doc = project.digest(proc)

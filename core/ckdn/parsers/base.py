@@ -217,7 +217,8 @@ class Parser(Protocol):
     is accepted.
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def parse(self, ctx: ParseContext) -> ParseResult: ...
 

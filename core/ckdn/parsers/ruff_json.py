@@ -1,0 +1,273 @@
+"""The ``ruff`` parser: ``ruff check --output-format json --output-file {run_dir}/ruff.json``.
+
+Every entry of ruff's JSON array is a ``lint_violation``: ruff exits 1 exactly
+when it reports something, so there is no severity to filter. The report is
+decoded element by element (:func:`iter_json_array`) instead of with one
+``json.load``: 100,000 diagnostics are ~45 MB of JSON, which ``json.load``
+turns into ~200 MB of objects (and no less time), while the digest keeps only
+``top`` findings and a few counts; streamed, the parser stays near 20 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import IO, Any, ClassVar, Final
+
+from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers.base import (
+    ArtifactError,
+    BaseParser,
+    Finding,
+    FindingSink,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+
+__all__ = ["RuffParser", "iter_json_array"]
+
+KIND = "lint_violation"
+_CHUNK = 1 << 20
+_OPEN: Final = re.compile(r"[ \t\n\r]*\[[ \t\n\r]*")
+_SEP: Final = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
+#: ruff's own count, when the log carries it ("Found 3 errors.", "Found 3 errors
+#: (2 fixed, 1 remaining).").
+_FOUND: Final = re.compile(r"^Found (\d+) errors?(?: \((\d+) fixed, (\d+) remaining\))?\.$")
+_NO_FILES: Final = "warning: No Python files found under the given path(s)"
+
+
+class RuffParser(BaseParser):
+    """Reads the JSON array ruff writes with ``--output-file``."""
+
+    name = "ruff"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "report": Option("str", help="ruff's JSON report, relative to the run dir"),
+        "allow_no_files": Option("bool", help="accept a run where ruff found no Python files"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    log = _scan_log(ctx)
+    try:
+        report = ctx.artifact("report", "ruff.json")
+    except ArtifactError as exc:
+        return ParseResult(parser_ok=False, notes=[str(exc)])
+    if not report.is_file():
+        named = str(ctx.options.get("report", "ruff.json")).removeprefix("{run_dir}/")
+        return ParseResult(parser_ok=False, notes=[cap_line(
+            f"ruff report {named} not found in the run dir (exit code {ctx.rc}); the command "
+            "must include --output-format json --output-file {run_dir}/" + named
+            + (f"; log says: {' | '.join(log.head)}" if log.head else ""))])
+    sink = FindingSink(ctx.top)
+    tally = _Tally()
+    try:
+        with open(report, encoding="utf-8") as handle:
+            for item in iter_json_array(handle):
+                tally.add(item, sink, ctx)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return ParseResult(parser_ok=False, notes=[cap_line(
+            f"ruff report {report.name} is not a readable JSON array: "
+            f"{type(exc).__name__}: {exc}")])
+    return _result(ctx, sink, tally, log)
+
+
+class _LogFacts:
+    __slots__ = ("found", "head", "no_files")
+
+    def __init__(self) -> None:
+        self.found: int | None = None
+        self.no_files = False
+        self.head: list[str] = []
+
+
+def _scan_log(ctx: ParseContext) -> _LogFacts:
+    """What the log states beside the report: ruff's own count, "no files", a failure cause."""
+    facts = _LogFacts()
+    for line in plain_lines(ctx):
+        if len(facts.head) < 2 and line.strip():
+            facts.head.append(cap_line(line.strip(), 200))
+        match = _FOUND.match(line)
+        if match:
+            facts.found = int(match.group(3) or match.group(1))
+        elif line == "All checks passed!":
+            facts.found = 0
+        elif line == _NO_FILES:
+            facts.no_files = True
+    return facts
+
+
+class _Tally:
+    """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
+
+    __slots__ = ("files", "fixable", "malformed", "paths", "syntax", "total")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.fixable = 0
+        self.syntax = 0
+        self.malformed = 0
+        self.files: set[str] = set()
+        self.paths: dict[str, str] = {}
+
+    def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
+        if not isinstance(item, dict):
+            self.malformed += 1
+            return
+        filename = item.get("filename")
+        message = item.get("message")
+        where = item.get("location")
+        if not (isinstance(filename, str) and isinstance(message, str) and isinstance(where, dict)):
+            self.malformed += 1
+            return
+        self.total += 1
+        code = item.get("code") or item.get("name") or "invalid-syntax"
+        if code == "invalid-syntax":
+            self.syntax += 1
+        fix = item.get("fix")
+        if isinstance(fix, dict):
+            self.fixable += 1
+        self.files.add(filename)
+        if len(sink.kept) >= sink.keep:
+            sink.total += 1
+            return
+        path = self.paths.get(filename)
+        if path is None:
+            path = self.paths[filename] = ctx.location(filename)
+        sink.add(_finding(ctx, item, code=str(code), path=path, message=message, where=where,
+                          fix=fix))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, path: str, message: str,
+             where: dict[str, Any], fix: Any) -> Finding:
+    row, col = _int(where.get("row")), _int(where.get("column"))
+    cell = item.get("cell")
+    detail: list[str] = []
+    if isinstance(cell, int) and not isinstance(cell, bool):
+        # Notebook rows count from the top of the cell, not of the file.
+        location = path
+        ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
+        detail.append(f"cell {cell}, line {row or '?'}, column {col or '?'}")
+    else:
+        location = path if row is None else f"{path}:{row}" + (f":{col}" if col else "")
+        ident = f"{path}:{row or 0}:{col or 0}:{code}"
+    if isinstance(fix, dict):
+        applicability = fix.get("applicability") or "unknown"
+        fix_message = fix.get("message") or "available"
+        detail.append(f"fix ({applicability}): {fix_message}")
+    url = item.get("url")
+    if isinstance(url, str) and url:
+        detail.append(url)
+    return Finding(ident, KIND, cap_line(f"{code} {message}"), location, ctx.snippet(detail))
+
+
+def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts) -> ParseResult:
+    counts = {"violations": tally.total, "files": len(tally.files), "fixable": tally.fixable,
+              "syntax_errors": tally.syntax}
+    result = sink.result(summary={"counts": counts})
+    if tally.malformed:
+        result.parser_ok = False
+        result.notes.append(f"{tally.malformed} entries of the ruff report have no filename, "
+                            "message or location (format drift?)")
+    if log.found is not None and log.found != tally.total:
+        result.parser_ok = False
+        result.notes.append(f"ruff's log says {log.found} error(s) but its report holds "
+                            f"{tally.total}")
+    if log.no_files and not ctx.options.get("allow_no_files", False):
+        result.gate_failures.append("ruff found no Python files to check")
+        result.notes.append("ruff checked nothing (\"No Python files found\"); set "
+                            "allow_no_files = true if that is expected")
+    return result
+
+
+def iter_json_array(handle: IO[str], chunk: int = _CHUNK) -> Iterator[Any]:
+    """Yield the elements of the top-level JSON array in ``handle``, one at a time.
+
+    Memory stays at about one chunk plus the largest element, whatever the size
+    of the array. Raises ValueError when the text is not one JSON array. The
+    C decoder does the work; the loop only steps over ``,`` between elements.
+    """
+    buf = _Buffer(handle, chunk)
+    match = buf.match(_OPEN, 0)
+    if match is None:
+        raise ValueError(f"expected a JSON array, found {buf.text[:20]!r}")
+    pos = match.end()
+    if buf.text.startswith("]", pos):
+        buf.expect_end(pos + 1)
+        return
+    decode = json.JSONDecoder().raw_decode
+    size = chunk
+    while True:
+        text = buf.text
+        try:
+            value, end = decode(text, pos)
+        except json.JSONDecodeError:
+            if buf.eof:
+                raise
+            end = len(text)
+        # A value that ends at (or, for a number like "1." / "1e+" / "1e", up to two
+        # characters before) the chunk edge may continue in the next chunk: read more, retry.
+        if len(text) - end <= 2 and not buf.eof:
+            buf.refill(pos, size)
+            pos, size = 0, size * 2
+            continue
+        size = chunk
+        yield value
+        match = buf.match(_SEP, end)
+        if match is None:
+            rest = buf.text[buf.start:buf.start + 20]
+            raise ValueError(f"expected ',' or ']' in the JSON array, found {rest!r}"
+                             if rest.strip() else "the JSON array is truncated")
+        pos = match.end()
+        if match.group(1) == "]":
+            buf.expect_end(pos)
+            return
+
+
+class _Buffer:
+    """The unread text of a report, refilled from the file on demand."""
+
+    __slots__ = ("chunk", "eof", "handle", "start", "text")
+
+    def __init__(self, handle: IO[str], chunk: int) -> None:
+        self.handle = handle
+        self.chunk = chunk
+        self.text = handle.read(chunk)
+        self.eof = not self.text
+        self.start = 0
+
+    def refill(self, keep_from: int, size: int) -> None:
+        """Drop the text before ``keep_from`` and append up to ``size`` more characters."""
+        more = self.handle.read(size)
+        self.eof = not more
+        self.text = self.text[keep_from:] + more
+
+    def match(self, pattern: re.Pattern[str], pos: int) -> re.Match[str] | None:
+        """``pattern`` at ``pos``, reading on while it might continue past the buffer."""
+        found = pattern.match(self.text, pos)
+        while (found is None or found.end() == len(self.text)) and not self.eof:
+            self.refill(pos, self.chunk)
+            pos = 0
+            found = pattern.match(self.text, pos)
+        self.start = pos
+        return found
+
+    def expect_end(self, pos: int) -> None:
+        """Only whitespace may follow the array."""
+        while True:
+            rest = self.text[pos:]
+            if rest.strip():
+                raise ValueError(f"unexpected data after the JSON array: {rest.strip()[:20]!r}")
+            if self.eof:
+                return
+            self.refill(len(self.text), self.chunk)
+            pos = 0

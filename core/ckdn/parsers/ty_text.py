@@ -1,0 +1,191 @@
+"""The ``ty`` parser: ``ty check`` terminal text, full or ``--output-format concise``.
+
+ty writes no report file, so the log is read line by line. Error (and fatal)
+diagnostics are ``type_error`` findings; warnings and info are counted, never
+findings. Drift guards: ty's "Found N diagnostics" must equal the diagnostics
+found, and exit code 0 needs "All checks passed!" or that count line.
+
+ty exits 1 on a warning-only run (unless ``--exit-zero-on-warning``); such a run
+has no finding, so it reconciles to ``error`` with a note saying it held only
+warnings, never to ``pass``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import ClassVar, Final
+
+from ckdn.parsers._typecheck import (
+    LogSample,
+    PendingFinding,
+    guarded,
+    plain_lines,
+    silent_red_note,
+)
+from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
+
+__all__ = ["TyParser"]
+
+KIND = "type_error"
+_SEVERITIES = "error|warning|info|fatal"
+# full layout: "error[invalid-assignment]: Object of type ..." then " --> a.py:9:14"
+_HEADER: Final = re.compile(rf"^(?P<sev>{_SEVERITIES})(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.*)$")
+_ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
+# concise layout: "a.py:9:14: error[invalid-assignment] Object of type ..."
+_CONCISE: Final = re.compile(
+    rf"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>{_SEVERITIES})\[(?P<code>[^\]]+)\] "
+    r"(?P<msg>.*)$")
+_FOUND: Final = re.compile(r"^Found (\d+) diagnostics?$")
+_CLEAN = "All checks passed!"
+_NO_FILES = "No python files found under the given path(s)"
+# ty's io diagnostics name the file in the message: "`/abs/x.py`: No such file ..."
+_PATH_IN_MESSAGE: Final = re.compile(r"^`(?P<path>[^`]+)`: ")
+
+
+class TyParser(BaseParser):
+    """Reads ty's diagnostics from the log."""
+
+    name = "ty"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "allow_no_files": Option("bool", help="accept a run where ty found no Python files"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+class _Scan:
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+        self.sink = FindingSink(ctx.top)
+        self.counts = {"error": 0, "warning": 0, "info": 0}
+        self.found: int | None = None
+        self.clean = False
+        self.no_files = False
+        self.in_block = False
+        # The open error diagnostic (its location arrives on the next line).
+        self.header: re.Match[str] | None = None
+        self.pending: PendingFinding | None = None
+        self.unknown = LogSample()
+
+    def count(self, severity: str) -> None:
+        self.counts["error" if severity == "fatal" else severity] += 1
+
+    def open(self, sev: str, code: str | None, msg: str, *, path: str | None = None,
+             line: str | None = None, col: str | None = None) -> None:
+        self.flush()
+        self.count(sev)
+        if sev not in ("error", "fatal"):
+            return
+        code = code or sev
+        if path is None:
+            named = _PATH_IN_MESSAGE.match(msg)
+            location = self.ctx.location(named["path"]) if named else None
+            if named and location:  # keep machine paths out of the digest
+                msg = f"`{location}`: {msg[named.end():]}"
+        else:
+            location = self.ctx.location(path, _num(line), _num(col))
+        ident = f"{location}:{code}" if location else f"{code}:{msg}"
+        self.pending = PendingFinding(ident, KIND, f"{msg} [{code}]", location,
+                                      limit=self.ctx.max_snippet_lines)
+
+    def flush(self) -> None:
+        header, self.header = self.header, None
+        if header is not None:  # a header with no "-->" line: the diagnostic has no location
+            self.open(header["sev"], header["code"], header["msg"])
+        if self.pending is not None:
+            self.pending.emit(self.sink)
+            self.pending = None
+
+    def feed(self, line: str) -> None:
+        if not line:
+            self.flush()
+            self.in_block = False
+            return
+        header = self.header
+        if header is not None:
+            arrow = _ARROW.match(line)
+            if arrow:
+                self.header = None
+                self.open(header["sev"], header["code"], header["msg"], path=arrow["path"],
+                          line=arrow["line"], col=arrow["col"])
+                self.in_block = True
+                return
+            self.flush()
+        if _FOUND.match(line) or line == _CLEAN:  # the verdict closes any open block
+            self.flush()
+            self.in_block = False
+            self._summary(line)
+            return
+        concise = _CONCISE.match(line)
+        if concise:
+            self.open(concise["sev"], concise["code"], concise["msg"], path=concise["path"],
+                      line=concise["line"], col=concise["col"])
+            self.flush()
+            return
+        head = _HEADER.match(line)
+        # A header without [code] inside a block is a sub-diagnostic ("info: Function
+        # defined here"), part of the diagnostic above it.
+        if head and (head["code"] or not self.in_block):
+            self.flush()
+            self.header = head
+            self.in_block = True
+            return
+        if self.in_block:
+            if self.pending is not None:
+                self.pending.detail.add(line)
+            return
+        self._summary(line)
+
+    def _summary(self, line: str) -> None:
+        found = _FOUND.match(line)
+        if found:
+            self.found = int(found.group(1))
+        elif line == _CLEAN:
+            self.clean = True
+        elif line.endswith(_NO_FILES):
+            self.no_files = True
+        else:
+            self.unknown.add(line)
+
+    def finish(self) -> None:
+        self.flush()
+
+
+def _num(text: str | None) -> int | None:
+    return int(text) if text else None
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    scan = _Scan(ctx)
+    for line in plain_lines(ctx):
+        scan.feed(line)
+    scan.finish()
+    counts = scan.counts
+    total = sum(counts.values())
+    result = scan.sink.result(summary={"counts": {
+        "errors": counts["error"], "warnings": counts["warning"], "info": counts["info"]}})
+    if scan.found is not None and scan.found != total:
+        result.parser_ok = False
+        result.notes.append(f"ty says it found {scan.found} diagnostic(s) but {total} were read "
+                            "from the log (output format drift?)")
+    if scan.no_files and not ctx.options.get("allow_no_files", False):
+        result.gate_failures.append("ty found no Python files to check")
+        result.notes.append("ty checked nothing (\"No python files found\"); set "
+                            "allow_no_files = true if that is expected")
+    if scan.found is None and not scan.clean and (ctx.rc == 0 or not total):
+        # Exit code 0 needs ty's own verdict; a nonzero one needs at least a diagnostic.
+        result.parser_ok = False
+        result.notes.append(f"exit code {ctx.rc} but ty printed no 'Found N diagnostics' and no "
+                            f"'All checks passed!' ({total} diagnostic(s) read); "
+                            + scan.unknown.describe())
+    elif ctx.rc != 0 and not counts["error"]:
+        note = silent_red_note("ty", ctx.rc, counts["warning"], counts["info"])
+        if note:
+            result.notes.append(note + " (ty exits 1 on warnings unless run with "
+                                "--exit-zero-on-warning)")
+        elif not result.gate_failures:
+            result.notes.append(f"ty exited {ctx.rc} without any diagnostic; "
+                                + scan.unknown.describe())
+    return result

@@ -1,0 +1,283 @@
+"""The mypy parser on real mypy text and ``--output json`` logs (tests/fixtures/mypy)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ckdn.parsers._typecheck import guarded
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.mypy_output import MypyParser
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+from .test_ruff import check_documented_example
+
+PARSER = MypyParser()
+CASES = sorted(p.parent.name for p in (FIXTURES / "mypy").glob("*/case.json"))
+JSON: dict[str, object] = {"format": "json"}
+
+
+def options_for(case: str) -> dict[str, object]:
+    return JSON if case.startswith("json_") else {}
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+# case -> (status, number of type_error findings)
+EXPECTED: dict[str, tuple[str, int]] = {
+    "text_errors": (FAIL, 4),
+    "text_errors_colored": (FAIL, 4),
+    "text_errors_pretty": (FAIL, 4),
+    "json_errors": (FAIL, 4),
+    "text_clean": (PASS, 0),
+    "json_clean": (PASS, 0),
+    "text_syntax_error": (FAIL, 2),
+    "json_syntax_error": (FAIL, 2),
+    "text_note_only": (PASS, 0),
+    "json_note_only": (ERROR, 0),
+    "json_missing_file": (FAIL, 1),
+    "text_no_files": (ERROR, 0),
+    "text_usage_error": (ERROR, 0),
+}
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("mypy", PARSER, load_case)
+
+
+def test_every_recorded_case_has_an_expectation() -> None:
+    assert set(CASES) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recorded_case_reconciles_to_its_expected_status(load_case: CaseLoader,
+                                                         case: str) -> None:
+    ctx = load_case("mypy", case, options=options_for(case))
+    result = PARSER.parse(ctx)
+    assert (status(ctx, result), result.total) == EXPECTED[case], result.notes
+    assert {f.kind for f in result.findings} <= {"type_error"}
+
+
+def test_text_errors_carry_code_location_and_message(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("mypy", "text_errors"))
+    first = result.findings[0]
+    assert first.id == "shapes.py:7:return-value"
+    assert first.location == "shapes.py:7"
+    assert first.message == (
+        'Incompatible return value type (got "int", expected "str") [return-value]')
+
+
+def test_json_columns_are_made_one_based_like_mypys_own_text(load_case: CaseLoader) -> None:
+    json_result = PARSER.parse(load_case("mypy", "json_errors", options=JSON))
+    text_result = PARSER.parse(load_case("mypy", "text_errors_pretty"))
+    assert [f.location for f in json_result.findings] == [
+        "shapes.py:7:12", "shapes.py:11:18", "shapes.py:13:5", "use.py:3:6"]
+    assert [f.id for f in json_result.findings] == [f.id for f in text_result.findings]
+
+
+def test_pretty_output_rejoins_wrapped_messages_and_keeps_the_source(
+        load_case: CaseLoader) -> None:
+    pretty = PARSER.parse(load_case("mypy", "text_errors_pretty")).findings
+    assert pretty[0].message == (
+        'Incompatible return value type (got "int", expected "str") [return-value]')
+    assert pretty[0].detail == ("        return width * height", "               ^~~~~~~~~~~~~~")
+    assert pretty[2].message == 'Name "undefined_helper" is not defined [name-defined]'
+
+
+def test_forced_colour_reads_the_same_as_plain_text(load_case: CaseLoader) -> None:
+    plain = PARSER.parse(load_case("mypy", "text_errors"))
+    colored = PARSER.parse(load_case("mypy", "text_errors_colored"))
+    assert colored.findings == plain.findings
+    assert colored.summary == plain.summary
+
+
+def test_notes_are_counted_never_findings(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("mypy", "text_errors"))
+    assert result.summary["counts"] == {"errors": 4, "notes": 1, "warnings": 0, "files": 2}
+    assert "Revealed type" not in " ".join(f.message for f in result.findings)
+
+
+def test_json_run_exiting_1_with_only_a_note_is_an_explained_error(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "json_note_only", options=JSON)
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 1
+    assert result.parser_ok
+    assert result.findings == []
+    assert result.summary["counts"]["notes"] == 1
+    assert result.notes == ["mypy exited 1 with no error diagnostics, only 1 note(s); those are "
+                            "counted in the summary, never findings; first: reveal.py:4: "
+                            'Revealed type is "int"']
+    assert status(ctx, result) == ERROR
+
+
+def test_empty_json_run_passes_but_an_empty_text_run_cannot_be_confirmed(
+        load_case: CaseLoader) -> None:
+    json_ctx = load_case("mypy", "json_clean", options=JSON)
+    assert json_ctx.log_path.read_text().strip() == ""
+    assert status(json_ctx, PARSER.parse(json_ctx)) == PASS
+    ctx = replace(json_ctx, options={"format": "text"})
+    result = PARSER.parse(ctx)
+    assert "no 'Success: no issues found' line" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_text_error_printed_under_json_output_is_still_a_finding(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("mypy", "json_missing_file", options=JSON))
+    (finding,) = result.findings
+    assert (finding.location, finding.message) == (
+        "missing.py", "Cannot read file: No such file or directory")
+
+
+def test_exit_without_any_diagnostic_quotes_the_log(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("mypy", "text_no_files"))
+    assert not result.parser_ok
+    assert "There are no .py[i] files in directory '.'" in result.notes[0]
+
+
+def test_an_invocation_error_is_quoted_not_a_finding(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("mypy", "text_usage_error"))
+    assert result.findings == []
+    assert "mypy: unrecognized arguments: --no-such-flag" in result.notes
+
+
+def test_found_count_disagreeing_with_the_errors_read_is_not_understood(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_errors")
+    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    ctx.log_path.write_text("".join(ln for ln in lines if "use.py" not in ln), encoding="utf-8")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "found 4 error(s) but 3 were read" in result.notes[0]
+
+
+def test_success_line_beside_errors_is_not_understood(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_errors")
+    success = (FIXTURES / "mypy" / "text_clean" / "full.log").read_text(encoding="utf-8")
+    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    ctx.log_path.write_text("".join(lines[:-1]) + success, encoding="utf-8")
+    assert not PARSER.parse(ctx).parser_ok
+
+
+def test_unreadable_json_record_is_format_drift(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "json_errors", options=JSON)
+    text = ctx.log_path.read_text(encoding="utf-8")
+    ctx.log_path.write_text(text.replace('"line": 7,', '"line": "seven",'), encoding="utf-8")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "format drift" in result.notes[0]
+
+
+@pytest.mark.parametrize("options", [{"format": "xml"}, {"format": 1}, {"output": "json"}])
+def test_bad_options_are_rejected(options: dict[str, object]) -> None:
+    with pytest.raises(OptionError):
+        PARSER.validate_options(options)
+
+
+def test_an_exception_inside_a_parser_becomes_a_loud_note(tmp_path: Path) -> None:
+    def explode(ctx: ParseContext) -> ParseResult:
+        raise RecursionError("deep")
+
+    ctx = ParseContext(check="mypy", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    result = guarded("mypy", explode, ctx)
+    assert not result.parser_ok
+    assert result.notes == ["mypy parser could not read the output: RecursionError: deep"]
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+REAL_LOGS = [(FIXTURES / "mypy" / case / "full.log").read_bytes() for case in CASES]
+
+
+def _parse_log(log: bytes, rc: int, fmt: str) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(log)
+        return PARSER.parse(ParseContext(check="mypy", run_dir=run_dir, cwd=run_dir, rc=rc,
+                                         options={"format": fmt}))
+
+
+@given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2]))
+def test_garbage_text_logs_never_raise_and_never_pass_without_success(log: bytes,
+                                                                      rc: int) -> None:
+    result = _parse_log(log, rc, "text")
+    if rc != 0 or b"Success: no issues found" not in log:
+        assert reconcile(Exit(rc), result).status != PASS
+
+
+@given(data=st.data(), rc=st.sampled_from([0, 1, 2]), fmt=st.sampled_from(["text", "json"]))
+def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int,
+                                                    fmt: str) -> None:
+    log = bytearray(data.draw(st.sampled_from(REAL_LOGS)))
+    log = log[:data.draw(st.integers(min_value=0, max_value=len(log)))]
+    for _ in range(data.draw(st.integers(min_value=0, max_value=3))):
+        if log:
+            log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
+                st.integers(min_value=0, max_value=255))
+    result = _parse_log(bytes(log), rc, fmt)
+    if rc != 0:
+        assert reconcile(Exit(rc), result).status != PASS
+
+
+@given(cut=st.integers(min_value=1, max_value=200))
+def test_a_json_record_cut_short_is_never_read_as_clean(cut: int) -> None:
+    record = (FIXTURES / "mypy" / "json_errors" / "full.log").read_bytes().split(b"\n")[0]
+    truncated = record[:min(cut, len(record) - 1)]
+    result = _parse_log(truncated, 0, "json")
+    assert not result.parser_ok
+    assert reconcile(Exit(0), result).status != PASS
+
+
+# --- live: the mypy in this environment ---------------------------------------------------
+
+MYPY = Path(sys.executable).with_name("mypy")
+
+
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the live runs: typeshed is analysed once, not per test."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def _run_live(tmp_path: Path, cache: Path, project: str,
+              *flags: str) -> tuple[ParseContext, ParseResult]:
+    cwd = tmp_path / project
+    shutil.copytree(FIXTURES / "mypy" / "projects" / project, cwd)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with open(run_dir / "full.log", "wb") as log:
+        proc = subprocess.run([str(MYPY), f"--cache-dir={cache}", *flags, "."], cwd=cwd,
+                              stdout=log, stderr=subprocess.STDOUT, check=False,
+                              env={**os.environ, "NO_COLOR": "1"})
+    options = JSON if "json" in flags else {}
+    ctx = ParseContext(check="mypy", run_dir=run_dir, cwd=cwd, rc=proc.returncode,
+                       options=options)
+    return ctx, PARSER.parse(ctx)
+
+
+@pytest.mark.skipif(not MYPY.exists(), reason="mypy is not installed next to this Python")
+@pytest.mark.parametrize("flags", [(), ("--output", "json")], ids=["text", "json"])
+def test_live_mypy_type_errors_are_read_in_both_formats(tmp_path: Path, mypy_cache: Path,
+                                                        flags: tuple[str, ...]) -> None:
+    ctx, result = _run_live(tmp_path, mypy_cache, "type_errors", *flags)
+    assert result.parser_ok, result.notes
+    assert status(ctx, result) == FAIL
+    assert {f.id.rsplit(":", 1)[1] for f in result.findings} == {
+        "return-value", "assignment", "name-defined", "arg-type"}
+
+
+@pytest.mark.skipif(not MYPY.exists(), reason="mypy is not installed next to this Python")
+def test_live_mypy_on_a_clean_project_passes(tmp_path: Path, mypy_cache: Path) -> None:
+    ctx, result = _run_live(tmp_path, mypy_cache, "clean")
+    assert status(ctx, result) == PASS, result.notes

@@ -1,0 +1,192 @@
+"""The pyright parser on real ``pyright --outputjson`` logs (tests/fixtures/pyright)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ckdn.parsers._typecheck import LogSample
+from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.pyright_json import PyrightParser, find_document
+from ckdn.reconcile import ERROR, FAIL, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+from .test_ruff import check_documented_example
+
+PARSER = PyrightParser()
+CASES = sorted(p.parent.name for p in (FIXTURES / "pyright").glob("*/case.json"))
+ERRORS_LOG = (FIXTURES / "pyright" / "errors" / "full.log").read_bytes()
+PREAMBLE = b"".join(
+    line for line in (FIXTURES / "pyright" / "debug_preamble" / "full.log").read_bytes()
+    .splitlines(keepends=True) if b" - DEBUG - " in line)
+
+ERROR_IDS = [
+    "shapes.py:7:12:reportReturnType",
+    "shapes.py:11:18:reportAssignmentType",
+    "shapes.py:13:5:reportUndefinedVariable",
+    "use.py:3:6:reportArgumentType",
+]
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+# case -> (status, findings)
+EXPECTED: dict[str, tuple[str, int]] = {
+    "errors": (FAIL, 4),
+    "debug_preamble": (FAIL, 4),
+    "clean": (PASS, 0),
+    "syntax_error": (FAIL, 7),
+    "warning_only": (PASS, 0),
+    "no_files": (FAIL, 0),
+    "missing_path": (ERROR, 0),
+    "text_output": (ERROR, 0),
+}
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("pyright", PARSER, load_case)
+
+
+def test_every_recorded_case_has_an_expectation() -> None:
+    assert set(CASES) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_recorded_case_reconciles_to_its_expected_status(load_case: CaseLoader,
+                                                         case: str) -> None:
+    ctx = load_case("pyright", case)
+    result = PARSER.parse(ctx)
+    assert (status(ctx, result), result.total) == EXPECTED[case], result.notes
+
+
+def test_errors_are_located_one_based_with_their_rule(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pyright", "errors"))
+    assert [f.id for f in result.findings] == ERROR_IDS
+    first = result.findings[0]
+    assert first.location == "shapes.py:7:12"
+    assert first.message == 'Type "int" is not assignable to return type "str" [reportReturnType]'
+
+
+def test_continuation_lines_lose_their_no_break_space_indent(load_case: CaseLoader) -> None:
+    first = PARSER.parse(load_case("pyright", "errors")).findings[0]
+    assert first.detail == ('  "int" is not assignable to "str"',)
+
+
+def test_text_before_the_json_is_skipped(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pyright", "debug_preamble"))
+    assert result.parser_ok
+    assert [f.id for f in result.findings] == ERROR_IDS
+
+
+def test_text_after_the_json_is_ignored(load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "errors")
+    ctx.log_path.write_bytes(PREAMBLE + ERRORS_LOG + PREAMBLE)
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert [f.id for f in result.findings] == ERROR_IDS
+
+
+def test_a_compact_one_line_document_is_read(load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "errors")
+    doc = json.loads(ERRORS_LOG)
+    ctx.log_path.write_bytes(PREAMBLE + json.dumps(doc).encode() + b"\n")
+    assert [f.id for f in PARSER.parse(ctx).findings] == ERROR_IDS
+
+
+def test_syntax_errors_without_a_rule_are_type_errors(load_case: CaseLoader) -> None:
+    first = PARSER.parse(load_case("pyright", "syntax_error")).findings[0]
+    assert (first.id, first.message) == ("broken.py:1:9:error", '"(" was not closed [error]')
+
+
+def test_warnings_and_information_are_counted_never_findings(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pyright", "warning_only"))
+    assert result.findings == []
+    assert result.summary["counts"] == {"errors": 0, "warnings": 1, "info": 1, "files": 1}
+
+
+def test_a_run_that_analysed_no_file_fails_its_gate_unless_allowed(load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "no_files")
+    assert PARSER.parse(ctx).gate_failures == ["pyright analysed no files"]
+    allowed = load_case("pyright", "clean", options={"allow_no_files": True})
+    assert status(allowed, PARSER.parse(allowed)) == PASS
+
+
+def test_a_log_without_the_document_names_the_flag_and_quotes_the_log(
+        load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pyright", "missing_path"))
+    assert not result.parser_ok
+    assert "--outputjson" in result.notes[0]
+    assert "does not exist" in result.notes[0]
+
+
+@pytest.mark.parametrize("key", ["errorCount", "warningCount", "informationCount"])
+def test_summary_counts_disagreeing_with_diagnostics_are_not_understood(
+        load_case: CaseLoader, key: str) -> None:
+    ctx = load_case("pyright", "errors")
+    doc = json.loads(ERRORS_LOG)
+    doc["summary"][key] += 1
+    ctx.log_path.write_text(json.dumps(doc, indent=4), encoding="utf-8")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert f"summary.{key}" in result.notes[0]
+
+
+def test_an_unknown_severity_is_format_drift(load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "errors")
+    doc = json.loads(ERRORS_LOG)
+    doc["generalDiagnostics"][0]["severity"] = "fatal"
+    ctx.log_path.write_text(json.dumps(doc, indent=4), encoding="utf-8")
+    assert not PARSER.parse(ctx).parser_ok
+
+
+def test_a_brace_line_of_other_text_does_not_hide_the_document() -> None:
+    lines = ["{", "not json", "}", *ERRORS_LOG.decode().splitlines()]
+    around = LogSample()
+    doc = find_document(iter(lines), around)
+    assert doc is not None
+    assert doc["summary"]["errorCount"] == 4
+    assert around.lines == ["{", "not json", "}"]
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+def _parse_log(log: bytes, rc: int) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(log)
+        return PARSER.parse(ParseContext(check="pyright", run_dir=run_dir, cwd=run_dir, rc=rc))
+
+
+@given(cut=st.integers(min_value=0, max_value=len(ERRORS_LOG) - 3), rc=st.sampled_from([0, 1]))
+def test_a_truncated_document_is_never_read(cut: int, rc: int) -> None:
+    result = _parse_log(ERRORS_LOG[:cut], rc)
+    assert not result.parser_ok
+    assert reconcile(Exit(rc), result).status != PASS
+
+
+@given(data=st.data(), rc=st.sampled_from([0, 1, 4]))
+def test_a_mutated_log_never_raises_and_never_passes_unread(data: st.DataObject, rc: int) -> None:
+    log = bytearray(PREAMBLE + ERRORS_LOG)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=4))):
+        log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
+            st.integers(min_value=0, max_value=255))
+    result = _parse_log(bytes(log), rc)
+    verdict = reconcile(Exit(rc), result).status
+    if rc != 0:
+        assert verdict != PASS
+    # The document holds four errors: read or not, it never comes out green.
+    assert verdict != PASS
+
+
+@given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2]))
+def test_garbage_logs_never_raise_and_never_pass(log: bytes, rc: int) -> None:
+    result = _parse_log(log, rc)
+    assert not result.parser_ok
+    assert reconcile(Exit(rc), result).status != PASS

@@ -1,0 +1,377 @@
+"""The ruff parser on real ``ruff check --output-format json`` reports (tests/fixtures/ruff)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers.base import BaseParser, OptionError, ParseContext, ParseResult
+from ckdn.parsers.ruff_json import RuffParser, iter_json_array
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+
+PARSER = RuffParser()
+REAL_REPORT = (FIXTURES / "ruff" / "violations" / "ruff.json").read_bytes()
+DOCS = FIXTURES.parents[1] / "docs" / "parsers"
+_EXAMPLE = re.compile(r"<!-- tested-example: (.*?) -->\n```json\n(.*?)\n```", re.S)
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def documented_example(family: str) -> tuple[dict[str, str], dict[str, object]]:
+    """The ``tested-example`` block of docs/parsers/<family>.md: its parameters and JSON.
+
+    Parameters are ``case=`` (the fixture), ``findings=`` (how many are shown) and
+    any parser option (``format=json``).
+    """
+    match = _EXAMPLE.search((DOCS / f"{family}.md").read_text(encoding="utf-8"))
+    assert match, f"docs/parsers/{family}.md has no tested-example block"
+    params = dict(item.split("=", 1) for item in match.group(1).split())
+    shown: dict[str, object] = json.loads(match.group(2))
+    return params, shown
+
+
+def outcome(ctx: ParseContext, result: ParseResult, shown: int) -> dict[str, object]:
+    """The parser's facts and their status, in the sparse shape the docs show."""
+    verdict = reconcile(Exit(ctx.rc), result)
+    facts: dict[str, object] = {"status": verdict.status}
+    if verdict.reason:
+        facts["status_reason"] = verdict.reason
+    facts.update(rc=ctx.rc, summary=result.summary)
+    if result.total:
+        facts["findings_total"] = result.total
+    findings = []
+    for finding in result.findings[:shown]:
+        item: dict[str, object] = {"id": finding.id, "kind": finding.kind,
+                                   "message": finding.message}
+        if finding.location:
+            item["location"] = finding.location
+        if finding.detail:
+            item["detail"] = list(finding.detail)
+        findings.append(item)
+    if findings:
+        facts["findings"] = findings
+    if result.gate_failures:
+        facts["gate_failures"] = result.gate_failures
+    if result.notes:
+        facts["notes"] = result.notes
+    return facts
+
+
+def check_documented_example(family: str, parser: BaseParser, load_case: CaseLoader) -> None:
+    params, shown = documented_example(family)
+    case, count = params.pop("case"), int(params.pop("findings"))
+    ctx = load_case(family, case, options=params)
+    assert outcome(ctx, parser.parse(ctx), count) == shown
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("ruff", PARSER, load_case)
+
+
+def test_violations_become_lint_violations_with_code_first_messages(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "violations")
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.total == 19
+    assert {f.kind for f in result.findings} == {"lint_violation"}
+    by_id = {f.id: f for f in result.findings}
+    bare = by_id["pkg/shell.py:10:5:E722"]
+    assert bare.message == "E722 Do not use bare `except`"
+    assert bare.location == "pkg/shell.py:10:5"
+    assert status(ctx, result) == FAIL
+
+
+def test_violations_of_every_selected_rule_family_are_read(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("ruff", "violations"))
+    codes = {f.id.rsplit(":", 1)[1] for f in result.findings}
+    families = {code.rstrip("0123456789") for code in codes}
+    assert families >= {"E", "F", "I", "B", "UP", "S"}
+
+
+def test_fix_and_rule_url_are_the_detail_of_a_violation(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("ruff", "violations"))
+    default = next(f for f in result.findings if f.id.endswith(":B006"))
+    assert default.detail == (
+        "fix (unsafe): Replace with `None`; initialize within function",
+        "https://docs.astral.sh/ruff/rules/mutable-argument-default",
+    )
+
+
+def test_notebook_violation_names_the_cell_not_a_file_line(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("ruff", "violations"))
+    cell = next(f for f in result.findings if f.id == "analysis.ipynb:cell2:2:5:F821")
+    assert cell.location == "analysis.ipynb"
+    assert cell.detail[0] == "cell 2, line 2, column 5"
+
+
+def test_non_ascii_file_names_survive_into_locations(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("ruff", "violations"))
+    assert "pkg/naïve_unicode.py:1:12" in {f.location for f in result.findings}
+
+
+def test_summary_counts_violations_files_fixes_and_syntax_errors(load_case: CaseLoader) -> None:
+    violations = PARSER.parse(load_case("ruff", "violations")).summary["counts"]
+    syntax = PARSER.parse(load_case("ruff", "syntax_error")).summary["counts"]
+    assert violations == {"violations": 19, "files": 3, "fixable": 10, "syntax_errors": 0}
+    assert syntax == {"violations": 4, "files": 2, "fixable": 1, "syntax_errors": 3}
+
+
+def test_syntax_errors_are_violations_at_their_position(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "syntax_error")
+    result = PARSER.parse(ctx)
+    first = result.findings[0]
+    assert first.id == "broken.py:1:10:invalid-syntax"
+    assert first.message.startswith("invalid-syntax Expected a parameter")
+    assert status(ctx, result) == FAIL
+
+
+def test_clean_run_with_an_empty_report_passes(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "clean")
+    result = PARSER.parse(ctx)
+    assert (result.findings, result.parser_ok, result.notes) == ([], True, [])
+    assert status(ctx, result) == PASS
+
+
+def test_a_run_that_found_no_python_files_fails_its_gate(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "no_files")
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["ruff found no Python files to check"]
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_no_files_accepts_a_run_that_checked_nothing(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "no_files", options={"allow_no_files": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_missing_report_after_a_ruff_failure_is_an_error_quoting_the_cause(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "config_error")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "ruff.json not found" in result.notes[0]
+    assert "Unknown rule selector `XYZ1`" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_text_output_without_the_report_flags_is_an_error_naming_them(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "text_output")
+    result = PARSER.parse(ctx)
+    assert "--output-format json --output-file {run_dir}/ruff.json" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_missing_report_with_exit_code_zero_is_a_parse_mismatch(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "clean")
+    (ctx.run_dir / "ruff.json").unlink()
+    assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
+
+
+def test_only_top_findings_are_kept_but_all_are_counted(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("ruff", "violations", top=5))
+    assert len(result.findings) == 5
+    assert result.total == 19
+
+
+def test_finding_ids_are_unique_and_stable_across_parses(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "violations")
+    first = [f.id for f in PARSER.parse(ctx).findings]
+    again = [f.id for f in PARSER.parse(ctx).findings]
+    assert first == again
+    assert len(set(first)) == len(first)
+
+
+def test_ruff_count_in_the_log_must_match_the_report(load_case: CaseLoader) -> None:
+    # The text run's log says "Found 19 errors."; the syntax_error report holds 4.
+    found_line = (FIXTURES / "ruff" / "text_output" / "full.log").read_bytes()
+    agree = load_case("ruff", "violations")
+    (agree.log_path).write_bytes(found_line)
+    disagree = load_case("ruff", "syntax_error")
+    (disagree.log_path).write_bytes(found_line)
+    assert PARSER.parse(agree).parser_ok
+    result = PARSER.parse(disagree)
+    assert not result.parser_ok
+    assert "19 error(s) but its report holds 4" in result.notes[0]
+
+
+@pytest.mark.parametrize("report", ["../outside.json", "/etc/passwd", "{run_dir}/../x.json"])
+def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader, report: str) -> None:
+    ctx = load_case("ruff", "violations", options={"report": report})
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "outside the run directory" in result.notes[0]
+
+
+def test_a_report_symlink_escaping_the_run_dir_is_refused(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "violations")
+    outside = ctx.run_dir.parent / "elsewhere.json"
+    outside.write_bytes(REAL_REPORT)
+    (ctx.run_dir / "ruff.json").unlink()
+    (ctx.run_dir / "ruff.json").symlink_to(outside)
+    assert not PARSER.parse(ctx).parser_ok
+
+
+def test_report_option_names_another_file_in_the_run_dir(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "violations", options={"report": "{run_dir}/lint/out.json"})
+    (ctx.run_dir / "lint").mkdir()
+    (ctx.run_dir / "ruff.json").rename(ctx.run_dir / "lint" / "out.json")
+    assert PARSER.parse(ctx).total == 19
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"reprot": "x.json"}, "reprot"),
+    ({"report": 3}, "report"),
+    ({"allow_no_files": "yes"}, "allow_no_files"),
+])
+def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
+    with pytest.raises(OptionError) as err:
+        PARSER.validate_options(options)
+    assert err.value.key == key
+
+
+def test_entries_without_filename_or_location_are_format_drift(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "violations")
+    entries = json.loads(REAL_REPORT)
+    del entries[3]["location"]
+    (ctx.run_dir / "ruff.json").write_text(json.dumps(entries))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "format drift" in result.notes[0]
+
+
+# --- the streaming decoder ---------------------------------------------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(items=st.lists(_json_values, max_size=8), indent=st.sampled_from([None, 0, 2, 4]),
+       chunk=st.integers(min_value=1, max_value=64))
+def test_streamed_array_equals_json_loads(items: list[object], indent: int | None,
+                                          chunk: int) -> None:
+    text = json.dumps(items, indent=indent, ensure_ascii=False)
+    assert list(iter_json_array(io.StringIO(text), chunk)) == json.loads(text)
+
+
+@given(text=st.text(max_size=60), chunk=st.integers(min_value=1, max_value=16))
+def test_streamed_array_rejects_what_json_rejects(text: str, chunk: int) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = None
+    if not isinstance(expected, list):
+        with pytest.raises(ValueError, match=r"(?i)expect|truncated|unexpected|delimiter|"
+                           r"unterminated|invalid|extra"):
+            list(iter_json_array(io.StringIO(text), chunk))
+    else:
+        assert list(iter_json_array(io.StringIO(text), chunk)) == expected
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+def _parse_bytes(report: bytes, rc: int) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(b"")
+        (run_dir / "ruff.json").write_bytes(report)
+        return PARSER.parse(ParseContext(check="ruff", run_dir=run_dir, cwd=run_dir, rc=rc))
+
+
+def _readable(report: bytes) -> bool:
+    try:
+        entries = json.loads(report.decode("utf-8"))
+    except ValueError:
+        return False
+    return isinstance(entries, list) and all(
+        isinstance(e, dict) and isinstance(e.get("filename"), str)
+        and isinstance(e.get("message"), str) and isinstance(e.get("location"), dict)
+        for e in entries)
+
+
+def _check_never_green(report: bytes, rc: int) -> None:
+    result = _parse_bytes(report, rc)
+    verdict = reconcile(Exit(rc), result).status
+    if rc != 0:
+        assert verdict != PASS
+    if not _readable(report):
+        assert not result.parser_ok
+        assert verdict != PASS
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.integers(min_value=0, max_value=len(REAL_REPORT) - 1),
+       rc=st.sampled_from([0, 1, 2]))
+def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
+    _check_never_green(REAL_REPORT[:cut], rc)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), rc=st.sampled_from([0, 1]))
+def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
+                                                               rc: int) -> None:
+    report = bytearray(REAL_REPORT)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
+        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
+        report[index] = data.draw(st.integers(min_value=0, max_value=255))
+    _check_never_green(bytes(report), rc)
+
+
+@given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
+def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
+    _check_never_green(report, rc)
+
+
+# --- live: the ruff in this environment ---------------------------------------------------
+
+RUFF = Path(sys.executable).with_name("ruff")
+
+
+def _run_live(project: str, tmp_path: Path) -> tuple[ParseContext, ParseResult]:
+    cwd = tmp_path / project
+    shutil.copytree(FIXTURES / "ruff" / "projects" / project, cwd)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with open(run_dir / "full.log", "wb") as log:
+        proc = subprocess.run(
+            [str(RUFF), "check", "--no-cache", "--output-format", "json", "--output-file",
+             str(run_dir / "ruff.json"), "."],
+            cwd=cwd, stdout=log, stderr=subprocess.STDOUT, check=False,
+            env={**os.environ, "NO_COLOR": "1"})
+    ctx = ParseContext(check="ruff", run_dir=run_dir, cwd=cwd, rc=proc.returncode)
+    return ctx, PARSER.parse(ctx)
+
+
+@pytest.mark.skipif(not RUFF.exists(), reason="ruff is not installed next to this Python")
+def test_live_ruff_report_is_parsed_into_the_same_findings_as_the_fixture(
+        tmp_path: Path, load_case: CaseLoader) -> None:
+    ctx, result = _run_live("violations", tmp_path)
+    recorded = PARSER.parse(load_case("ruff", "violations"))
+    assert result.parser_ok, result.notes
+    assert status(ctx, result) == FAIL
+    assert [f.id for f in result.findings] == [f.id for f in recorded.findings]
+
+
+@pytest.mark.skipif(not RUFF.exists(), reason="ruff is not installed next to this Python")
+def test_live_ruff_on_a_clean_project_passes(tmp_path: Path) -> None:
+    ctx, result = _run_live("clean", tmp_path)
+    assert status(ctx, result) == PASS
