@@ -26,7 +26,7 @@ RECIPES: tuple[Recipe, ...] = (
            comment="tests; the JUnit report is the evidence"),
     Recipe("coverage", "coverage",
            "pytest -q --junitxml {run_dir}/junit.xml --cov --cov-report=term-missing "
-           "--cov-report=xml:{run_dir}/coverage.xml",
+           "--cov-report=xml:{run_dir}/coverage.xml --cov-report=json:{run_dir}/coverage.json",
            options=(("fail_under", "80.0"),), comment="needs pytest-cov"),
     Recipe("ruff", "ruff",
            "ruff check --output-format json --output-file {run_dir}/ruff.json .", enabled=True),

@@ -1,0 +1,135 @@
+"""Hardened, streaming XML reading for report parsers (JUnit, Cobertura).
+
+Reports come from tools the project runs, which means from code we do not
+trust to be well-behaved: a report could declare entities (an expansion bomb),
+point at external entities (file or network reads), or be gigabytes long. So
+this reader talks to expat directly instead of building a tree:
+
+* any ``<!DOCTYPE`` is refused outright, so no entity can ever be declared,
+  expanded or fetched; parameter-entity parsing is switched off besides;
+* elements are never kept: a subclass sees start/end events and, only while it
+  asks for it, character data in bounded chunks, so memory does not grow with
+  the number of testcases or the size of one failure text;
+* the file is fed in fixed-size chunks, never read whole.
+
+Any refusal or well-formedness error surfaces as :class:`XmlError`, which the
+parsers turn into ``parser_ok=False`` with a note.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+__all__ = ["CHUNK", "TEXT_CHUNK", "XmlError", "XmlReader", "is_namespaced"]
+
+#: Bytes fed to expat per call.
+CHUNK = 1 << 16
+#: Largest piece of character data handed to :meth:`XmlReader.on_text` at once.
+TEXT_CHUNK = 1 << 16
+
+
+class XmlError(ValueError):
+    """The report is not well-formed XML, or uses a feature refused for safety."""
+
+
+class _Refused(Exception):
+    """Raised from inside an expat callback to abort parsing at once."""
+
+
+def _refuse(what: str) -> NoReturn:
+    raise _Refused(what)
+
+
+def is_namespaced(tag: str, attrs: dict[str, str]) -> bool:
+    """Whether an element uses XML namespaces (prefixed name or ``xmlns`` declarations)."""
+    if ":" in tag:
+        return True
+    return any(key == "xmlns" or key.startswith("xmlns:") for key in attrs)
+
+
+class XmlReader:
+    """Streams one XML file through expat; subclasses react to events.
+
+    Override :meth:`on_start`, :meth:`on_end` and, if needed, :meth:`on_text`;
+    call :meth:`capture_text` to switch character data on only inside the
+    elements whose text matters (a report's whitespace between thousands of
+    elements then costs nothing).
+    """
+
+    def __init__(self) -> None:
+        from xml.parsers import expat
+
+        parser = expat.ParserCreate()
+        parser.buffer_text = True
+        parser.buffer_size = TEXT_CHUNK
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        parser.StartDoctypeDeclHandler = self._doctype
+        parser.EntityDeclHandler = self._entity
+        parser.UnparsedEntityDeclHandler = self._unparsed_entity
+        parser.ExternalEntityRefHandler = self._external_entity
+        parser.StartElementHandler = self._first_start
+        parser.EndElementHandler = self.on_end
+        self._parser = parser
+        self._expat_error = expat.ExpatError
+
+    # -- hardening ---------------------------------------------------------------
+
+    def _doctype(self, *_args: object) -> None:
+        _refuse("a DOCTYPE declaration (DTDs and entities are refused)")
+
+    def _entity(self, *_args: object) -> None:
+        _refuse("an entity declaration")
+
+    def _unparsed_entity(self, *_args: object) -> None:
+        _refuse("an unparsed entity declaration")
+
+    def _external_entity(self, *_args: object) -> int:
+        _refuse("an external entity reference")
+
+    # -- events ------------------------------------------------------------------
+
+    def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
+        self._parser.StartElementHandler = self.on_start
+        self.on_root(tag, attrs)
+        self.on_start(tag, attrs)
+
+    def on_root(self, tag: str, attrs: dict[str, str]) -> None:
+        """The root element opened (before :meth:`on_start` sees it); raise XmlError to refuse."""
+
+    def on_start(self, tag: str, attrs: dict[str, str]) -> None:
+        """An element opened; ``attrs`` is a fresh dict the reader may keep."""
+
+    def on_end(self, tag: str) -> None:
+        """An element closed."""
+
+    def on_text(self, data: str) -> None:
+        """Character data while capture is on (at most ``TEXT_CHUNK`` chars a call)."""
+
+    def capture_text(self, on: bool) -> None:
+        """Deliver character data to :meth:`on_text` from now on (or stop)."""
+        self._parser.CharacterDataHandler = self.on_text if on else None
+
+    def position(self) -> str:
+        """``line L, column C`` of the event being handled (1-based line, 0-based column)."""
+        return f"line {self._parser.CurrentLineNumber}, column {self._parser.CurrentColumnNumber}"
+
+    # -- driving -----------------------------------------------------------------
+
+    def read(self, path: Path) -> None:
+        """Parse ``path`` to the end; :class:`XmlError` when it is not acceptable XML.
+
+        ``OSError`` (unreadable file) propagates for the caller to report.
+        """
+        parser = self._parser
+        try:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    parser.Parse(chunk, False)
+                parser.Parse(b"", True)
+        except _Refused as exc:
+            raise XmlError(f"{exc} at {self.position()}") from None
+        except self._expat_error as exc:
+            raise XmlError(str(exc)) from None
+        except LookupError as exc:  # an encoding Python has no codec for
+            raise XmlError(str(exc)) from None

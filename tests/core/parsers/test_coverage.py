@@ -1,0 +1,486 @@
+"""The coverage parser on real pytest-cov / coverage.py reports (tests/fixtures/coverage).
+
+The ``fail_under`` gate is held to the real ``coverage report --fail-under`` exit
+codes recorded beside each boundary case (``fail_under.json``), and to
+coverage.py's own functions over a large input space.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from coverage.results import Numbers, display_covered, format_fail_under_msg
+from coverage.results import should_fail_under as coverage_should_fail_under
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers import coverage_report
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.coverage_report import CoverageParser, Totals, should_fail_under
+from ckdn.parsers.junit import PytestParser
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+
+PARSER = CoverageParser()
+CASES = FIXTURES / "coverage"
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def recorded_checks(case: str) -> list[dict[str, Any]]:
+    checks: list[dict[str, Any]] = json.loads((CASES / case / "fail_under.json").read_text())[
+        "checks"]
+    return checks
+
+
+def grid(case: str) -> list[Any]:
+    return [pytest.param(c, id=f"{c['fail_under']}-p{c['precision']}")
+            for c in recorded_checks(case)]
+
+
+def options_for(check: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = {"fail_under": check["fail_under"]}
+    if check["precision"] is not None:
+        options["precision"] = check["precision"]
+    return options
+
+
+# -- the gate against the real tool ------------------------------------------------------
+
+
+@pytest.mark.parametrize("reports", ["both", "xml_only", "json_only"])
+@pytest.mark.parametrize("check", grid("boundary"))
+def test_gate_agrees_with_coverage_report_fail_under_at_the_boundary(
+        load_case: CaseLoader, check: dict[str, Any], reports: str) -> None:
+    ctx = load_case("coverage", "boundary", options=options_for(check))
+    if reports == "xml_only":
+        (ctx.run_dir / "coverage.json").unlink()
+    elif reports == "json_only":
+        (ctx.run_dir / "coverage.xml").unlink()
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert bool(result.gate_failures) == (check["rc"] == 2)
+    if check["rc"] == 2:
+        ours = result.gate_failures[0].removeprefix("coverage ").replace("fail_under=",
+                                                                          "fail-under=")
+        assert f"Coverage failure: {ours}" == check["last_line"]
+
+
+@pytest.mark.parametrize("check", grid("boundary_precision2"))
+def test_gate_uses_the_precision_the_json_report_shows(load_case: CaseLoader,
+                                                       check: dict[str, Any]) -> None:
+    ctx = load_case("coverage", "boundary_precision2",
+                    options={"fail_under": check["fail_under"]})
+    result = PARSER.parse(ctx)
+    assert result.summary["coverage"]["precision"] == 2
+    assert bool(result.gate_failures) == (check["rc"] == 2)
+
+
+@pytest.mark.parametrize("check", grid("boundary_precision2"))
+def test_xml_only_needs_the_precision_option_to_match_a_configured_precision(
+        load_case: CaseLoader, check: dict[str, Any]) -> None:
+    ctx = load_case("coverage", "boundary_precision2",
+                    options={"fail_under": check["fail_under"], "precision": 2})
+    (ctx.run_dir / "coverage.json").unlink()
+    assert bool(PARSER.parse(ctx).gate_failures) == (check["rc"] == 2)
+
+
+@pytest.mark.parametrize(("case", "check"), [
+    pytest.param(case, param.values[0], id=f"{case}-{param.id}")
+    for case in ("branches", "full") for param in grid(case)])
+def test_gate_agrees_with_coverage_report_with_branches_and_at_100(
+        load_case: CaseLoader, case: str, check: dict[str, Any]) -> None:
+    result = PARSER.parse(load_case("coverage", case, options=options_for(check)))
+    assert result.parser_ok
+    assert bool(result.gate_failures) == (check["rc"] == 2)
+
+
+@pytest.mark.parametrize(("case", "fail_under"), [("boundary_cov_fail_under_80", 80),
+                                                  ("boundary_cov_fail_under_79_56", 79.56)])
+def test_gate_agrees_with_pytest_covs_own_fail_under(load_case: CaseLoader, case: str,
+                                                     fail_under: float) -> None:
+    ctx = load_case("coverage", case, options={"fail_under": fail_under})
+    result = PARSER.parse(ctx)
+    assert bool(result.gate_failures) == (ctx.rc != 0)
+    assert status(ctx, result) == (FAIL if ctx.rc else PASS)
+
+
+# -- the gate against coverage.py's functions --------------------------------------------
+
+percents = st.one_of(st.floats(0, 100), st.integers(0, 2000).flatmap(
+    lambda d: st.integers(0, d).map(lambda n: 100.0 * n / d if d else 100.0)))
+thresholds = st.one_of(st.floats(0, 100), st.integers(0, 10000).map(lambda n: n / 100),
+                       st.integers(0, 100).map(float))
+
+
+@settings(max_examples=600, deadline=None)
+@given(total=percents, fail_under=thresholds, precision=st.integers(0, 6))
+def test_should_fail_under_is_coverage_pys_rule(total: float, fail_under: float,
+                                                precision: int) -> None:
+    assert should_fail_under(total, fail_under, precision) == \
+        coverage_should_fail_under(total, fail_under, precision)
+
+
+@settings(max_examples=300, deadline=None)
+@given(total=percents, fail_under=thresholds, precision=st.integers(0, 6))
+def test_gate_message_and_display_are_coverage_pys(total: float, fail_under: float,
+                                                   precision: int) -> None:
+    ours = coverage_report.fail_under_message(total, fail_under, precision)
+    theirs = format_fail_under_msg(total, fail_under, precision)
+    assert ours == "coverage " + theirs.replace("fail-under=", "fail_under=")
+    assert coverage_report.display_covered(total, precision) == \
+        display_covered(total, precision)
+
+
+@settings(max_examples=300, deadline=None)
+@given(statements=st.integers(0, 10**6), branches=st.integers(0, 10**5), data=st.data())
+def test_total_is_coverage_pys_pc_covered_to_the_last_bit(statements: int, branches: int,
+                                                          data: st.DataObject) -> None:
+    missing = data.draw(st.integers(0, statements))
+    missing_branches = data.draw(st.integers(0, branches))
+    numbers = Numbers(n_statements=statements, n_missing=missing, n_branches=branches,
+                      n_missing_branches=missing_branches)
+    totals = Totals(statements, statements - missing, branches, branches - missing_branches, 1)
+    assert totals.percent == numbers.pc_covered
+
+
+# -- facts -------------------------------------------------------------------------------
+
+
+def test_summary_has_the_total_the_lines_and_the_test_counts(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("coverage", "boundary"))
+    assert result.summary == {
+        "counts": {"tests": 3, "passed": 3, "failures": 0, "errors": 0, "skipped": 0,
+                   "xfailed": 0, "lines_valid": 44, "lines_covered": 35, "branches_valid": 0,
+                   "branches_covered": 0},
+        "coverage": {"percent": 35 * 100.0 / 44, "display": "80", "precision": 0},
+    }
+
+
+def test_branches_count_in_the_total(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("coverage", "branches"))
+    counts = result.summary["counts"]
+    assert (counts["lines_valid"], counts["lines_covered"]) == (17, 13)
+    assert (counts["branches_valid"], counts["branches_covered"]) == (12, 8)
+    assert result.summary["coverage"]["percent"] == 100.0 * 21 / 29
+
+
+def test_test_failures_come_from_junit_exactly_as_the_pytest_parser_reads_them(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "below", options={"fail_under": 80})
+    result = PARSER.parse(ctx)
+    assert result.findings == PytestParser().parse(ctx).findings
+    (finding,) = result.findings
+    assert finding.id == "tests/check_shop.py::test_total_with_discount"
+    assert finding.kind == "test_failure"
+    assert finding.message == "assert 14.0 == 13.5"
+    assert result.gate_failures == ["coverage total of 47 is less than fail_under=80"]
+    assert status(ctx, result) == FAIL
+
+
+def test_full_coverage_with_fail_under_100_is_a_pass(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "full", options={"fail_under": 100})
+    result = PARSER.parse(ctx)
+    assert (result.parser_ok, result.findings, result.gate_failures) == (True, [], [])
+    assert status(ctx, result) == PASS
+
+
+def test_below_fail_under_with_exit_code_0_is_a_fail(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary", options={"fail_under": 90})
+    assert status(ctx, PARSER.parse(ctx)) == FAIL
+
+
+def test_without_fail_under_there_is_no_gate(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == []
+    assert status(ctx, result) == PASS
+
+
+def test_junit_is_optional(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_json_only", options={"fail_under": 80})
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert "tests" not in result.summary["counts"]
+    assert status(ctx, result) == PASS
+
+
+def test_zero_tests_in_junit_is_a_gate_failure_here_too(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "junit.xml").write_bytes(
+        (FIXTURES / "pytest" / "zero_tests" / "junit.xml").read_bytes())
+    assert PARSER.parse(ctx).gate_failures == ["no tests ran"]
+    ctx = load_case("coverage", "below", options={"allow_no_tests": True})
+    (ctx.run_dir / "junit.xml").write_bytes(
+        (FIXTURES / "pytest" / "zero_tests" / "junit.xml").read_bytes())
+    assert PARSER.parse(ctx).gate_failures == []
+
+
+def test_the_precision_option_overrides_the_json_reports(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_precision2", options={"fail_under": 80,
+                                                                "precision": 0})
+    result = PARSER.parse(ctx)
+    assert result.summary["coverage"]["display"] == "80"
+    assert result.gate_failures == []
+
+
+# -- guards ------------------------------------------------------------------------------
+
+
+def test_no_coverage_report_is_never_clean(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "no_data", options={"fail_under": 80})
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0  # pytest-cov only warned "No data to report"
+    assert not result.parser_ok
+    assert result.notes[0].startswith("no coverage report in the run directory")
+    assert "--cov-report=xml:{run_dir}/coverage.xml" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_missing_report_with_a_failing_exit_code_is_an_error(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "below")
+    (ctx.run_dir / "coverage.xml").unlink()
+    (ctx.run_dir / "coverage.json").unlink()
+    (ctx.run_dir / "junit.xml").unlink()
+    assert status(ctx, PARSER.parse(ctx)) == ERROR
+
+
+def edit(path: Path, pattern: str, new: str) -> None:
+    text = path.read_text()
+    changed, n = re.subn(pattern, new, text, count=1)
+    assert n == 1, pattern
+    path.write_text(changed)
+
+
+def test_xml_declared_totals_must_match_its_lines(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.json").unlink()
+    edit(ctx.run_dir / "coverage.xml", r'lines-covered="35"', 'lines-covered="36"')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == ["coverage.xml declares lines-covered=36 but its <line> elements "
+                            "give 35"]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_xml_line_rate_must_match_its_counts(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.json").unlink()
+    edit(ctx.run_dir / "coverage.xml", r'line-rate="0.7955"', 'line-rate="0.9"')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "line-rate=0.9" in result.notes[0]
+
+
+def test_xml_with_a_line_dropped_is_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.json").unlink()
+    edit(ctx.run_dir / "coverage.xml", r'\s*<line number="\d+" hits="0"/>', "")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "lines-valid=44 but its <line> elements give 43" in result.notes[0]
+
+
+def test_json_percent_must_match_its_counts(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_json_only")
+    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data["totals"]["percent_covered"] = 81.0
+    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "percent_covered=81.0" in result.notes[0]
+
+
+def test_json_totals_must_match_its_files(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_json_only")
+    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data["totals"]["covered_lines"] = 36
+    data["totals"]["percent_covered"] = 3600 / 44
+    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "but its files add up to (44, 35, 0, 0)" in result.notes[0]
+
+
+def test_json_and_xml_that_disagree_are_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.xml").write_bytes((CASES / "below" / "coverage.xml").read_bytes())
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == ["coverage.json and coverage.xml disagree: (statements, covered, "
+                            "branches, covered branches) = (44, 35, 0, 0) vs (17, 8, 0, 0)"]
+
+
+def test_an_unrecognised_json_document_is_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_json_only")
+    (ctx.run_dir / "coverage.json").write_text('{"summary": {}}')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "not coverage.py's JSON report" in result.notes[0]
+
+
+def test_a_junit_file_is_not_coverage_xml(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary", options={"coverage_xml": "junit.xml"})
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "unrecognised root element <testsuites>" in result.notes[0]
+
+
+def test_a_namespaced_coverage_root_is_not_recognised(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.json").unlink()
+    edit(ctx.run_dir / "coverage.xml", r"<coverage ", '<coverage xmlns="urn:x" ')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "namespaced root element <coverage>" in result.notes[0]
+
+
+def test_a_doctype_in_coverage_xml_is_refused(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary")
+    (ctx.run_dir / "coverage.json").unlink()
+    edit(ctx.run_dir / "coverage.xml", r"<coverage ",
+         '<!DOCTYPE coverage [<!ENTITY a "aaaaaaaaaa">]><coverage ')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "DOCTYPE" in result.notes[0]
+
+
+def test_a_report_measuring_no_file_is_a_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary_json_only")
+    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data["files"] = {}
+    data["totals"].update(covered_lines=0, num_statements=0, percent_covered=100.0)
+    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.gate_failures == ["coverage measured no files"]
+
+
+def test_report_paths_outside_the_run_dir_are_refused(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "boundary", options={"coverage_xml": "/etc/hostname"})
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "outside the run directory" in result.notes[0]
+
+
+def test_options_are_validated() -> None:
+    PARSER.validate_options({"fail_under": 79.5, "precision": 2, "junit": "j.xml",
+                             "coverage_xml": "c.xml", "coverage_json": "c.json",
+                             "allow_no_tests": False})
+    PARSER.validate_options({"fail_under": 80})
+    bad_options: list[tuple[dict[str, Any], str]] = [
+        ({"fail_under": 101}, "<= 100"), ({"fail_under": -1}, ">= 0"),
+        ({"fail_under": math.nan}, "finite"), ({"fail_under": "80"}, "number"),
+        ({"fail_under": True}, "number"), ({"precision": -1}, ">= 0"),
+        ({"precision": 1.5}, "integer"), ({"fail_unde": 80}, "takes no option")]
+    for bad, match in bad_options:
+        with pytest.raises(OptionError, match=match):
+            PARSER.validate_options(bad)
+
+
+# -- documentation -------------------------------------------------------------------
+
+DOCS = FIXTURES.parents[1] / "docs"
+
+
+def documented_example(marker: str) -> dict[str, Any]:
+    """The JSON block after ``<!-- example: MARKER -->`` in the parser docs."""
+    for doc in (DOCS / "parsers" / "coverage.md", DOCS / "parsers.md"):
+        if doc.exists():
+            found = re.search(rf"<!-- example: {re.escape(marker)} -->\s*```json\n(.*?)```",
+                              doc.read_text(), re.S)
+            if found:
+                example: dict[str, Any] = json.loads(found.group(1))
+                return example
+    raise AssertionError(f"no example {marker!r} in the docs")
+
+
+def as_documented(result: ParseResult, shown: int) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    if result.gate_failures:
+        doc["gate_failures"] = result.gate_failures
+    doc["summary"] = result.summary
+    doc["findings_total"] = result.total
+    doc["findings"] = [{k: v for k, v in (("id", f.id), ("kind", f.kind), ("message", f.message),
+                                          ("location", f.location), ("detail", list(f.detail)))
+                        if v} for f in result.findings[:shown]]
+    return doc
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    example = documented_example("coverage/below fail_under=80")
+    result = PARSER.parse(load_case("coverage", "below", options={"fail_under": 80}))
+    assert as_documented(result, len(example["findings"])) == example
+
+
+# -- properties --------------------------------------------------------------------------
+
+
+REAL = {name: (CASES / case / name).read_bytes()
+        for case, name in (("branches", "coverage.xml"), ("branches", "coverage.json"))}
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("coverage-props")
+
+
+def parse_report(scratch: Path, name: str, data: bytes, rc: int) -> ParseResult:
+    for old in scratch.iterdir():
+        old.unlink()
+    (scratch / name).write_bytes(data)
+    return PARSER.parse(ParseContext(check="coverage", run_dir=scratch, cwd=scratch, rc=rc,
+                                     options={"fail_under": 50}))
+
+
+def assert_never_silently_green(result: ParseResult, rc: int, intact: bool) -> None:
+    verdict = reconcile(Exit(rc), result)
+    if rc != 0:
+        assert verdict.status != PASS
+    if not intact:
+        assert verdict.status != PASS
+
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(REAL)), cut=st.floats(0, 0.999),
+       rc=st.sampled_from([0, 1]))
+def test_truncated_reports_are_unreadable_never_green(scratch: Path, name: str, cut: float,
+                                                      rc: int) -> None:
+    report = REAL[name].rstrip()
+    result = parse_report(scratch, name, report[: int(len(report) * cut)], rc)
+    assert not result.parser_ok
+    assert_never_silently_green(result, rc, intact=False)
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(REAL)), data=st.data(), rc=st.sampled_from([0, 1]))
+def test_mutated_reports_never_raise_nor_pass_when_changed(scratch: Path, name: str,
+                                                           data: st.DataObject, rc: int) -> None:
+    mutated = bytearray(REAL[name])
+    for _ in range(data.draw(st.integers(1, 6))):
+        mutated[data.draw(st.integers(0, len(mutated) - 1))] = data.draw(
+            st.sampled_from(b"0123456789<>\"&/ x"))
+    result = parse_report(scratch, name, bytes(mutated), rc)
+    assert_never_silently_green(result, rc, intact=True)
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(REAL)), data=st.binary(max_size=1500),
+       rc=st.sampled_from([0, 1]))
+def test_garbage_never_raises_nor_passes(scratch: Path, name: str, data: bytes,
+                                         rc: int) -> None:
+    result = parse_report(scratch, name, data, rc)
+    assert not result.parser_ok
+    assert_never_silently_green(result, rc, intact=False)

@@ -1,0 +1,650 @@
+"""The pytest parser on real pytest JUnit XML (tests/fixtures/pytest), both families."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tracemalloc
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers import junit
+from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
+from ckdn.parsers.junit import EVIDENCE_FILE, PytestParser, node_id
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+
+PARSER = PytestParser()
+CASES = FIXTURES / "pytest"
+PROJECTS = CASES / "projects"
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def by_id(result: ParseResult) -> dict[str, Finding]:
+    return {f.id: f for f in result.findings}
+
+
+def facts(result: ParseResult) -> list[tuple[str, str, str, str | None, int]]:
+    """What must not depend on the JUnit family (detail lines may hold addresses, paths)."""
+    return [(f.id, f.kind, f.message, f.location, len(f.detail)) for f in result.findings]
+
+
+def edit_report(ctx: ParseContext, old: str, new: str, count: int = 1) -> None:
+    report = ctx.run_dir / "junit.xml"
+    text = report.read_text(encoding="utf-8")
+    assert old in text
+    report.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+# -- findings ------------------------------------------------------------------------
+
+
+def test_failures_in_call_become_test_failures_named_by_node_id(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert {f.kind for f in result.findings} == {"test_failure"}
+    assert [f.id for f in result.findings] == [
+        "tests/check_failing.py::test_dict_comparison_fails",
+        "tests/check_failing.py::test_helper_raises",
+        "tests/check_failing.py::TestGroup::test_method_fails",
+        "tests/check_failing.py::TestGroup::TestNested::test_nested_fails",
+        "tests/check_failing.py::test_param[2]",
+        "tests/check_failing.py::test_param_odd_ids[a.b]",
+        "tests/check_failing.py::test_param_odd_ids[x::y]",
+        "tests/check_failing.py::test_unicode_message",
+        "tests/check_failing.py::test_ansi_message",
+    ]
+    assert status(ctx, result) == FAIL
+
+
+def test_node_ids_are_the_ones_pytest_prints_in_its_summary(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    printed = {line.split(" ")[1] for line in (ctx.run_dir / "full.log").read_text().splitlines()
+               if line.startswith("FAILED ")}
+    assert {f.id for f in PARSER.parse(ctx).findings} == printed
+
+
+@pytest.mark.parametrize("case", ["failing", "erroring", "collection_error", "all_pass"])
+def test_xunit1_and_xunit2_reports_of_one_run_give_the_same_facts(load_case: CaseLoader,
+                                                                  case: str) -> None:
+    xunit2 = PARSER.parse(load_case("pytest", case))
+    xunit1 = PARSER.parse(load_case("pytest", f"{case}_xunit1"))
+    assert facts(xunit1) == facts(xunit2)
+    assert xunit1.summary == xunit2.summary
+
+
+def test_message_is_the_first_line_of_the_failure_message(load_case: CaseLoader) -> None:
+    found = by_id(PARSER.parse(load_case("pytest", "failing")))
+    dict_fail = found["tests/check_failing.py::test_dict_comparison_fails"]
+    assert dict_fail.message == "AssertionError: assert {'a': 1, 'b': 3} == {'a': 1, 'b': 2}"
+    assert found["tests/check_failing.py::test_helper_raises"].message == \
+        "ValueError: negative size -1x2"
+
+
+def test_location_is_the_line_in_the_test_file_where_the_test_failed(
+        load_case: CaseLoader) -> None:
+    found = by_id(PARSER.parse(load_case("pytest", "failing")))
+    helper = found["tests/check_failing.py::test_helper_raises"]
+    source = (PROJECTS / "failing" / "tests" / "check_failing.py").read_text().splitlines()
+    assert helper.location == "tests/check_failing.py:18"
+    assert source[18 - 1].strip() == "assert area(-1, 2) == 0"
+
+
+def test_detail_is_the_e_lines_then_the_crash_location(load_case: CaseLoader) -> None:
+    found = by_id(PARSER.parse(load_case("pytest", "failing")))
+    assert found["tests/check_failing.py::test_helper_raises"].detail == (
+        "E           ValueError: negative size -1x2",
+        "tests/shapes.py:3: ValueError",
+    )
+
+
+def test_detail_is_bounded_and_keeps_the_crash_location(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pytest", "failing", max_snippet_lines=3))
+    detail = by_id(result)["tests/check_failing.py::test_dict_comparison_fails"].detail
+    assert detail == (
+        "E       AssertionError: assert {'a': 1, 'b': 3} == {'a': 1, 'b': 2}",
+        "... [+5 more lines]",
+        "tests/check_failing.py:14: AssertionError",
+    )
+    assert all(len(f.detail) <= 3 for f in result.findings)
+
+
+def test_ansi_escapes_are_removed_and_unicode_kept(load_case: CaseLoader) -> None:
+    found = by_id(PARSER.parse(load_case("pytest", "failing")))
+    ansi = found["tests/check_failing.py::test_ansi_message"]
+    assert ansi.message == "AssertionError: red failure: ü ≠ u"
+    assert ansi.detail[0] == "E       AssertionError: red failure: ü ≠ u"
+    unicode = found["tests/check_failing.py::test_unicode_message"]
+    assert unicode.message == "AssertionError: assert 'résumé ✓ 東京' == 'resume'"
+
+
+def test_setup_and_teardown_errors_are_test_errors(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "erroring")
+    found = by_id(PARSER.parse(ctx))
+    setup = found["tests/check_erroring.py::test_setup_error"]
+    assert setup.kind == "test_error"
+    assert setup.message == 'failed on setup with "RuntimeError: database unavailable"'
+    assert setup.location == "tests/check_erroring.py:8"
+    teardown = found["tests/check_erroring.py::test_teardown_error_after_pass@teardown"]
+    assert teardown.message == 'failed on teardown with "RuntimeError: cleanup failed"'
+
+
+def test_a_failing_call_and_a_teardown_error_of_one_test_are_two_distinct_findings(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "erroring")
+    report = (ctx.run_dir / "junit.xml").read_text()
+    assert report.count('name="test_fail_and_teardown_error"') == 2  # pytest's real shape
+    result = PARSER.parse(ctx)
+    ids = [f.id for f in result.findings]
+    assert len(ids) == len(set(ids)) == 6
+    assert ("tests/check_erroring.py::test_fail_and_teardown_error", "test_failure") in \
+        {(f.id, f.kind) for f in result.findings}
+    assert ("tests/check_erroring.py::test_fail_and_teardown_error@teardown", "test_error") in \
+        {(f.id, f.kind) for f in result.findings}
+
+
+def test_ids_are_stable_across_parses(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "erroring")
+    assert PARSER.parse(ctx).findings == PARSER.parse(ctx).findings
+
+
+def test_collection_errors_are_test_errors_on_the_module(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "collection_error")
+    result = PARSER.parse(ctx)
+    found = by_id(result)
+    assert set(found) == {"tests/check_import_error.py", "tests/check_syntax_error.py"}
+    imp = found["tests/check_import_error.py"]
+    assert imp.kind == "test_error"
+    assert imp.message == ("collection failure: ModuleNotFoundError: No module named "
+                           "'module_that_does_not_exist'")
+    assert imp.location == "tests/check_import_error.py:1"
+    syntax = found["tests/check_syntax_error.py"]
+    assert syntax.message == "collection failure: SyntaxError: invalid syntax"
+    assert syntax.location == "tests/check_syntax_error.py:1"
+    assert status(ctx, result) == FAIL
+
+
+def test_xunit1_line_attribute_is_zero_based_and_located_one_based(
+        load_case: CaseLoader) -> None:
+    # A strict xpass has no traceback: the location can only come from `line`,
+    # which pytest sets to the 0-based first line of the (decorated) function.
+    ctx = load_case("pytest", "xpass_strict_xunit1")
+    assert 'name="test_unexpected_pass_strict" file="tests/check_xpass_strict.py" line="5"' \
+        in (ctx.run_dir / "junit.xml").read_text()
+    source = (PROJECTS / "skips" / "tests" / "check_xpass_strict.py").read_text().splitlines()
+    (finding,) = PARSER.parse(ctx).findings
+    assert finding.location == "tests/check_xpass_strict.py:6"
+    assert source[6 - 1].startswith("@pytest.mark.xfail(")
+    assert source[7 - 1] == "def test_unexpected_pass_strict():"
+    assert finding.message == "[XPASS(strict)] should still fail"
+
+
+def test_xunit2_failure_without_traceback_is_located_at_its_file(load_case: CaseLoader) -> None:
+    (finding,) = PARSER.parse(load_case("pytest", "xpass_strict")).findings
+    assert finding.id == "tests/check_xpass_strict.py::test_unexpected_pass_strict"
+    assert finding.location == "tests/check_xpass_strict.py"
+    assert finding.detail == ()
+
+
+def test_top_keeps_the_first_findings_and_counts_all(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pytest", "failing", top=2))
+    assert len(result.findings) == 2
+    assert result.total == 9
+
+
+# -- summary and gates ---------------------------------------------------------------
+
+
+def test_summary_counts_tests_by_outcome(load_case: CaseLoader) -> None:
+    assert PARSER.parse(load_case("pytest", "failing")).summary == {"counts": {
+        "tests": 14, "passed": 5, "failures": 9, "errors": 0, "skipped": 0, "xfailed": 0}}
+    assert PARSER.parse(load_case("pytest", "erroring")).summary["counts"] == {
+        "tests": 6, "passed": 1, "failures": 1, "errors": 5, "skipped": 0, "xfailed": 0}
+
+
+def test_skips_and_xfails_are_counted_never_findings(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "skips")
+    result = PARSER.parse(ctx)
+    assert result.findings == []
+    assert result.summary["counts"] == {
+        "tests": 6, "passed": 2, "failures": 0, "errors": 0, "skipped": 3, "xfailed": 1}
+    assert status(ctx, result) == PASS
+
+
+def test_all_pass_is_a_pass(load_case: CaseLoader) -> None:
+    for case in ("all_pass", "all_pass_xunit1"):
+        ctx = load_case("pytest", case)
+        result = PARSER.parse(ctx)
+        assert (result.parser_ok, result.findings, result.gate_failures) == (True, [], [])
+        assert status(ctx, result) == PASS
+
+
+def test_a_run_with_every_test_skipped_is_a_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_skipped")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.gate_failures == ["no tests ran: all 2 test(s) skipped"]
+    assert any("allow_no_tests" in note for note in result.notes)
+    assert status(ctx, result) == FAIL
+
+
+def test_zero_tests_is_a_gate_failure_with_pytests_exit_code(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 5
+    assert result.gate_failures == ["no tests ran"]
+    verdict = reconcile(Exit(ctx.rc), result)
+    assert verdict.status == FAIL
+    assert verdict.reason is not None
+    assert "no tests ran" in verdict.reason
+
+
+def test_allow_no_tests_accepts_a_run_that_ran_none(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_skipped", options={"allow_no_tests": True})
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == []
+    assert status(ctx, result) == PASS
+
+
+def test_allow_no_tests_cannot_turn_pytests_exit_code_5_green(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests", options={"allow_no_tests": True})
+    assert status(ctx, PARSER.parse(ctx)) == ERROR
+
+
+# -- guards --------------------------------------------------------------------------
+
+
+def test_declared_totals_that_disagree_with_the_report_are_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing", rc=0)
+    edit_report(ctx, 'failures="9"', 'failures="8"')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == ["junit.xml: <testsuite> declares failures=8 but the report holds "
+                            "9 <failure> element(s)"]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_testcase_missing_from_the_report_is_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass")
+    text = (ctx.run_dir / "junit.xml").read_text()
+    first = re.search(r"<testcase [^>]*/>", text)
+    assert first is not None
+    (ctx.run_dir / "junit.xml").write_text(text.replace(first.group(0), "", 1))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "declares tests=3 but the report holds 2 <testcase>" in result.notes[0]
+
+
+def test_a_truncated_report_is_unreadable_not_short(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    data = (ctx.run_dir / "junit.xml").read_bytes()
+    (ctx.run_dir / "junit.xml").write_bytes(data[: len(data) // 2])
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes[0].startswith("junit.xml is not readable JUnit XML: ")
+    assert status(ctx, result) == ERROR
+
+
+@pytest.mark.parametrize("rc", [0, 1])
+def test_a_missing_report_is_never_clean(load_case: CaseLoader, rc: int) -> None:
+    ctx = load_case("pytest", "failing", rc=rc)
+    (ctx.run_dir / "junit.xml").unlink()
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "--junitxml {run_dir}/junit.xml" in result.notes[0]
+    assert status(ctx, result) == (PARSE_MISMATCH if rc == 0 else ERROR)
+
+
+def test_a_namespaced_root_is_not_recognised(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass", rc=0)
+    edit_report(ctx, '<testsuites name="pytest tests">',
+                '<testsuites xmlns="urn:example:junit" name="pytest tests">')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "namespaced root element" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_report_of_another_format_is_not_recognised(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass", rc=0,
+                    options={"junit": "coverage.xml"})
+    shutil.copy(FIXTURES / "coverage" / "boundary" / "coverage.xml", ctx.run_dir)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "unrecognised root element <coverage>" in result.notes[0]
+
+
+def test_an_entity_expansion_bomb_fails_fast_as_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass", rc=0)
+    levels = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 12))
+    (ctx.run_dir / "junit.xml").write_text(
+        f'<?xml version="1.0"?><!DOCTYPE testsuites [<!ENTITY e0 "ha">{levels}]>'
+        '<testsuites><testsuite tests="1"><testcase classname="a" name="&e11;"/>'
+        "</testsuite></testsuites>")
+    started = time.perf_counter()
+    result = PARSER.parse(ctx)
+    assert time.perf_counter() - started < 1
+    assert not result.parser_ok
+    assert "DOCTYPE" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_external_entities_are_never_read(load_case: CaseLoader, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    ctx = load_case("pytest", "all_pass", rc=1)
+    (ctx.run_dir / "junit.xml").write_text(
+        f'<?xml version="1.0"?><!DOCTYPE t [<!ENTITY x SYSTEM "file://{secret}">]>'
+        '<testsuites><testsuite><testcase classname="a" name="b"><failure message="&x;"/>'
+        "</testcase></testsuite></testsuites>")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "TOP-SECRET" not in repr(result)
+
+
+def test_an_undeclared_entity_is_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass", rc=0)
+    edit_report(ctx, 'name="test_one"', 'name="&undeclared;"')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "undefined entity" in result.notes[0]
+
+
+def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing", options={"junit": "../elsewhere/junit.xml"})
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "outside the run directory" in result.notes[0]
+
+
+def test_duplicate_ids_in_a_report_get_a_counted_suffix(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "xpass_strict")
+    text = (ctx.run_dir / "junit.xml").read_text()
+    case = re.search(r"<testcase [^>]*test_unexpected_pass_strict.*?</testcase>", text)
+    assert case is not None
+    text = text.replace(case.group(0), case.group(0) * 2).replace('tests="2"', 'tests="3"')
+    (ctx.run_dir / "junit.xml").write_text(text.replace('failures="1"', 'failures="2"'))
+    ids = [f.id for f in PARSER.parse(ctx).findings]
+    assert ids == ["tests/check_xpass_strict.py::test_unexpected_pass_strict",
+                   "tests/check_xpass_strict.py::test_unexpected_pass_strict#2"]
+
+
+def test_plugin_evidence_is_preferred_when_a_reader_is_installed(
+        load_case: CaseLoader, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Path] = []
+
+    def reader(ctx: ParseContext, path: Path) -> ParseResult:
+        seen.append(path)
+        return ParseResult(summary={"from": "plugin"})
+
+    ctx = load_case("pytest", "failing")
+    assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
+    (ctx.run_dir / EVIDENCE_FILE).write_text("{}")
+    assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no reader: JUnit
+    monkeypatch.setattr(junit, "PLUGIN_EVIDENCE_READER", reader)
+    assert PARSER.parse(ctx).summary == {"from": "plugin"}
+    assert seen == [ctx.run_dir / EVIDENCE_FILE]
+
+
+def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(junit, "read_junit", explode)
+    ctx = load_case("pytest", "all_pass")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == ["pytest parser failed on this run's report: RuntimeError: boom"]
+
+
+# -- options -------------------------------------------------------------------------
+
+
+def test_options_are_validated() -> None:
+    PARSER.validate_options({"junit": "{run_dir}/report.xml", "allow_no_tests": True})
+    with pytest.raises(OptionError, match="takes no option 'allow_skipped'"):
+        PARSER.validate_options({"allow_skipped": True})
+    with pytest.raises(OptionError, match="must be true or false"):
+        PARSER.validate_options({"allow_no_tests": "yes"})
+    with pytest.raises(OptionError, match="must be a string"):
+        PARSER.validate_options({"junit": 3})
+
+
+def test_the_junit_option_names_the_report(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing", options={"junit": "{run_dir}/reports/j.xml"})
+    (ctx.run_dir / "reports").mkdir()
+    (ctx.run_dir / "junit.xml").rename(ctx.run_dir / "reports" / "j.xml")
+    assert PARSER.parse(ctx).total == 9
+
+
+# -- node ids ------------------------------------------------------------------------
+
+
+def test_node_id_of_a_collection_error_is_the_module_path() -> None:
+    assert node_id("", "tests.check_x", None) == ("tests/check_x.py", "tests/check_x.py")
+    assert node_id("", "tests.check_x", "tests/check_x.py") == ("tests/check_x.py",
+                                                                 "tests/check_x.py")
+
+
+def test_node_id_splits_classes_from_the_module_by_capitalisation() -> None:
+    assert node_id("pkg.tests.test_a.TestOuter.TestInner", "test_b[1-x]", None) == (
+        "pkg/tests/test_a.py::TestOuter::TestInner::test_b[1-x]", "pkg/tests/test_a.py")
+
+
+def test_node_id_trusts_the_file_attribute_over_capitalisation() -> None:
+    assert node_id("tests.TestModule.TestClass", "test_x", "tests/TestModule.py") == (
+        "tests/TestModule.py::TestClass::test_x", "tests/TestModule.py")
+    assert node_id("prefix.tests.test_a.TestC", "test_x", "tests/test_a.py") == (
+        "tests/test_a.py::TestC::test_x", "tests/test_a.py")
+
+
+def test_node_id_finds_a_capitalised_module_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "TestModule.py").write_text("")
+    assert node_id("tests.TestModule", "test_x", None, tmp_path) == (
+        "tests/TestModule.py::test_x", "tests/TestModule.py")
+
+
+# -- documentation -------------------------------------------------------------------
+
+DOCS = FIXTURES.parents[1] / "docs"
+
+
+def documented_example(marker: str) -> dict[str, Any]:
+    """The JSON block after ``<!-- example: MARKER -->`` in the parser docs."""
+    for doc in (DOCS / "parsers" / "pytest.md", DOCS / "parsers.md"):
+        if doc.exists():
+            found = re.search(rf"<!-- example: {re.escape(marker)} -->\s*```json\n(.*?)```",
+                              doc.read_text(), re.S)
+            if found:
+                example: dict[str, Any] = json.loads(found.group(1))
+                return example
+    raise AssertionError(f"no example {marker!r} in the docs")
+
+
+def as_documented(result: ParseResult, shown: int) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    if result.gate_failures:
+        doc["gate_failures"] = result.gate_failures
+    doc["summary"] = result.summary
+    doc["findings_total"] = result.total
+    doc["findings"] = [{k: v for k, v in (("id", f.id), ("kind", f.kind), ("message", f.message),
+                                          ("location", f.location), ("detail", list(f.detail)))
+                        if v} for f in result.findings[:shown]]
+    return doc
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    example = documented_example("pytest/erroring")
+    result = PARSER.parse(load_case("pytest", "erroring"))
+    assert as_documented(result, len(example["findings"])) == example
+
+
+# -- live ----------------------------------------------------------------------------
+
+
+def clean_env() -> dict[str, str]:
+    """This session's environment without what would steer the child pytest."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "COV_CORE_", "COVERAGE_"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only pytest itself: fast, and its format
+    return env
+
+
+def test_live_pytest_junit_gives_the_recorded_findings(tmp_path: Path,
+                                                       load_case: CaseLoader) -> None:
+    pytest_bin = Path(sys.executable).with_name("pytest")
+    if not pytest_bin.exists():
+        pytest.skip(f"no pytest next to {sys.executable}")
+    project = tmp_path / "project"
+    shutil.copytree(PROJECTS / "failing", project)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    proc = subprocess.run(
+        [str(pytest_bin), "-p", "no:cacheprovider", "--junitxml", f"{run_dir}/junit.xml",
+         "tests/check_failing.py"], cwd=project, capture_output=True, env=clean_env(),
+        check=False)
+    ctx = ParseContext(check="pytest", run_dir=run_dir, cwd=project, rc=proc.returncode)
+    live = PARSER.parse(ctx)
+    recorded = PARSER.parse(load_case("pytest", "failing"))
+    assert proc.returncode == 1
+    assert live.parser_ok
+    assert [(f.id, f.kind, f.location) for f in live.findings] == \
+        [(f.id, f.kind, f.location) for f in recorded.findings]
+    assert live.summary == recorded.summary
+    assert status(ctx, live) == FAIL
+
+
+# -- scale ---------------------------------------------------------------------------
+
+
+def synthetic_report(path: Path, cases: int) -> None:
+    """A report of ``cases`` testcases in pytest's shape, 1 in 50 failing (scale only)."""
+    fails = len(range(7, cases, 50))
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite '
+                  f'errors="0" failures="{fails}" skipped="0" tests="{cases}">')
+        for i in range(cases):
+            head = f'<testcase classname="tests.test_m{i // 100}.TestC" name="test_{i}"'
+            if i % 50 == 7:
+                out.write(f'{head}><failure message="assert {i}">&gt; assert x\n'
+                          f"E   assert {i} == 0\n\ntests/test_m.py:3: AssertionError"
+                          "</failure></testcase>")
+            else:
+                out.write(f'{head} time="0.001"/>')
+        out.write("</testsuite></testsuites>")
+
+
+def peak_memory(run_dir: Path) -> int:
+    ctx = ParseContext(check="pytest", run_dir=run_dir, cwd=run_dir, rc=1)
+    tracemalloc.start()
+    try:
+        result = PARSER.parse(ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.parser_ok
+    return peak
+
+
+def test_memory_does_not_grow_with_the_number_of_testcases(tmp_path: Path) -> None:
+    small, big = tmp_path / "small", tmp_path / "big"
+    small.mkdir()
+    big.mkdir()
+    synthetic_report(small / "junit.xml", 2_000)
+    synthetic_report(big / "junit.xml", 40_000)
+    assert peak_memory(big) < peak_memory(small) * 1.5 + 64 * 1024
+
+
+def test_a_huge_single_failure_text_costs_bounded_memory(tmp_path: Path) -> None:
+    lines = "".join(f"E   line {i} {'x' * 60}\n" for i in range(60_000))  # ~4 MB of text
+    (tmp_path / "junit.xml").write_text(
+        '<testsuites><testsuite tests="1" failures="1"><testcase classname="t.test_a" '
+        f'name="test_b"><failure message="m">{lines}</failure></testcase></testsuite>'
+        "</testsuites>")
+    assert peak_memory(tmp_path) < 1_000_000
+
+
+# -- properties ----------------------------------------------------------------------
+
+
+REAL_REPORTS = [(CASES / case / "junit.xml").read_bytes()
+                for case in ("failing", "erroring", "collection_error", "skips")]
+
+
+def well_formed(data: bytes) -> bool:
+    try:
+        ET.fromstring(data)
+    except (ET.ParseError, LookupError):
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pytest-props")
+
+
+def parse_bytes(scratch: Path, data: bytes, rc: int) -> ParseResult:
+    (scratch / "junit.xml").write_bytes(data)
+    return PARSER.parse(ParseContext(check="pytest", run_dir=scratch, cwd=scratch, rc=rc))
+
+
+def assert_never_silently_green(data: bytes, result: ParseResult, rc: int) -> None:
+    verdict = reconcile(Exit(rc), result)
+    if rc != 0:
+        assert verdict.status != PASS
+    if not well_formed(data):
+        assert not result.parser_ok
+        assert verdict.status != PASS
+
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(report=st.sampled_from(REAL_REPORTS), cut=st.floats(0, 1), rc=st.sampled_from([0, 1, 2]))
+def test_truncated_reports_are_never_silently_green(scratch: Path, report: bytes, cut: float,
+                                                   rc: int) -> None:
+    data = report[: int(len(report) * cut)]
+    result = parse_bytes(scratch, data, rc)
+    assert_never_silently_green(data, result, rc)
+    if len(data) < len(report):
+        assert not result.parser_ok
+
+
+@SETTINGS
+@given(report=st.sampled_from(REAL_REPORTS), data=st.data(), rc=st.sampled_from([0, 1]))
+def test_mutated_reports_never_raise_nor_go_silently_green(scratch: Path, report: bytes,
+                                                           data: st.DataObject, rc: int) -> None:
+    mutated = bytearray(report)
+    for _ in range(data.draw(st.integers(1, 8))):
+        mutated[data.draw(st.integers(0, len(mutated) - 1))] = data.draw(st.integers(0, 255))
+    result = parse_bytes(scratch, bytes(mutated), rc)
+    assert_never_silently_green(bytes(mutated), result, rc)
+
+
+@SETTINGS
+@given(data=st.binary(max_size=2000), rc=st.sampled_from([0, 1]))
+def test_garbage_never_raises_nor_goes_silently_green(scratch: Path, data: bytes,
+                                                     rc: int) -> None:
+    result = parse_bytes(scratch, data, rc)
+    assert_never_silently_green(data, result, rc)
+    assert not result.parser_ok or well_formed(data)
