@@ -100,7 +100,7 @@ class FindingSink:
     at most ``top`` findings anyway, and ``findings_total`` keeps the real count.
     """
 
-    __slots__ = ("kept", "keep", "total")
+    __slots__ = ("keep", "kept", "total")
 
     def __init__(self, keep: int) -> None:
         self.keep = keep

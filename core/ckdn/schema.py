@@ -1,0 +1,52 @@
+"""The packaged JSON Schemas (Draft 2020-12) of the documents ckdn writes.
+
+Stdlib only, so a consumer can fetch a schema without ckdn pulling a validator
+in: ``load_schema("ckdn.digest/2")`` returns the parsed schema, and the
+validating is the caller's (ckdn's own suite does it with ``jsonschema``).
+
+``ckdn.baseline/1`` is a documented schema id with no packaged schema on
+purpose: the baseline file is ckdn's own state, not output to validate, so it is
+neither listed nor loadable.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ckdn.errors import UsageError
+
+__all__ = ["UnknownSchemaError", "load_schema", "schema_ids"]
+
+#: schema id -> file in ``ckdn/schemas/`` (shipped inside the wheel).
+_FILES = {
+    "ckdn.aggregate/1": "aggregate-1.json",
+    "ckdn.digest/2": "digest-2.json",
+    "ckdn.meta/1": "meta-1.json",
+}
+_UNPACKAGED = {"ckdn.baseline/1": "it is ckdn's own state, not output to validate"}
+_DIR = Path(__file__).with_name("schemas")
+
+
+class UnknownSchemaError(UsageError, KeyError):
+    """No packaged schema has this id. A UsageError (one line, exit 2) and a KeyError."""
+
+
+def schema_ids() -> list[str]:
+    """The ids :func:`load_schema` accepts, sorted."""
+    return sorted(_FILES)
+
+
+def load_schema(schema_id: str) -> dict[str, Any]:
+    """The parsed JSON Schema of ``schema_id``; a fresh dict on every call."""
+    name = _FILES.get(schema_id) if isinstance(schema_id, str) else None
+    if name is None:
+        known = ", ".join(schema_ids())
+        why = _UNPACKAGED.get(schema_id) if isinstance(schema_id, str) else None
+        if why:
+            raise UnknownSchemaError(f"schema {schema_id} has no packaged JSON Schema ({why}); "
+                                     f"packaged: {known}")
+        raise UnknownSchemaError(f"unknown schema id {schema_id!r}; use one of: {known}")
+    loaded: dict[str, Any] = json.loads((_DIR / name).read_text(encoding="utf-8"))
+    return loaded
