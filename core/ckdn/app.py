@@ -12,8 +12,9 @@ evidence as ``ckdn run``.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,10 +122,30 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
             max_snippet_lines=config.run.max_snippet_lines,
         )
         result = parse_safely(parser, ctx) if ran.exit.started else ParseResult()
-        return seal(config, store, rd, check=check.name, parser=check.parser, argv=argv,
-                    exit=ran.exit, result=result, started_at=ran.started_at,
-                    finished_at=ran.finished_at, log_sha256=ran.log_sha256,
-                    log_bytes=ran.log_bytes, top=check.top)
+        with _evidence_first():
+            return seal(config, store, rd, check=check.name, parser=check.parser, argv=argv,
+                        exit=ran.exit, result=result, started_at=ran.started_at,
+                        finished_at=ran.finished_at, log_sha256=ran.log_sha256,
+                        log_bytes=ran.log_bytes, top=check.top)
+
+
+@contextlib.contextmanager
+def _evidence_first() -> Iterator[None]:
+    """Ignore Ctrl-C while the evidence is written: a second press must not lose the digest.
+
+    Only the main thread can touch signal handlers; elsewhere the host owns them.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
@@ -157,7 +178,7 @@ def list_artifacts(run_dir: Path) -> list[str]:
 
 
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
-         argv: Sequence[str], exit: Exit, result: ParseResult,  # noqa: A002
+         argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, notes: Iterable[str] = ()) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune."""
