@@ -35,14 +35,16 @@ RECIPES: tuple[Recipe, ...] = (
            enabled=True, comment="mypy >= 1.11 for --output json"),
     Recipe("ty", "ty", "ty check"),
     Recipe("pyright", "pyright", "pyright --outputjson"),
-    Recipe("pylint", "pylint", "pylint --output-format=json2:{run_dir}/pylint.json src",
+    Recipe("pylint", "pylint", "pylint --output-format=json2:{run_dir}/pylint.json,text src",
            comment="pylint >= 3.0; optional score_fail_under = 9.0"),
     Recipe("bandit", "bandit", "bandit -r src -f json -o {run_dir}/bandit.json"),
     Recipe("pip_audit", "pip_audit", "pip-audit -f json -o {run_dir}/pip-audit.json",
            comment="needs its vulnerability service online"),
     Recipe("semgrep", "sarif",
-           "semgrep scan --config auto --metrics=off --sarif-output={run_dir}/report.sarif",
-           options=(("report", '"report.sarif"'),), comment="any SARIF producer works"),
+           "semgrep scan --config semgrep.yml --metrics=off --disable-version-check --error "
+           "--sarif-output={run_dir}/report.sarif .",
+           options=(("report", '"report.sarif"'),),
+           comment="any SARIF producer works; semgrep needs a local rule file offline"),
     Recipe("pre_commit", "pre_commit", "pre-commit run --all-files"),
 )
 

@@ -1,0 +1,195 @@
+"""The ``bandit`` parser: ``bandit -f json -o {run_dir}/bandit.json``.
+
+Every entry of ``results`` is a ``security_issue``: bandit's exit code counts
+exactly the results its own severity / confidence filters let into the report,
+so the parser never filters again (it must not hide what the exit code knows).
+
+bandit exits 0 after failing to parse a file: the file lands in ``errors`` and
+nothing in the exit code says it was never scanned. Files it could not scan,
+and a run that scanned no file at all, are unverified, not clean: a gate
+failure unless ``allow_skipped = true``.
+
+``metrics._totals`` counts every issue bandit found before its filters; the
+report's results per severity and confidence can never exceed those counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers.base import (
+    ArtifactError,
+    BaseParser,
+    Finding,
+    FindingSink,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+
+__all__ = ["BanditParser"]
+
+KIND = "security_issue"
+LEVELS: Final = ("HIGH", "MEDIUM", "LOW", "UNDEFINED")
+TOTALS = "_totals"
+#: Unscanned files named in a note; the rest are counted.
+NAMED_ERRORS = 3
+
+
+class BanditParser(BaseParser):
+    """Reads bandit's JSON report."""
+
+    name = "bandit"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "report": Option("str", help="bandit's JSON report, relative to the run dir"),
+        "allow_skipped": Option("bool", help="accept files bandit could not scan"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    report = _load(ctx)
+    if isinstance(report, str):
+        return ParseResult(parser_ok=False, notes=[cap_line(report)])
+    results, errors, metrics = report
+    totals = metrics[TOTALS]
+    sink = FindingSink(ctx.top)
+    severity = dict.fromkeys(LEVELS, 0)
+    confidence = dict.fromkeys(LEVELS, 0)
+    for item in results:
+        severity[_level(item.get("issue_severity"))] += 1
+        confidence[_level(item.get("issue_confidence"))] += 1
+        if len(sink.kept) < sink.keep:  # build only what the digest can show
+            sink.add(_finding(ctx, item))
+        else:
+            sink.total += 1
+    found = sum(_count(totals, f"SEVERITY.{level}") for level in LEVELS)
+    files = [name for name in metrics if name != TOTALS]
+    unscanned = {str(e.get("filename")) if isinstance(e, dict) else "?" for e in errors}
+    scanned = len(set(files) - unscanned)
+    counts = {"issues": len(results), "high": severity["HIGH"], "medium": severity["MEDIUM"],
+              "low": severity["LOW"], "filtered_out": max(found - len(results), 0),
+              "files": scanned, "unscanned": len(errors),
+              "nosec": _count(totals, "nosec"), "skipped_tests": _count(totals, "skipped_tests")}
+    result = sink.result(summary={"counts": counts})
+    _cross_check(ctx, result, severity=severity, confidence=confidence, totals=totals,
+                 reported=len(results))
+    _unverified(ctx, result, errors, scanned)
+    return result
+
+
+def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]] | str:
+    """The report's results, errors and metrics, or why they cannot be trusted."""
+    try:
+        path = ctx.artifact("report", "bandit.json")
+    except ArtifactError as exc:
+        return str(exc)
+    usage = " (bandit's usage or config error)" if ctx.rc == 2 else ""
+    if not path.is_file():
+        return (f"bandit report {path.name} not found in the run dir (exit code {ctx.rc}{usage}); "
+                "the command must include -f json -o {run_dir}/" + path.name + _last_words(ctx))
+    if path.stat().st_size == 0:
+        return (f"bandit report {path.name} is empty (exit code {ctx.rc}{usage}): bandit stopped "
+                "before scanning" + _last_words(ctx))
+    try:
+        with open(path, "rb") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"bandit report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
+    drift = f"bandit report {path.name} is not bandit's JSON format"
+    if not isinstance(data, dict):
+        return f"{drift} (a JSON {type(data).__name__}, not an object)"
+    results, errors, metrics = data.get("results"), data.get("errors"), data.get("metrics")
+    if not (isinstance(results, list) and isinstance(errors, list) and isinstance(metrics, dict)
+            and isinstance(metrics.get(TOTALS), dict)):
+        return f"{drift} (no 'results', 'errors' and 'metrics._totals')"
+    for index, item in enumerate(results):
+        if not (isinstance(item, dict) and isinstance(item.get("filename"), str)
+                and isinstance(item.get("test_id"), str)):
+            return f"{drift} (result {index} has no filename and test_id)"
+    return results, errors, metrics
+
+
+def _last_words(ctx: ParseContext) -> str:
+    """The log's last non-blank line: bandit logs why it stopped there."""
+    last = ""
+    for line in plain_lines(ctx):
+        if line.strip():
+            last = line.strip()
+    return f"; log ends: {cap_line(last, 200)}" if last else ""
+
+
+def _level(value: Any) -> str:
+    return value if value in LEVELS else "UNDEFINED"
+
+
+def _count(totals: dict[str, Any], key: str) -> int:
+    value = totals.get(key, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _cross_check(ctx: ParseContext, result: ParseResult, *, severity: dict[str, int],
+                 confidence: dict[str, int], totals: dict[str, Any], reported: int) -> None:
+    over = [f"{kind} {level}: {seen} reported > {_count(totals, f'{kind}.{level}')} found"
+            for kind, seen_by in (("SEVERITY", severity), ("CONFIDENCE", confidence))
+            for level, seen in seen_by.items() if seen > _count(totals, f"{kind}.{level}")]
+    if over:
+        result.parser_ok = False
+        result.notes.append(cap_line("bandit's metrics._totals disagree with its results: "
+                                     + "; ".join(over)))
+    if ctx.rc == 1 and not reported:
+        result.parser_ok = False
+        result.notes.append("bandit exited 1 but its report lists no result")
+    elif ctx.rc not in (0, 1):
+        result.parser_ok = False
+        result.notes.append(f"exit code {ctx.rc} is not a bandit result (0 clean, 1 issues)")
+
+
+def _unverified(ctx: ParseContext, result: ParseResult, errors: list[Any], scanned: int) -> None:
+    if ctx.options.get("allow_skipped", False):
+        return
+    if errors:
+        named = []
+        for error in errors[:NAMED_ERRORS]:
+            entry = error if isinstance(error, dict) else {}
+            named.append(f"{ctx.location(str(entry.get('filename', '?')))}: "
+                         f"{entry.get('reason', '?')}")
+        more = f" (+{len(errors) - NAMED_ERRORS} more)" if len(errors) > NAMED_ERRORS else ""
+        result.gate_failures.append(f"bandit could not scan {len(errors)} file(s)")
+        result.notes.append(cap_line("unscanned: " + "; ".join(named) + more
+                                     + "; set allow_skipped = true to accept them"))
+    elif not scanned:
+        result.gate_failures.append("bandit scanned no file")
+        result.notes.append("bandit found no Python file to scan; set allow_skipped = true "
+                            "if that is expected")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _finding(ctx: ParseContext, item: dict[str, Any]) -> Finding:
+    line = _int(item.get("line_number"))
+    column = _int(item.get("col_offset"))
+    # bandit's col_offset is the AST's, counted from 0.
+    location = ctx.location(item["filename"], line, None if column is None else column + 1)
+    test_id = item["test_id"]
+    where = ctx.location(item["filename"], line)
+    text = str(item.get("issue_text") or item.get("test_name") or "")
+    facts = [f"severity {item.get('issue_severity', '?')}",
+             f"confidence {item.get('issue_confidence', '?')}"]
+    cwe = item.get("issue_cwe")
+    if isinstance(cwe, dict) and _int(cwe.get("id")):
+        facts.append(f"CWE-{cwe['id']}")
+    detail = [", ".join(facts)]
+    code = item.get("code")
+    if isinstance(code, str):
+        detail.extend(code.splitlines())
+    return Finding(f"{where}:{test_id}", KIND, cap_line(f"{test_id} {text}"), location,
+                   ctx.snippet(detail))

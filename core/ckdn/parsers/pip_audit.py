@@ -1,0 +1,189 @@
+"""The ``pip_audit`` parser: ``pip-audit -f json -o {run_dir}/pip-audit.json``.
+
+Each known vulnerability of an audited dependency is a ``vulnerability``
+finding, except those ``--fix`` already upgraded away (pip-audit then exits 0;
+they are counted as ``fixed``).
+
+pip-audit exits 0 and says "No known vulnerabilities found" when it could not
+audit a dependency at all (not on PyPI, service answered 404): such a
+dependency lands in the report with a ``skip_reason``. Skipped dependencies,
+and a run that audited none, are unverified, not clean: a gate failure unless
+``allow_skipped = true``.
+
+When the vulnerability service is unreachable, pip-audit exits 1 with a
+traceback and writes no report; the note quotes the log's last line, which
+names the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from ckdn.parsers._typecheck import guarded, plain
+from ckdn.parsers.base import (
+    ArtifactError,
+    BaseParser,
+    Finding,
+    FindingSink,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+
+__all__ = ["PipAuditParser"]
+
+KIND = "vulnerability"
+#: pip-audit's summary on stderr: "Found 2 known vulnerabilities, ignored 1 in 1 package".
+_FOUND: Final = re.compile(r"^Found (\d+) known vulnerabilit(?:y|ies)\b")
+_NONE: Final = "No known vulnerabilities found"
+NAMED_SKIPS = 3
+
+
+class PipAuditParser(BaseParser):
+    """Reads pip-audit's JSON report."""
+
+    name = "pip_audit"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "report": Option("str", help="pip-audit's JSON report, relative to the run dir"),
+        "allow_skipped": Option("bool", help="accept dependencies pip-audit could not audit"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+class _Log:
+    """What pip-audit's log states: its own vulnerability count and its last words."""
+
+    __slots__ = ("found", "last")
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.found: int | None = None
+        self.last = ""
+        for raw in ctx.log_lines():
+            line = plain(raw).strip()
+            if not line:
+                continue
+            self.last = line
+            match = _FOUND.match(line)
+            if match:
+                self.found = int(match.group(1))
+            elif line.startswith(_NONE):
+                self.found = 0
+
+    def tail(self) -> str:
+        return f"; log ends: {cap_line(self.last, 300)}" if self.last else ""
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    log = _Log(ctx)
+    report = _load(ctx, log)
+    if isinstance(report, str):
+        return ParseResult(parser_ok=False, notes=[cap_line(report, 800)])
+    dependencies, fixes = report
+    fixed = {(fix.get("name"), fix.get("old_version")) for fix in fixes
+             if isinstance(fix, dict) and "new_version" in fix}
+    sink = FindingSink(ctx.top)
+    audited = vulnerable = fixed_count = total = 0
+    skipped: list[str] = []
+    for dep in dependencies:
+        if "skip_reason" in dep:
+            skipped.append(f"{dep.get('name', '?')}: {dep['skip_reason']}")
+            continue
+        audited += 1
+        vulns = dep["vulns"]
+        total += len(vulns)
+        if vulns:
+            vulnerable += 1
+        if (dep["name"], dep["version"]) in fixed:
+            fixed_count += len(vulns)
+            continue
+        for vuln in vulns:
+            if len(sink.kept) < sink.keep:  # build only what the digest can show
+                sink.add(_finding(ctx, dep, vuln))
+            else:
+                sink.total += 1
+    counts = {"dependencies": audited, "vulnerabilities": total, "vulnerable": vulnerable,
+              "fixed": fixed_count, "skipped": len(skipped)}
+    result = sink.result(summary={"counts": counts})
+    if log.found is not None and log.found != total:
+        result.parser_ok = False
+        result.notes.append(f"pip-audit's log says {log.found} known vulnerabilities but its "
+                            f"report lists {total}")
+    if ctx.rc == 1 and not sink.total:
+        result.parser_ok = False
+        result.notes.append("pip-audit exited 1 but its report lists no unfixed vulnerability"
+                            + log.tail())
+    elif ctx.rc not in (0, 1):
+        result.parser_ok = False
+        result.notes.append(f"exit code {ctx.rc} is not a pip-audit result" + log.tail())
+    _unverified(ctx, result, skipped, audited)
+    return result
+
+
+def _load(ctx: ParseContext, log: _Log) -> tuple[list[dict[str, Any]], list[Any]] | str:
+    """The report's dependencies and fixes, or why they cannot be trusted."""
+    try:
+        path = ctx.artifact("report", "pip-audit.json")
+    except ArtifactError as exc:
+        return str(exc)
+    if not path.is_file():
+        return (f"pip-audit report {path.name} not found in the run dir (exit code {ctx.rc}); "
+                "the command must include -f json -o {run_dir}/" + path.name + log.tail())
+    try:
+        with open(path, "rb") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError) as exc:
+        return (f"pip-audit report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
+                + log.tail())
+    drift = f"pip-audit report {path.name} is not pip-audit's JSON format"
+    if not isinstance(data, dict):
+        return f"{drift} (a JSON {type(data).__name__}, not an object)"
+    dependencies, fixes = data.get("dependencies"), data.get("fixes", [])
+    if not isinstance(dependencies, list) or not isinstance(fixes, list):
+        return f"{drift} (no 'dependencies' list)"
+    for index, dep in enumerate(dependencies):
+        if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
+            return f"{drift} (dependency {index} has no name)"
+        if "skip_reason" in dep:
+            continue
+        vulns = dep.get("vulns")
+        if not (isinstance(dep.get("version"), str) and isinstance(vulns, list)
+                and all(isinstance(v, dict) and isinstance(v.get("id"), str) for v in vulns)):
+            return f"{drift} (dependency {index} has no version and vulns with ids)"
+    return dependencies, fixes
+
+
+def _unverified(ctx: ParseContext, result: ParseResult, skipped: list[str], audited: int) -> None:
+    if ctx.options.get("allow_skipped", False):
+        return
+    if skipped:
+        more = f" (+{len(skipped) - NAMED_SKIPS} more)" if len(skipped) > NAMED_SKIPS else ""
+        result.gate_failures.append(f"pip-audit could not audit {len(skipped)} dependenc"
+                                    + ("y" if len(skipped) == 1 else "ies"))
+        result.notes.append(cap_line("skipped: " + "; ".join(skipped[:NAMED_SKIPS]) + more
+                                     + "; set allow_skipped = true to accept them", 800))
+    elif not audited:
+        result.gate_failures.append("pip-audit audited no dependency")
+        result.notes.append("pip-audit's report lists no dependency; set allow_skipped = true "
+                            "if that is expected")
+
+
+def _finding(ctx: ParseContext, dep: dict[str, Any], vuln: dict[str, Any]) -> Finding:
+    pin = f"{dep['name']}=={dep['version']}"
+    fixes = [str(v) for v in vuln.get("fix_versions") or ()]
+    fix = f"fix: {', '.join(fixes)}" if fixes else "no fix version"
+    detail: list[str] = []
+    aliases = vuln.get("aliases")
+    if isinstance(aliases, list) and aliases:
+        # pip-audit emits aliases in set order, which varies between runs.
+        detail.append("aliases: " + ", ".join(sorted(str(a) for a in aliases)))
+    description = vuln.get("description")
+    if isinstance(description, str) and description:
+        detail.append(description)
+    return Finding(f"{pin}:{vuln['id']}", KIND, cap_line(f"{pin}: {vuln['id']} ({fix})"),
+                   None, ctx.snippet(detail))

@@ -1,0 +1,200 @@
+"""The ``pylint`` parser: pylint's ``json2`` report (pylint >= 3.0).
+
+pylint's exit code is a bitmask (1 fatal, 2 error, 4 warning, 8 refactor,
+16 convention, 32 usage error), so the report and the exit code can be checked
+against each other exactly: every weighted message type in the report sets its
+bit, and nothing else does. ``info`` messages never set a bit; they are counted,
+never findings.
+
+pylint exits 0 with weighted messages only when its own policy accepted them
+(``--exit-zero``, or a score at or above ``--fail-under``). Those messages carry
+no exit-code weight in that run, so they are counted, not findings; a project
+that wants ckdn to judge the score sets ``score_fail_under``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers.base import (
+    ArtifactError,
+    BaseParser,
+    Finding,
+    FindingSink,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+
+__all__ = ["PylintParser"]
+
+KIND = "lint_violation"
+#: Message type -> its bit in pylint's exit code (pylint.constants.MSG_TYPES_STATUS).
+WEIGHT: Final = {"fatal": 1, "error": 2, "warning": 4, "refactor": 8, "convention": 16}
+TYPES: Final = (*WEIGHT, "info")
+USAGE_ERROR = 32
+
+
+class PylintParser(BaseParser):
+    """Reads ``--output-format=json2:{run_dir}/pylint.json``."""
+
+    name = "pylint"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "report": Option("str", help="pylint's json2 report, relative to the run dir"),
+        "score_fail_under": Option("number", help="gate: fail when pylint's score is below this"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    report = _load(ctx)
+    if isinstance(report, str):
+        return ParseResult(parser_ok=False, notes=[cap_line(report)])
+    messages, statistics = report
+    rc = ctx.rc
+    counts = dict.fromkeys(TYPES, 0)
+    for message in messages:
+        counts[message["type"]] += 1
+    present = sum(WEIGHT[t] for t in WEIGHT if counts[t])
+    weighted = sum(counts[t] for t in WEIGHT)
+    result = ParseResult(summary={"counts": {**counts, "messages": len(messages)}})
+    _score(ctx, statistics, result)
+    stated = statistics["messageTypeCount"]
+    wrong = [f"{t} {stated.get(t)!r} vs {counts[t]}" for t in TYPES if stated.get(t) != counts[t]]
+    if wrong:
+        result.parser_ok = False
+        result.notes.append(cap_line("pylint's statistics disagree with its messages: "
+                                     + ", ".join(wrong)))
+    if rc < 0 or rc >= 2 * USAGE_ERROR or rc & USAGE_ERROR:
+        result.parser_ok = False
+        result.notes.append(f"exit code {rc} is not a pylint result: 32 is a usage error "
+                            "(bad option or unreadable config), and pylint sets no bit above it")
+        return result
+    if rc == 0:
+        if weighted:
+            result.summary["counts"]["accepted"] = weighted
+            result.notes.append(
+                f"pylint exited 0 with {weighted} fatal/error/warning/refactor/convention "
+                "message(s): its --exit-zero or --fail-under accepted them (see summary "
+                "counts; set score_fail_under to gate on the score)")
+        return result
+    chosen: tuple[str, ...] = tuple(WEIGHT)
+    if rc == 1 and present == 0:
+        # pylint exits "msg_status or 1" when --fail-on or --fail-under trips: with no
+        # weighted message, the info messages are the only evidence the code rests on.
+        chosen = ("info",)
+        shown = (f"{counts['info']} info message(s) shown" if counts["info"]
+                 else "the report has no message to show")
+        result.notes.append("pylint exited 1 with no fatal message: its --fail-on or "
+                            f"--fail-under tripped; {shown}")
+    elif rc != present:
+        result.parser_ok = False
+        result.notes.append(f"exit code {rc} says {_bits(rc)} but the report holds "
+                            f"{_bits(present)}")
+    sink = FindingSink(ctx.top)
+    for message in messages:
+        if message["type"] in chosen:
+            if len(sink.kept) < sink.keep:  # build only what the digest can show
+                sink.add(_finding(ctx, message))
+            else:
+                sink.total += 1
+    return sink.result(summary=result.summary, parser_ok=result.parser_ok, notes=result.notes,
+                       gate_failures=result.gate_failures)
+
+
+def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | str:
+    """The report's messages and statistics, or why they cannot be trusted."""
+    try:
+        path = ctx.artifact("report", "pylint.json")
+    except ArtifactError as exc:
+        return str(exc)
+    why = _usage_hint(ctx.rc)
+    if not path.is_file():
+        return (f"pylint report {path.name} not found in the run dir (exit code {ctx.rc}{why}); "
+                "the command must include --output-format=json2:{run_dir}/" + path.name
+                + _last_words(ctx))
+    if path.stat().st_size == 0:
+        return (f"pylint report {path.name} is empty (exit code {ctx.rc}{why}): pylint stopped "
+                "before linting" + _last_words(ctx))
+    try:
+        with open(path, "rb") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"pylint report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
+    drift = f"pylint report {path.name} is not pylint's json2 format"
+    if not isinstance(data, dict):
+        return f"{drift} (a JSON {type(data).__name__}; json2 is an object, json is an array)"
+    messages, statistics = data.get("messages"), data.get("statistics")
+    if not isinstance(messages, list) or not isinstance(statistics, dict):
+        return f"{drift} (no 'messages' list and 'statistics' object)"
+    if not isinstance(statistics.get("messageTypeCount"), dict):
+        return f"{drift} (no statistics.messageTypeCount)"
+    for index, message in enumerate(messages):
+        if not (isinstance(message, dict) and message.get("type") in TYPES
+                and isinstance(message.get("message"), str)):
+            return f"{drift} (message {index} has no known type and text)"
+    return messages, statistics
+
+
+def _usage_hint(rc: int) -> str:
+    return ": pylint usage error" if rc > 0 and rc & USAGE_ERROR else ""
+
+
+def _last_words(ctx: ParseContext) -> str:
+    """The log's last non-blank line: pylint prints why it stopped there."""
+    last = ""
+    for line in plain_lines(ctx):
+        if line.strip():
+            last = line.strip()
+    return f"; log ends: {cap_line(last, 200)}" if last else ""
+
+
+def _score(ctx: ParseContext, statistics: dict[str, Any], result: ParseResult) -> None:
+    score = statistics.get("score")
+    number = (isinstance(score, (int, float)) and not isinstance(score, bool)
+              and math.isfinite(score))
+    if number:
+        # Ten significant digits: pylint's float arithmetic (7.199999999999999) without
+        # hiding a score just under a threshold (7.9999 stays 7.9999).
+        result.summary["score"] = float(f"{score:.10g}")
+    threshold = ctx.options.get("score_fail_under")
+    if threshold is None:
+        return
+    if not number:
+        result.gate_failures.append("pylint score unavailable for score_fail_under")
+        result.notes.append(cap_line(f"pylint's report has no numeric score: {score!r}"))
+    elif score < threshold:
+        result.gate_failures.append(f"pylint score {score:.10g} < score_fail_under "
+                                    f"{threshold:.10g}")
+
+
+def _bits(status: int) -> str:
+    names = [name for name, bit in WEIGHT.items() if status & bit]
+    return "(" + (", ".join(names) if names else "no weighted message") + ")"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _finding(ctx: ParseContext, message: dict[str, Any]) -> Finding:
+    path = message.get("path") or message.get("absolutePath") or message.get("module") or "?"
+    line = _int(message.get("line"))
+    column = _int(message.get("column"))
+    # pylint's columns count from 0; locations count from 1.
+    location = ctx.location(str(path), line, None if column is None else column + 1)
+    symbol = str(message.get("symbol") or message.get("messageId") or message["type"])
+    text, *rest = message["message"].splitlines() or [""]
+    msg_id = message.get("messageId")
+    head = f"{msg_id}: {text} ({symbol})" if msg_id else f"{text} ({symbol})"
+    obj = message.get("obj")
+    detail = [f"in {obj}"] if isinstance(obj, str) and obj else []
+    return Finding(f"{location}:{symbol}", KIND, cap_line(head), location,
+                   ctx.snippet([*detail, *rest]))

@@ -1,0 +1,353 @@
+"""The ``sarif`` parser: any SARIF 2.1.0 log (semgrep, ruff, ty, gitleaks, trivy, ...).
+
+``fail_levels`` is the project's policy: results at those levels are findings
+(``sarif_<level>``), every other result is counted in the summary. The level of
+a result is worked out the way SARIF 2.1.0 (section 3.27.10) says, because
+producers rely on it: semgrep writes no level on results at all, only
+``defaultConfiguration.level`` on its rules. So: the result's own ``level``;
+else ``none`` for a result whose ``kind`` is not ``fail``; else the level a run
+invocation's ``ruleConfigurationOverrides`` gives its rule; else the rule's
+``defaultConfiguration.level`` (the rule found by ``rule`` / ``ruleIndex`` /
+``ruleId`` in ``tool.driver`` or ``tool.extensions``); else ``warning``.
+
+A nonzero exit code with no result at ``fail_levels`` (ty and ``semgrep
+--error`` fail on warnings) makes every result a finding: the exit code knows
+about them, and a parser never hides what the exit code knows.
+
+A log that is not SARIF 2.1.0, a run without a results array, and a tool that
+reports it did not execute successfully (``executionSuccessful: false`` or an
+``error``-level execution notification, as semgrep writes for a broken rule
+file) are unreadable evidence: ``parser_ok=False``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+from typing import Any, ClassVar, Final, TypeGuard
+from urllib.parse import unquote, urlsplit
+
+from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers.base import (
+    ArtifactError,
+    BaseParser,
+    Finding,
+    FindingSink,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+
+__all__ = ["SarifParser", "effective_level"]
+
+LEVELS: Final = ("error", "warning", "note", "none")
+VERSION = "2.1.0"
+DEFAULT_FAIL_LEVELS: Final = ("error",)
+#: Execution notifications quoted in a note; the rest are counted.
+NAMED_NOTIFICATIONS = 2
+
+
+class SarifParser(BaseParser):
+    """Reads a SARIF 2.1.0 log from the run dir."""
+
+    name = "sarif"
+    OPTIONS: ClassVar[Mapping[str, Option]] = {
+        "report": Option("str", help="the SARIF log, relative to the run dir"),
+        "fail_levels": Option("str_list", choices=LEVELS,
+                              help="result levels that are findings (default: error)"),
+    }
+
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        return guarded(self.name, _parse, ctx)
+
+
+class _Rules:
+    """Rule lookup for one run: by tool component, index and id, as SARIF allows."""
+
+    __slots__ = ("by_id", "components", "names", "overrides")
+
+    def __init__(self, run: dict[str, Any]) -> None:
+        tool = _obj(run.get("tool"))
+        driver = _obj(tool.get("driver"))
+        extensions = [_obj(e) for e in _list(tool.get("extensions"))]
+        self.components = [driver, *extensions]
+        self.names = {str(c.get("name")): i for i, c in enumerate(self.components) if c.get("name")}
+        self.by_id: dict[str, dict[str, Any]] = {}
+        for component in reversed(self.components):  # the driver wins a clash
+            for rule in _list(component.get("rules")):
+                if isinstance(rule, dict) and isinstance(rule.get("id"), str):
+                    self.by_id.setdefault(rule["id"], rule)
+        self.overrides: dict[str, str] = {}
+        for invocation in _list(run.get("invocations")):
+            for override in _list(_obj(invocation).get("ruleConfigurationOverrides")):
+                override = _obj(override)
+                level = _obj(override.get("configuration")).get("level")
+                rule = self._descriptor(_obj(override.get("descriptor")), None, None)
+                if rule is not None and isinstance(rule.get("id"), str) and level in LEVELS:
+                    self.overrides[rule["id"]] = level
+
+    def _descriptor(self, ref: dict[str, Any], index: Any, rule_id: Any) -> dict[str, Any] | None:
+        component = self.components[0]
+        tool_component = _obj(ref.get("toolComponent"))
+        position = tool_component.get("index")
+        if _is_int(position) and 0 <= position < len(self.components) - 1:
+            component = self.components[position + 1]
+        elif isinstance(tool_component.get("name"), str) and tool_component["name"] in self.names:
+            component = self.components[self.names[tool_component["name"]]]
+        rules = _list(component.get("rules"))
+        index = ref.get("index", index)
+        if _is_int(index) and 0 <= index < len(rules) and isinstance(rules[index], dict):
+            found: dict[str, Any] = rules[index]
+            return found
+        rule_id = ref.get("id", rule_id)
+        if isinstance(rule_id, str):
+            for rule in rules:
+                if isinstance(rule, dict) and rule.get("id") == rule_id:
+                    return rule
+            return self.by_id.get(rule_id)
+        return None
+
+    def rule_for(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        return self._descriptor(_obj(result.get("rule")), result.get("ruleIndex"),
+                                result.get("ruleId"))
+
+
+def effective_level(result: dict[str, Any], rule: dict[str, Any] | None,
+                    overrides: dict[str, str] | None = None) -> str | None:
+    """The SARIF 2.1.0 level of ``result`` (section 3.27.10); None for a level SARIF has not."""
+    level = result.get("level")
+    if level is not None:
+        return level if level in LEVELS else None
+    if result.get("kind", "fail") != "fail":
+        return "none"
+    if rule is not None:
+        rule_id = rule.get("id")
+        if overrides and isinstance(rule_id, str) and rule_id in overrides:
+            return overrides[rule_id]
+        default = _obj(rule.get("defaultConfiguration")).get("level")
+        if default in LEVELS:
+            return str(default)
+    return "warning"
+
+
+def _parse(ctx: ParseContext) -> ParseResult:
+    runs = _load(ctx)
+    if isinstance(runs, str):
+        return ParseResult(parser_ok=False, notes=[cap_line(runs, 800)])
+    fail_levels = set(ctx.options.get("fail_levels", DEFAULT_FAIL_LEVELS))
+    counts = dict.fromkeys(LEVELS, 0)
+    problems: list[str] = []
+    graded: list[tuple[dict[str, Any], _Rules, dict[str, str], list[tuple[Any, str]]]] = []
+    for number, run in enumerate(runs, 1):
+        problems.extend(_run_problems(number, run))
+        rules = _Rules(run)
+        levelled: list[tuple[Any, str]] = []
+        bad: list[Any] = []
+        for result in _list(run.get("results")):
+            level = _level(result, rules) if isinstance(result, dict) else None
+            if level is None:
+                bad.append(result)
+                continue
+            counts[level] += 1
+            levelled.append((result, level))
+        if bad:
+            first = (f"level {cap_line(repr(bad[0].get('level')), 80)}"
+                     if isinstance(bad[0], dict) else f"a JSON {type(bad[0]).__name__}")
+            problems.append(f"run {number} has {len(bad)} result(s) that are not an object "
+                            f"with a SARIF level (first: {first})")
+        graded.append((run, rules, _bases(run), levelled))
+    total = sum(counts.values())
+    promote = ctx.rc != 0 and not any(counts[level] for level in fail_levels)
+    chosen = set(LEVELS) if promote else fail_levels
+    sink = FindingSink(ctx.top)
+    for run, rules, bases, levelled in graded:
+        for result, level in levelled:
+            if level in chosen:
+                if len(sink.kept) < sink.keep:  # build only what the digest can show
+                    sink.add(_finding(ctx, run, result, rules=rules, level=level, bases=bases))
+                else:
+                    sink.total += 1
+    summary = {"counts": {**counts, "results": total, "runs": len(runs)}}
+    out = sink.result(summary=summary)
+    if problems:
+        out.parser_ok = False
+        out.notes.extend(cap_line(p) for p in problems[:NAMED_NOTIFICATIONS + 1])
+    if promote and total:
+        out.notes.append(f"exit code {ctx.rc} with no result at fail_levels "
+                         f"({', '.join(sorted(fail_levels)) or 'none'}): all {total} result(s) "
+                         "are shown as findings")
+    return out
+
+
+def _load(ctx: ParseContext) -> list[dict[str, Any]] | str:
+    """The log's runs, or why the log cannot be trusted."""
+    try:
+        path = ctx.artifact("report", "report.sarif")
+    except ArtifactError as exc:
+        return str(exc)
+    if not path.is_file():
+        return (f"SARIF log {path.name} not found in the run dir (exit code {ctx.rc}); the "
+                "command must write SARIF to {run_dir}/" + path.name + _last_words(ctx))
+    try:
+        with open(path, "rb") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, RecursionError) as exc:
+        return (f"SARIF log {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
+                + _last_words(ctx))
+    if not isinstance(data, dict):
+        return f"{path.name} is not a SARIF log (a JSON {type(data).__name__}, not an object)"
+    version = data.get("version")
+    if version != VERSION:
+        return f"{path.name} is not a SARIF {VERSION} log (version {version!r})"
+    runs = data.get("runs")
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
+        return f"SARIF log {path.name} has no runs: no tool's results to read"
+    return runs
+
+
+def _last_words(ctx: ParseContext) -> str:
+    last = ""
+    for line in plain_lines(ctx):
+        if line.strip():
+            last = line.strip()
+    return f"; log ends: {cap_line(last, 200)}" if last else ""
+
+
+def _run_problems(number: int, run: dict[str, Any]) -> Iterable[str]:
+    """Why a run's results cannot be trusted: none recorded, or the tool says it failed."""
+    tool = str(_obj(_obj(run.get("tool")).get("driver")).get("name") or "unnamed tool")
+    if not isinstance(run.get("results"), list):
+        yield f"run {number} ({tool}) has no results array: the tool did not produce results"
+    errors: list[str] = []
+    for invocation in _list(run.get("invocations")):
+        invocation = _obj(invocation)
+        if invocation.get("executionSuccessful") is False:
+            errors.append("executionSuccessful is false")
+        for key in ("toolExecutionNotifications", "toolConfigurationNotifications"):
+            for notification in _list(invocation.get(key)):
+                notification = _obj(notification)
+                if notification.get("level") == "error":
+                    errors.append(_text(notification.get("message")) or "error notification")
+    if errors:
+        shown = "; ".join(errors[:NAMED_NOTIFICATIONS])
+        more = f" (+{len(errors) - NAMED_NOTIFICATIONS} more)" if len(errors) > 2 else ""
+        yield f"run {number} ({tool}) reports execution errors: {shown}{more}"
+
+
+def _level(result: Any, rules: _Rules) -> str | None:
+    result = _obj(result)
+    return effective_level(result, rules.rule_for(result), rules.overrides)
+
+
+def _bases(run: dict[str, Any]) -> dict[str, str]:
+    """``originalUriBaseIds`` resolved to file paths (a base may chain to another)."""
+    raw = _obj(run.get("originalUriBaseIds"))
+    resolved: dict[str, str] = {}
+    for name in raw:
+        seen: set[str] = set()
+        parts: list[str] = []
+        current: Any = name
+        while isinstance(current, str) and current in raw and current not in seen:
+            seen.add(current)
+            entry = _obj(raw[current])
+            parts.append(str(entry.get("uri") or ""))
+            current = entry.get("uriBaseId")
+        path = ""
+        for part in reversed(parts):
+            path = _join(path, part)
+        resolved[name] = path
+    return resolved
+
+
+def _join(base: str, uri: str) -> str:
+    if not uri:
+        return base
+    split = urlsplit(uri)
+    if split.scheme == "file":
+        return unquote(split.path)
+    if split.scheme:  # http(s) and the like: keep as written
+        return uri
+    path = unquote(uri)
+    if not base or path.startswith("/"):
+        return path
+    return str(PurePosixPath(base) / path)
+
+
+def _path(run: dict[str, Any], physical: dict[str, Any], bases: dict[str, str]) -> str | None:
+    artifact = _obj(physical.get("artifactLocation"))
+    index = artifact.get("index")
+    artifacts = _list(run.get("artifacts"))
+    if "uri" not in artifact and _is_int(index) and 0 <= index < len(artifacts):
+        artifact = {**_obj(_obj(artifacts[index]).get("location")), **artifact}
+    uri = artifact.get("uri")
+    if not isinstance(uri, str) or not uri:
+        return None
+    base = bases.get(str(artifact.get("uriBaseId")), "")
+    path = _join(base, uri)
+    return path.replace("/", os.sep) if os.sep != "/" else path
+
+
+def _finding(ctx: ParseContext, run: dict[str, Any], result: Any, *, rules: _Rules, level: str,
+             bases: dict[str, str]) -> Finding:
+    result = _obj(result)
+    rule = rules.rule_for(result)
+    rule_id = result.get("ruleId") or _obj(result.get("rule")).get("id") or (rule or {}).get("id")
+    rule_id = str(rule_id) if rule_id else "result"
+    location = None
+    snippet: list[str] = []
+    for loc in _list(result.get("locations"))[:1]:
+        physical = _obj(_obj(loc).get("physicalLocation"))
+        region = _obj(physical.get("region"))
+        path = _path(run, physical, bases)
+        line, column = region.get("startLine"), region.get("startColumn")
+        if path is not None:
+            location = ctx.location(path, line if _is_int(line) else None,
+                                    column if _is_int(column) else None)
+        snippet = _text(region.get("snippet")).splitlines()
+    text = _message(result, rule)
+    head, *rest = text.splitlines() or [""]
+    ident = f"{location}:{rule_id}" if location else rule_id
+    return Finding(ident, f"sarif_{level}", cap_line(f"{rule_id}: {head}"), location,
+                   ctx.snippet([*snippet, *rest]))
+
+
+def _message(result: dict[str, Any], rule: dict[str, Any] | None) -> str:
+    """The result's message: its text, else the rule's message string with arguments filled."""
+    message = _obj(result.get("message"))
+    text = _text(message)
+    if text:
+        return text
+    message_id = message.get("id")
+    if rule is not None and isinstance(message_id, str):
+        template = _text(_obj(rule.get("messageStrings")).get(message_id))
+        if template:
+            for position, argument in enumerate(_list(message.get("arguments"))):
+                template = template.replace("{" + str(position) + "}", str(argument))
+            return template
+    if rule is not None:
+        return _text(rule.get("shortDescription")) or _text(rule.get("fullDescription"))
+    return ""
+
+
+def _text(value: Any) -> str:
+    value = _obj(value)
+    text = value.get("text")
+    if isinstance(text, str):
+        return text
+    markdown = value.get("markdown")
+    return markdown if isinstance(markdown, str) else ""
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,234 @@
+"""The bandit parser on real ``bandit -f json`` reports (tests/fixtures/bandit)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers.bandit import BanditParser
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+from .test_ruff import check_documented_example
+
+PARSER = BanditParser()
+REAL_REPORT = (FIXTURES / "bandit" / "issues" / "bandit.json").read_bytes()
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def rewrite(ctx: ParseContext, change: Any) -> None:
+    path = ctx.run_dir / "bandit.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("bandit", PARSER, load_case)
+
+
+def test_every_result_is_a_security_issue_with_a_path_line_test_id(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "issues", options={"allow_skipped": True})
+    result = PARSER.parse(ctx)
+    assert result.parser_ok, result.notes
+    assert [f.id for f in result.findings] == [
+        "app.py:3:B403", "app.py:4:B404", "app.py:8:B602", "app.py:12:B301", "app.py:20:B324",
+        "app.py:23:B105", "app.py:27:B101"]
+    assert {f.kind for f in result.findings} == {"security_issue"}
+    assert status(ctx, result) == FAIL
+
+
+def test_message_leads_with_the_test_id_and_detail_with_severity_and_code(
+        load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("bandit", "issues"))
+    shell = next(f for f in result.findings if f.id == "app.py:8:B602")
+    assert shell.message == "B602 subprocess call with shell=True identified, security issue."
+    assert shell.location == "app.py:8:12"  # bandit's col_offset 11, made 1-based
+    assert shell.detail == ("severity HIGH, confidence HIGH, CWE-78", "7 def run(cmd):",
+                            "8     return subprocess.call(cmd, shell=True)", "9 ")
+
+
+def test_summary_counts_issues_by_severity_files_and_nosec_skips(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("bandit", "issues"))
+    assert result.summary == {"counts": {
+        "issues": 7, "high": 2, "medium": 1, "low": 4, "filtered_out": 0, "files": 1,
+        "unscanned": 1, "nosec": 0, "skipped_tests": 1}}
+
+
+def test_a_file_bandit_could_not_parse_is_a_gate_failure_even_with_exit_code_zero(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "unparsable")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.gate_failures == ["bandit could not scan 1 file(s)"]
+    assert "unscanned: broken.py: syntax error while parsing AST from file" in result.notes[0]
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_skipped_accepts_files_bandit_could_not_scan(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "unparsable", options={"allow_skipped": True})
+    result = PARSER.parse(ctx)
+    assert (result.gate_failures, result.notes) == ([], [])
+    assert status(ctx, result) == PASS
+
+
+def test_a_run_that_scanned_no_file_is_a_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "no_python")
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["bandit scanned no file"]
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_skipped_accepts_a_run_that_scanned_no_file(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "no_python", options={"allow_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_a_clean_run_passes(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "clean")
+    result = PARSER.parse(ctx)
+    assert (result.findings, result.notes, result.gate_failures) == ([], [], [])
+    assert status(ctx, result) == PASS
+
+
+def test_bandits_own_severity_filter_is_respected_and_counted(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "high_only", options={"allow_skipped": True})
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert [f.id for f in result.findings] == ["app.py:8:B602", "app.py:20:B324"]
+    assert result.summary["counts"]["filtered_out"] == 5
+    assert status(ctx, result) == FAIL
+
+
+def test_exit_zero_with_issues_in_the_report_is_a_parse_mismatch(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "exit_zero", options={"allow_skipped": True})
+    result = PARSER.parse(ctx)
+    assert result.total == 7
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_config_error_leaves_an_empty_report_and_is_an_error_quoting_bandit(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "config_error")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "is empty (exit code 2 (bandit's usage or config error))" in result.notes[0]
+    assert "Unable to find profile (no_such_profile)" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_a_missing_report_names_the_flags(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "clean")
+    (ctx.run_dir / "bandit.json").unlink()
+    result = PARSER.parse(ctx)
+    assert "-f json -o {run_dir}/bandit.json" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_results_beyond_the_metrics_totals_are_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "issues", options={"allow_skipped": True})
+    rewrite(ctx, lambda d: d["metrics"]["_totals"].update({"SEVERITY.HIGH": 1}))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "SEVERITY HIGH: 2 reported > 1 found" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_exit_code_one_with_no_result_is_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "clean", rc=1)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "exited 1 but its report lists no result" in result.notes[0]
+
+
+def test_a_report_without_metrics_totals_is_format_drift(load_case: CaseLoader) -> None:
+    ctx = load_case("bandit", "clean")
+    rewrite(ctx, lambda d: d.pop("metrics"))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "not bandit's JSON format" in result.notes[0]
+
+
+def test_only_top_findings_are_kept_but_all_are_counted(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("bandit", "issues", top=2))
+    assert len(result.findings) == 2
+    assert result.total == 7
+
+
+@pytest.mark.parametrize("report", ["../outside.json", "/etc/passwd"])
+def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader, report: str) -> None:
+    result = PARSER.parse(load_case("bandit", "issues", options={"report": report}))
+    assert not result.parser_ok
+    assert "outside the run directory" in result.notes[0]
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"allow_skipped": "yes"}, "allow_skipped"),
+    ({"severity": "high"}, "severity"),
+    ({"report": 1}, "report"),
+])
+def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
+    with pytest.raises(OptionError) as err:
+        PARSER.validate_options(options)
+    assert err.value.key == key
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+def _parse_bytes(report: bytes, rc: int) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(b"")
+        (run_dir / "bandit.json").write_bytes(report)
+        return PARSER.parse(ParseContext(check="bandit", run_dir=run_dir, cwd=run_dir, rc=rc))
+
+
+def _readable(report: bytes) -> bool:
+    try:
+        data = json.loads(report)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(data, dict) and isinstance(data.get("results"), list)
+            and isinstance(data.get("metrics"), dict))
+
+
+def _check_never_green(report: bytes, rc: int) -> None:
+    result = _parse_bytes(report, rc)
+    verdict = reconcile(Exit(rc), result).status
+    if rc != 0:
+        assert verdict != PASS
+    if not _readable(report):
+        assert not result.parser_ok
+        assert verdict != PASS
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.integers(min_value=0, max_value=len(REAL_REPORT) - 1), rc=st.sampled_from([0, 1, 2]))
+def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
+    _check_never_green(REAL_REPORT[:cut], rc)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), rc=st.sampled_from([0, 1]))
+def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
+                                                               rc: int) -> None:
+    report = bytearray(REAL_REPORT)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
+        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
+        report[index] = data.draw(st.integers(min_value=0, max_value=255))
+    _check_never_green(bytes(report), rc)
+
+
+@given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
+def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
+    _check_never_green(report, rc)

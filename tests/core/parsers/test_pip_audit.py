@@ -1,0 +1,241 @@
+"""The pip_audit parser on real ``pip-audit -f json`` runs (tests/fixtures/pip_audit).
+
+This machine reaches no vulnerability service, so the cases with vulnerabilities
+come from the real pip-audit pointed (``--osv-url``) at a local OSV stand-in;
+their case.json says so. The unreachable-service cases are pip-audit's real
+offline behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.pip_audit import PipAuditParser
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader, case_meta
+from .test_ruff import check_documented_example
+
+PARSER = PipAuditParser()
+REAL_REPORT = (FIXTURES / "pip_audit" / "vulnerable" / "pip-audit.json").read_bytes()
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def rewrite(ctx: ParseContext, change: Any) -> None:
+    path = ctx.run_dir / "pip-audit.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("pip_audit", PARSER, load_case)
+
+
+def test_the_cases_with_vulnerabilities_say_they_used_the_osv_stand_in() -> None:
+    for case in ("vulnerable", "ignored", "fixed", "clean", "no_dependencies"):
+        assert "stand-in" in case_meta("pip_audit", case)["service"]
+    assert "service" not in case_meta("pip_audit", "pypi_unavailable")
+
+
+def test_each_known_vulnerability_is_a_finding_naming_the_pin_and_the_fix(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "vulnerable")
+    result = PARSER.parse(ctx)
+    assert result.parser_ok, result.notes
+    assert [(f.id, f.message) for f in result.findings] == [
+        ("requests==2.19.0:PYSEC-2018-28", "requests==2.19.0: PYSEC-2018-28 (fix: 2.20.0)"),
+        ("requests==2.19.0:PYSEC-2023-74", "requests==2.19.0: PYSEC-2023-74 (fix: 2.31.0)"),
+        ("py==1.11.0:PYSEC-2022-42969", "py==1.11.0: PYSEC-2022-42969 (no fix version)"),
+    ]
+    assert {f.kind for f in result.findings} == {"vulnerability"}
+    assert status(ctx, result) == FAIL
+
+
+def test_aliases_are_sorted_in_the_detail_whatever_order_pip_audit_wrote(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "vulnerable")
+    rewrite(ctx, lambda d: d["dependencies"][0]["vulns"][0]["aliases"].reverse())
+    first = PARSER.parse(ctx).findings[0]
+    assert first.detail[0] == "aliases: CVE-2018-18074, GHSA-x84v-xcm2-53pg"
+    assert first.detail[1].startswith("Requests before 2.20.0 sends an HTTP Authorization")
+
+
+def test_summary_counts_dependencies_vulnerabilities_and_skips(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pip_audit", "vulnerable"))
+    assert result.summary == {"counts": {"dependencies": 3, "vulnerabilities": 3,
+                                         "vulnerable": 2, "fixed": 0, "skipped": 0}}
+
+
+def test_ignored_vulnerabilities_are_gone_and_the_logs_count_still_agrees(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "ignored")
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.total == 2
+    assert status(ctx, result) == FAIL
+
+
+def test_vulnerabilities_fixed_by_fix_are_counted_not_findings(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "fixed")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.total == 0
+    assert result.summary["counts"]["fixed"] == 2
+    assert status(ctx, result) == PASS
+
+
+def test_a_clean_audit_passes(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "clean")
+    result = PARSER.parse(ctx)
+    assert (result.findings, result.notes, result.gate_failures) == ([], [], [])
+    assert status(ctx, result) == PASS
+
+
+def test_dependencies_pip_audit_could_not_audit_are_a_gate_failure_despite_exit_zero(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "pypi_unavailable")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.gate_failures == ["pip-audit could not audit 3 dependencies"]
+    assert ("requests: Dependency not found on PyPI and could not be audited: requests (2.19.0)"
+            in result.notes[0])
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_skipped_accepts_dependencies_pip_audit_could_not_audit(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "pypi_unavailable", options={"allow_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_an_audit_of_no_dependency_is_a_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "no_dependencies")
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pip-audit audited no dependency"]
+    assert status(ctx, result) == FAIL
+
+
+def test_an_unreachable_service_is_an_error_whose_note_names_the_cause(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "osv_unreachable")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "pip-audit.json not found in the run dir (exit code 1)" in result.notes[0]
+    assert "Failed to resolve 'api.osv.dev'" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_strict_mode_failing_on_a_skip_is_an_error_quoting_the_skip(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "strict_skip")
+    result = PARSER.parse(ctx)
+    assert "Dependency not found on PyPI and could not be audited" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_a_log_count_that_disagrees_with_the_report_is_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "vulnerable")
+    rewrite(ctx, lambda d: d["dependencies"][2].update(vulns=[]))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "log says 3 known vulnerabilities but its report lists 2" in result.notes[0]
+
+
+def test_exit_code_one_with_nothing_unfixed_is_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "clean", rc=1)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "exited 1 but its report lists no unfixed vulnerability" in result.notes[0]
+
+
+def test_a_report_without_dependencies_is_format_drift(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "clean")
+    (ctx.run_dir / "pip-audit.json").write_text('[{"name": "idna"}]')
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_only_top_findings_are_kept_but_all_are_counted(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pip_audit", "vulnerable", top=1))
+    assert len(result.findings) == 1
+    assert result.total == 3
+
+
+@pytest.mark.parametrize("report", ["../outside.json", "/etc/passwd"])
+def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader, report: str) -> None:
+    result = PARSER.parse(load_case("pip_audit", "vulnerable", options={"report": report}))
+    assert not result.parser_ok
+    assert "outside the run directory" in result.notes[0]
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"allow_skipped": 1}, "allow_skipped"),
+    ({"ignore": ["PYSEC-1"]}, "ignore"),
+])
+def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
+    with pytest.raises(OptionError) as err:
+        PARSER.validate_options(options)
+    assert err.value.key == key
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+def _parse_bytes(report: bytes, rc: int) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(b"")
+        (run_dir / "pip-audit.json").write_bytes(report)
+        return PARSER.parse(ParseContext(check="pip_audit", run_dir=run_dir, cwd=run_dir, rc=rc))
+
+
+def _readable(report: bytes) -> bool:
+    try:
+        data = json.loads(report)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("dependencies"), list)
+
+
+def _check_never_green(report: bytes, rc: int) -> None:
+    result = _parse_bytes(report, rc)
+    verdict = reconcile(Exit(rc), result).status
+    if rc != 0:
+        assert verdict != PASS
+    if not _readable(report):
+        assert not result.parser_ok
+        assert verdict != PASS
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(cut=st.integers(min_value=0, max_value=len(REAL_REPORT) - 1), rc=st.sampled_from([0, 1]))
+def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
+    _check_never_green(REAL_REPORT[:cut], rc)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), rc=st.sampled_from([0, 1]))
+def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
+                                                               rc: int) -> None:
+    report = bytearray(REAL_REPORT)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
+        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
+        report[index] = data.draw(st.integers(min_value=0, max_value=255))
+    _check_never_green(bytes(report), rc)
+
+
+@given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
+def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
+    _check_never_green(report, rc)

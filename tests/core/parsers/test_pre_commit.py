@@ -1,0 +1,218 @@
+"""The pre_commit parser on real ``pre-commit run --all-files`` logs (tests/fixtures/pre_commit)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.pre_commit import PreCommitParser
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+
+from .conftest import FIXTURES, CaseLoader
+from .test_ruff import check_documented_example
+
+PARSER = PreCommitParser()
+REAL_LOG = (FIXTURES / "pre_commit" / "show_diff" / "full.log").read_bytes()
+FAILED_IDS = ["no-trailing-space", "append-marker", "exit-three", "long-output"]
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
+    check_documented_example("pre_commit", PARSER, load_case)
+
+
+def test_every_failed_hook_is_a_hook_failure_named_by_its_hook_id(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "mixed")
+    result = PARSER.parse(ctx)
+    assert result.parser_ok, result.notes
+    assert [f.id for f in result.findings] == FAILED_IDS
+    assert {f.kind for f in result.findings} == {"hook_failure"}
+    assert status(ctx, result) == FAIL
+
+
+def test_the_message_carries_the_exit_code_and_the_modified_files_lines(
+        load_case: CaseLoader) -> None:
+    by_id = {f.id: f for f in PARSER.parse(load_case("pre_commit", "mixed")).findings}
+    assert by_id["exit-three"].message == "exits 3 with a message Failed - exit code: 3"
+    assert by_id["append-marker"].message == (
+        "appends a marker (modifies files) Failed - files were modified by this hook")
+
+
+def test_the_hooks_output_is_the_detail_without_its_framing_blank_lines(
+        load_case: CaseLoader) -> None:
+    by_id = {f.id: f for f in PARSER.parse(load_case("pre_commit", "mixed")).findings}
+    assert by_id["no-trailing-space"].detail == ("app.py:2:    x = 1",)
+    assert by_id["exit-three"].detail == ("found 1 problem in app.py",)
+    assert by_id["append-marker"].detail == ()
+
+
+def test_long_hook_output_is_bounded_with_a_counted_marker(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pre_commit", "mixed", max_snippet_lines=5))
+    long = next(f for f in result.findings if f.id == "long-output")
+    assert long.detail == (*(f"problem {i} - something is wrong" for i in range(5)),
+                           "... [+35 more lines]")
+
+
+def test_verbose_output_of_a_passing_hook_is_not_evidence(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pre_commit", "mixed"))
+    assert all("all good" not in line for f in result.findings for line in f.detail)
+    assert result.summary == {"counts": {"hooks": 7, "passed": 2, "failed": 4, "skipped": 1}}
+
+
+def test_the_diff_shown_on_failure_is_not_part_of_the_last_hooks_output(
+        load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pre_commit", "show_diff"))
+    assert [f.id for f in result.findings] == FAILED_IDS
+    assert all(not line.startswith(("diff --git", "+# checked"))
+               for f in result.findings for line in f.detail)
+
+
+def test_forced_colour_reads_the_same_as_plain_text(load_case: CaseLoader) -> None:
+    plain = PARSER.parse(load_case("pre_commit", "mixed"))
+    colour = PARSER.parse(load_case("pre_commit", "color"))
+    assert [(f.id, f.message, f.detail) for f in colour.findings] == [
+        (f.id, f.message, f.detail) for f in plain.findings]
+
+
+def test_a_passing_run_passes(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "passing")
+    result = PARSER.parse(ctx)
+    assert result.summary == {"counts": {"hooks": 3, "passed": 2, "failed": 0, "skipped": 1}}
+    assert status(ctx, result) == PASS
+
+
+def test_a_hook_that_only_modified_files_fails(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "modified_only")
+    result = PARSER.parse(ctx)
+    assert [f.id for f in result.findings] == ["append-marker"]
+    assert status(ctx, result) == FAIL
+
+
+@pytest.mark.parametrize("case", ["all_skipped", "skip_env"])
+def test_a_run_where_every_hook_was_skipped_fails_its_gate(load_case: CaseLoader,
+                                                           case: str) -> None:
+    ctx = load_case("pre_commit", case)
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.gate_failures[0].startswith("every pre-commit hook was skipped")
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_all_skipped_accepts_a_run_that_checked_nothing(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "all_skipped", options={"allow_all_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_a_config_with_no_hook_prints_nothing_and_cannot_be_read_as_green(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "no_hooks")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "no pre-commit hook result line" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_pre_commits_own_error_is_an_error_quoting_its_reason(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "invalid_config")
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "An error has occurred: InvalidConfigError:" in result.notes[0]
+    assert "but got: 'no-such-language'" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_a_red_exit_without_a_failed_hook_is_unreadable(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "passing", rc=1)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "exit code 1 but no hook Failed" in result.notes[0]
+    assert status(ctx, result) == ERROR
+
+
+def test_failed_hooks_with_exit_code_zero_are_a_parse_mismatch(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "mixed", rc=0)
+    assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
+
+
+def test_the_same_hook_id_twice_gets_distinct_ids(load_case: CaseLoader) -> None:
+    ctx = load_case("pre_commit", "modified_only")
+    log = ctx.log_path.read_bytes()
+    ctx.log_path.write_bytes(log + log)
+    assert [f.id for f in PARSER.parse(ctx).findings] == ["append-marker", "append-marker#2"]
+
+
+def test_only_top_findings_are_kept_but_all_are_counted(load_case: CaseLoader) -> None:
+    result = PARSER.parse(load_case("pre_commit", "mixed", top=2))
+    assert [f.id for f in result.findings] == FAILED_IDS[:2]
+    assert result.total == 4
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"allow_all_skipped": "true"}, "allow_all_skipped"),
+    ({"allow_skipped": True}, "allow_skipped"),
+])
+def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
+    with pytest.raises(OptionError) as err:
+        PARSER.validate_options(options)
+    assert err.value.key == key
+
+
+# --- garbage never passes -----------------------------------------------------------------
+
+def _parse_log(log: bytes, rc: int) -> ParseResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        (run_dir / "full.log").write_bytes(log)
+        return PARSER.parse(ParseContext(check="pre_commit", run_dir=run_dir, cwd=run_dir, rc=rc))
+
+
+@given(cut=st.integers(min_value=0, max_value=len(REAL_LOG)), rc=st.sampled_from([0, 1, 3]))
+def test_a_truncated_log_never_raises_and_never_passes_a_red_exit(cut: int, rc: int) -> None:
+    result = _parse_log(REAL_LOG[:cut], rc)
+    verdict = reconcile(Exit(rc), result).status
+    if rc != 0:
+        assert verdict != PASS
+
+
+@given(data=st.data(), rc=st.sampled_from([0, 1]))
+def test_a_mutated_log_never_raises_and_never_passes_a_red_exit(data: st.DataObject,
+                                                                rc: int) -> None:
+    log = bytearray(REAL_LOG)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=8))):
+        index = data.draw(st.integers(min_value=0, max_value=len(log) - 1))
+        log[index] = data.draw(st.integers(min_value=0, max_value=255))
+    result = _parse_log(bytes(log), rc)
+    if rc != 0:
+        assert reconcile(Exit(rc), result).status != PASS
+
+
+@given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2, 127]))
+def test_garbage_logs_never_raise_and_never_pass(log: bytes, rc: int) -> None:
+    result = _parse_log(log, rc)
+    verdict = reconcile(Exit(rc), result).status
+    assert verdict != PASS or b"Passed" in log
+
+
+_lines = st.lists(st.sampled_from([
+    "hook.....................Passed", "hook.....................Failed",
+    "hook.......(no files to check)Skipped", "- hook id: x", "- exit code: 1", "",
+    "output", "- files were modified by this hook", "An error has occurred: X",
+    "pre-commit hook(s) made changes.", "\x1b[41mFailed\x1b[m"]), max_size=20)
+
+
+@given(lines=_lines, rc=st.sampled_from([0, 1]))
+def test_hook_shaped_logs_pass_only_when_green_hooks_ran_and_none_failed(
+        lines: list[str], rc: int) -> None:
+    result = _parse_log("\n".join(lines).encode(), rc)
+    if reconcile(Exit(rc), result).status == PASS:
+        assert rc == 0
+        assert result.summary["counts"]["failed"] == 0
+        assert result.summary["counts"]["passed"] >= 1
