@@ -219,7 +219,7 @@ class _Loader:
                       aliases=MappingProxyType(aliases))
 
     def parse_toml(self, data: bytes) -> dict[str, Any]:
-        import tomllib  # noqa: PLC0415 - lazy: not needed without a config file
+        import tomllib  # lazy: not needed without a config file
 
         try:
             text = data.decode("utf-8-sig")
@@ -331,7 +331,7 @@ class _Loader:
 
     def command(self, where: str, value: Any) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
         if isinstance(value, str):
-            import shlex  # noqa: PLC0415 - lazy: only string commands need it
+            import shlex  # lazy: only string commands need it
 
             try:
                 argv = tuple(shlex.split(value, posix=True))
@@ -434,7 +434,7 @@ def _unknown(what: str, key: str, known: Iterable[str]) -> str:
 
 def _suggest(word: str, candidates: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for a near miss, else empty. difflib only on this error path."""
-    import difflib  # noqa: PLC0415 - lazy: only error messages need it
+    import difflib  # lazy: only error messages need it
 
     close = difflib.get_close_matches(word, list(candidates), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""

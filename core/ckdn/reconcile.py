@@ -81,7 +81,7 @@ def _gates(result: ParseResult) -> str:
     return "; ".join(result.gate_failures)
 
 
-def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # noqa: A002 - the domain word
+def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the domain word
     """Decide the status of one run. Pure: same inputs, same verdict."""
     rc = exit.rc
     if not exit.started:

@@ -162,7 +162,7 @@ def _parse_holder(data: bytes) -> _Holder | None:
     """``None`` for an empty (cleanly released) lock file."""
     if not data.strip():
         return None
-    import json  # noqa: PLC0415 - lazy: only a held or reclaimed lock needs it
+    import json  # lazy: only a held or reclaimed lock needs it
 
     try:
         doc = json.loads(data)
@@ -179,7 +179,7 @@ def _parse_holder(data: bytes) -> _Holder | None:
 
 
 def _write_holder(fd: int, run_dir: str | None) -> None:
-    import json  # noqa: PLC0415 - lazy: keeps `import ckdn.store` cheap
+    import json  # lazy: keeps `import ckdn.store` cheap
 
     doc: dict[str, object] = {"pid": os.getpid()}
     if run_dir is not None:
@@ -190,7 +190,7 @@ def _write_holder(fd: int, run_dir: str | None) -> None:
 
 def _rmtree(path: Path) -> None:
     """Remove a tree that a concurrent prune may be removing too."""
-    import shutil  # noqa: PLC0415 - lazy: only pruning needs it
+    import shutil  # lazy: only pruning needs it
 
     if sys.version_info >= (3, 12):
 
