@@ -35,7 +35,7 @@ __all__ = [
     "reconcile",
 ]
 
-PASS = "pass"
+PASS = "pass"  # noqa: S105 - a status, not a password
 FAIL = "fail"
 ERROR = "error"
 PARSE_MISMATCH = "parse_mismatch"
@@ -107,7 +107,8 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
     if result.gate_failures:
         return Verdict(FAIL, f"exit code {rc}; gate failed: {_gates(result)}")
     if result.evidence_expected:
-        return Verdict(ERROR, f"exit code {rc} with no finding(s) although the parser expects evidence")
+        return Verdict(
+            ERROR, f"exit code {rc} with no finding(s) although the parser expects evidence")
     return Verdict(FAIL, f"exit code {rc}")
 
 
