@@ -1,0 +1,100 @@
+"""Examples in the documentation are checked against the real program."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from ckdn.config import load_config
+from ckdn.schema import load_schema
+from tests.project import Project
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+
+
+def blocks(lang: str) -> list[tuple[str, str]]:
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(rf"```{lang}\n(.*?)```", text, re.DOTALL):
+            found.append((str(page.relative_to(ROOT)), match.group(1)))
+    return found
+
+
+CONFIGS = [(page, body) for page, body in blocks("toml")
+           if ("[check." in body or "[run]" in body) and "mytool" not in body]
+DOCUMENTS = [(page, body) for page, body in blocks("json") if '"schema"' in body]
+
+
+@pytest.mark.parametrize(("page", "body"), CONFIGS, ids=[f"{p}#{i}" for i, (p, _) in
+                                                         enumerate(CONFIGS)])
+def test_every_documented_config_loads(page: str, body: str, tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(body)
+    config = load_config(tmp_path)
+    assert config.checks or config.aliases or config.run
+
+
+@pytest.mark.parametrize(("page", "body"), DOCUMENTS, ids=[f"{p}#{i}" for i, (p, _) in
+                                                           enumerate(DOCUMENTS)])
+def test_every_documented_document_validates_against_its_schema(page: str, body: str) -> None:
+    doc = json.loads(body)
+    jsonschema.Draft202012Validator(load_schema(doc["schema"])).validate(doc)
+
+
+def test_the_starter_config_is_the_documented_catalogue(tmp_path: Path) -> None:
+    from ckdn.starter import STARTER
+
+    (tmp_path / "ckdn.toml").write_text(STARTER)
+    config = load_config(tmp_path)
+    assert {"pytest", "ruff", "mypy"} <= set(config.checks)
+    parsers_page = (ROOT / "docs" / "parsers.md").read_text()
+    for recipe_parser in re.findall(r'^#? ?parser = "(\w+)"', STARTER, re.MULTILINE):
+        assert f"`{recipe_parser}`" in parsers_page
+
+
+def test_documented_config_errors_are_what_ckdn_prints(project: Project) -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    block = page.split("<!-- config-errors")[1].split("```text\n")[1].split("```")[0]
+    configs = {
+        "kep": "[run]\nkep = 3\n",
+        "timeout": '[check.ruff]\ncommand = "true"\nparser = "generic"\ntimeout = 0\n',
+        "rufff": '[check.ruff]\ncommand = "true"\nparser = "generic"\n'
+                 '[check.lint]\nmembers = ["rufff"]\n',
+    }
+    lines = block.strip().splitlines()
+    assert len(lines) == len(configs)
+    for line, config in zip(lines, configs.values(), strict=True):
+        project.config(config)
+        proc = project.ckdn("run", "x")
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == line
+
+
+def test_readme_starts_with_the_two_commands_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in first_block.splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2
+    assert commands[0].endswith("ckdn run --all")
+    assert commands[1].endswith("pytest")
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert ci == commands
+    for command in commands:
+        assert shlex.split(command)
+
+
+def test_every_docs_page_is_linked_from_the_readme_or_an_index() -> None:
+    readme = (ROOT / "README.md").read_text()
+    linked = set(re.findall(r"\]\((docs/[^)]+)\)", readme))
+    parsers_page = (ROOT / "docs" / "parsers.md").read_text()
+    linked |= {f"docs/{p}" for p in re.findall(r"\]\((parsers/[^)]+)\)", parsers_page)}
+    pages = {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")}
+    assert pages - linked == set()
+    assert linked - pages == set(), "links to pages that do not exist"
