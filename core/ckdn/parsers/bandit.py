@@ -9,8 +9,11 @@ nothing in the exit code says it was never scanned. Files it could not scan,
 and a run that scanned no file at all, are unverified, not clean: a gate
 failure unless ``allow_skipped = true``.
 
-``metrics._totals`` counts every issue bandit found before its filters; the
-report's results per severity and confidence can never exceed those counts.
+Guards: ``metrics._totals`` counts every issue bandit found before its filters,
+so the report's results per severity and confidence can never exceed those
+counts; exit code 1 needs a result, and any other code but 0 is not a bandit
+result (2 is its usage or config error); a missing or empty report is
+``parser_ok=False`` with a note quoting the log's last line.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -30,6 +33,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["BanditParser"]
 
@@ -93,10 +97,10 @@ def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str,
     usage = " (bandit's usage or config error)" if ctx.rc == 2 else ""
     if not path.is_file():
         return (f"bandit report {path.name} not found in the run dir (exit code {ctx.rc}{usage}); "
-                "the command must include -f json -o {run_dir}/" + path.name + _last_words(ctx))
+                "the command must include -f json -o {run_dir}/" + path.name + log_ends(ctx))
     if path.stat().st_size == 0:
         return (f"bandit report {path.name} is empty (exit code {ctx.rc}{usage}): bandit stopped "
-                "before scanning" + _last_words(ctx))
+                "before scanning" + log_ends(ctx))
     try:
         with open(path, "rb") as handle:
             data = json.load(handle)
@@ -114,15 +118,6 @@ def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str,
                 and isinstance(item.get("test_id"), str)):
             return f"{drift} (result {index} has no filename and test_id)"
     return results, errors, metrics
-
-
-def _last_words(ctx: ParseContext) -> str:
-    """The log's last non-blank line: bandit logs why it stopped there."""
-    last = ""
-    for line in plain_lines(ctx):
-        if line.strip():
-            last = line.strip()
-    return f"; log ends: {cap_line(last, 200)}" if last else ""
 
 
 def _level(value: Any) -> str:

@@ -35,7 +35,8 @@ from ckdn.parsers.base import (
     ParseContext,
     ParseResult,
 )
-from ckdn.parsers.junit import JUNIT_OPTIONS, crash_result, read_junit
+from ckdn.parsers.guard import guarded
+from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
 __all__ = [
     "CoverageParser",
@@ -293,10 +294,7 @@ class CoverageParser(BaseParser):
     }
 
     def parse(self, ctx: ParseContext) -> ParseResult:
-        try:
-            return self._parse(ctx)
-        except Exception as exc:  # a parser never raises: garbage input is a loud note
-            return crash_result(self.name, exc)
+        return guarded(self.name, self._parse, ctx)
 
     def _parse(self, ctx: ParseContext) -> ParseResult:
         result = read_junit(ctx, missing_ok=True) or ParseResult()

@@ -37,6 +37,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = [
     "DEFAULT_JUNIT",
@@ -44,7 +45,6 @@ __all__ = [
     "JUNIT_OPTIONS",
     "PLUGIN_EVIDENCE_READER",
     "PytestParser",
-    "crash_result",
     "node_id",
     "read_junit",
 ]
@@ -484,12 +484,6 @@ def read_junit(ctx: ParseContext, *, option: str = "junit", default: str = DEFAU
                        gate_failures=gate_failures)
 
 
-def crash_result(parser: str, exc: BaseException) -> ParseResult:
-    """The facts when a parser itself broke on its input: loud, never clean."""
-    return ParseResult(parser_ok=False, notes=[
-        f"{parser} parser failed on this run's report: {type(exc).__name__}: {exc}"])
-
-
 class PytestParser(BaseParser):
     """pytest via its JUnit XML (``--junitxml {run_dir}/junit.xml``)."""
 
@@ -497,10 +491,7 @@ class PytestParser(BaseParser):
     OPTIONS = JUNIT_OPTIONS
 
     def parse(self, ctx: ParseContext) -> ParseResult:
-        try:
-            return self._parse(ctx)
-        except Exception as exc:  # a parser never raises: garbage input is a loud note
-            return crash_result(self.name, exc)
+        return guarded(self.name, self._parse, ctx)
 
     def _parse(self, ctx: ParseContext) -> ParseResult:
         reader = PLUGIN_EVIDENCE_READER

@@ -22,13 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
-from ckdn.parsers._typecheck import (
-    DetailLines,
-    LogSample,
-    guarded,
-    plain_lines,
-    silent_red_note,
-)
+from ckdn.parsers._logtext import DetailLines, LogSample, plain_lines, silent_red_note
 from ckdn.parsers.base import (
     LINE_CAP,
     BaseParser,
@@ -39,6 +33,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["MypyParser"]
 

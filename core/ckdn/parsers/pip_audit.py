@@ -10,7 +10,10 @@ dependency lands in the report with a ``skip_reason``. Skipped dependencies,
 and a run that audited none, are unverified, not clean: a gate failure unless
 ``allow_skipped = true``.
 
-When the vulnerability service is unreachable, pip-audit exits 1 with a
+Guards: the count pip-audit prints ("Found N known vulnerabilities", "No known
+vulnerabilities found") must match the report; exit code 1 needs an unfixed
+vulnerability in the report, and any other code but 0 is not a pip-audit
+result. When the vulnerability service is unreachable, pip-audit exits 1 with a
 traceback and writes no report; the note quotes the log's last line, which
 names the cause.
 """
@@ -22,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._typecheck import guarded, plain
+from ckdn.parsers._logtext import plain
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -33,6 +36,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["PipAuditParser"]
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers._logtext import DetailLines, plain_lines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -32,6 +32,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["PreCommitParser"]
 
@@ -62,16 +63,14 @@ class PreCommitParser(BaseParser):
 class _Hook:
     """A failed hook whose meta and output lines are still arriving."""
 
-    __slots__ = ("blanks", "extra", "hook_id", "limit", "lines", "meta", "name",
-                 "output_started")
+    __slots__ = ("blanks", "hook_id", "meta", "name", "output", "output_started")
 
     def __init__(self, name: str, limit: int) -> None:
         self.name = name
         self.hook_id: str | None = None
         self.meta: list[str] = []
-        self.limit = limit
-        self.lines: list[str] = []  # the first ``limit`` output lines ...
-        self.extra = 0  # ... and a count of the rest: a hook may print millions
+        # A hook may print millions of lines: the first ``limit`` and a count of the rest.
+        self.output = DetailLines(limit, keep_borders=True)
         self.blanks = 0  # blank lines held back: the last ones only frame the output
         self.output_started = False
 
@@ -92,25 +91,16 @@ class _Hook:
             return
         while self.blanks:  # blank lines inside the output are part of it
             self.blanks -= 1
-            self._keep("")
-        self._keep(line)
-
-    def _keep(self, line: str) -> None:
-        if len(self.lines) < self.limit:
-            self.lines.append(cap_line(line))
-        else:
-            self.extra += 1
+            self.output.add("")
+        self.output.add(line)
 
     def finding(self, seen: dict[str, int]) -> Finding:
         ident = self.hook_id or self.name
         seen[ident] = seen.get(ident, 0) + 1
         if seen[ident] > 1:  # the same hook id twice in one config
             ident = f"{ident}#{seen[ident]}"
-        lines = self.lines
-        if self.extra:
-            lines.append(f"... [+{self.extra} more lines]")
         message = " ".join([f"{self.name} Failed", *self.meta])
-        return Finding(ident, KIND, cap_line(message), None, tuple(lines))
+        return Finding(ident, KIND, cap_line(message), None, self.output.tuple())
 
 
 def _parse(ctx: ParseContext) -> ParseResult:

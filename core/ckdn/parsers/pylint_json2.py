@@ -6,6 +6,12 @@ against each other exactly: every weighted message type in the report sets its
 bit, and nothing else does. ``info`` messages never set a bit; they are counted,
 never findings.
 
+Guards: a missing or empty report is ``parser_ok=False`` with a note quoting the
+log's last line (pylint says there why it stopped); ``statistics.messageTypeCount``
+must match the messages; an exit code with the usage-error bit, or a bit pylint
+never sets, is not a pylint result; and the weighted types the exit code names
+must be the ones the report holds.
+
 pylint exits 0 with weighted messages only when its own policy accepted them
 (``--exit-zero``, or a score at or above ``--fail-under``). Those messages carry
 no exit-code weight in that run, so they are counted, not findings; a project
@@ -19,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -30,6 +36,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["PylintParser"]
 
@@ -119,10 +126,10 @@ def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | st
     if not path.is_file():
         return (f"pylint report {path.name} not found in the run dir (exit code {ctx.rc}{why}); "
                 "the command must include --output-format=json2:{run_dir}/" + path.name
-                + _last_words(ctx))
+                + log_ends(ctx))
     if path.stat().st_size == 0:
         return (f"pylint report {path.name} is empty (exit code {ctx.rc}{why}): pylint stopped "
-                "before linting" + _last_words(ctx))
+                "before linting" + log_ends(ctx))
     try:
         with open(path, "rb") as handle:
             data = json.load(handle)
@@ -145,15 +152,6 @@ def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | st
 
 def _usage_hint(rc: int) -> str:
     return ": pylint usage error" if rc > 0 and rc & USAGE_ERROR else ""
-
-
-def _last_words(ctx: ParseContext) -> str:
-    """The log's last non-blank line: pylint prints why it stopped there."""
-    last = ""
-    for line in plain_lines(ctx):
-        if line.strip():
-            last = line.strip()
-    return f"; log ends: {cap_line(last, 200)}" if last else ""
 
 
 def _score(ctx: ParseContext, statistics: dict[str, Any], result: ParseResult) -> None:

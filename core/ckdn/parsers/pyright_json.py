@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, TypeGuard
 
-from ckdn.parsers._typecheck import LogSample, guarded, silent_red_note
+from ckdn.parsers._logtext import LogSample, silent_red_note
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -29,6 +29,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["PyrightParser", "find_document"]
 

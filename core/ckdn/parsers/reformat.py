@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._typecheck import LogSample, PendingFinding, guarded, plain_lines
+from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
+from ckdn.parsers.guard import guarded
 
 __all__ = ["ReformatParser"]
 
@@ -37,9 +38,8 @@ _FAILED_PARSE: Final = re.compile(
     r"^error: Failed to (?:parse|format) (?P<path>.+?)(?::(?P<line>\d+):(?P<col>\d+))?: "
     r"(?P<msg>.*)$")
 # ruff full layout: "unformatted: File would be reformatted" (or "invalid-syntax: ..."),
-# then "--> a.py:1:2" on the next line.
+# then "--> a.py:1:2" on the next line (ARROW).
 _HEADER: Final = re.compile(r"^(?P<code>[a-z][a-z0-9-]*): (?P<msg>.+)$")
-_ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
 # ruff concise layout: "a.py:1:2: unformatted: File would be reformatted"
 _CONCISE: Final = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[a-z][a-z0-9-]*): (?P<msg>.*)$")
@@ -109,7 +109,7 @@ class _Scan:
     def feed(self, line: str) -> None:
         header, self.header = self.header, None
         if header is not None:
-            arrow = _ARROW.match(line)
+            arrow = ARROW.match(line)
             if arrow:
                 code, msg = header["code"], header["msg"]
                 kind = VIOLATION if code == _UNFORMATTED else ERROR

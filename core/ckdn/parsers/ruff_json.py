@@ -6,6 +6,12 @@ decoded element by element (:func:`iter_json_array`) instead of with one
 ``json.load``: 100,000 diagnostics are ~45 MB of JSON, which ``json.load``
 turns into ~200 MB of objects (and no less time), while the digest keeps only
 ``top`` findings and a few counts; streamed, the parser stays near 20 MB.
+
+Guards: a missing report is ``parser_ok=False`` with a note quoting the log's
+first lines (where ruff says why it stopped, such as an unknown rule selector);
+an entry without filename, message or location is format drift; the verdict
+ruff prints ("Found N errors.", "All checks passed!") must match the report;
+and a run that found no Python files is a gate failure unless ``allow_no_files``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers._logtext import plain_lines
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -26,6 +32,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["RuffParser", "iter_json_array"]
 
@@ -105,7 +112,7 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
 class _Tally:
     """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
 
-    __slots__ = ("files", "fixable", "malformed", "paths", "syntax", "total")
+    __slots__ = ("files", "fixable", "malformed", "syntax", "total")
 
     def __init__(self) -> None:
         self.total = 0
@@ -113,7 +120,6 @@ class _Tally:
         self.syntax = 0
         self.malformed = 0
         self.files: set[str] = set()
-        self.paths: dict[str, str] = {}
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
         if not isinstance(item, dict):
@@ -133,23 +139,21 @@ class _Tally:
         if isinstance(fix, dict):
             self.fixable += 1
         self.files.add(filename)
-        if len(sink.kept) >= sink.keep:
+        if len(sink.kept) >= sink.keep:  # build only what the digest can show
             sink.total += 1
             return
-        path = self.paths.get(filename)
-        if path is None:
-            path = self.paths[filename] = ctx.location(filename)
-        sink.add(_finding(ctx, item, code=str(code), path=path, message=message, where=where,
-                          fix=fix))
+        sink.add(_finding(ctx, item, code=str(code), filename=filename, message=message,
+                          where=where, fix=fix))
 
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 
 
-def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, path: str, message: str,
-             where: dict[str, Any], fix: Any) -> Finding:
+def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: str,
+             message: str, where: dict[str, Any], fix: Any) -> Finding:
     row, col = _int(where.get("row")), _int(where.get("column"))
+    path = ctx.location(filename)
     cell = item.get("cell")
     detail: list[str] = []
     if isinstance(cell, int) and not isinstance(cell, bool):
@@ -158,7 +162,7 @@ def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, path: str, m
         ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
         detail.append(f"cell {cell}, line {row or '?'}, column {col or '?'}")
     else:
-        location = path if row is None else f"{path}:{row}" + (f":{col}" if col else "")
+        location = ctx.location(filename, row, col)
         ident = f"{path}:{row or 0}:{col or 0}:{code}"
     if isinstance(fix, dict):
         applicability = fix.get("applicability") or "unknown"

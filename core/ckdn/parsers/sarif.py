@@ -17,7 +17,8 @@ about them, and a parser never hides what the exit code knows.
 A log that is not SARIF 2.1.0, a run without a results array, and a tool that
 reports it did not execute successfully (``executionSuccessful: false`` or an
 ``error``-level execution notification, as semgrep writes for a broken rule
-file) are unreadable evidence: ``parser_ok=False``.
+file) are unreadable evidence: ``parser_ok=False``, as is a missing or
+undecodable log (the note quotes the tool's last log line).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
-from ckdn.parsers._typecheck import guarded, plain_lines
+from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -40,6 +41,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.guard import guarded
 
 __all__ = ["SarifParser", "effective_level"]
 
@@ -190,13 +192,13 @@ def _load(ctx: ParseContext) -> list[dict[str, Any]] | str:
         return str(exc)
     if not path.is_file():
         return (f"SARIF log {path.name} not found in the run dir (exit code {ctx.rc}); the "
-                "command must write SARIF to {run_dir}/" + path.name + _last_words(ctx))
+                "command must write SARIF to {run_dir}/" + path.name + log_ends(ctx))
     try:
         with open(path, "rb") as handle:
             data = json.load(handle)
     except (OSError, ValueError, RecursionError) as exc:
         return (f"SARIF log {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
-                + _last_words(ctx))
+                + log_ends(ctx))
     if not isinstance(data, dict):
         return f"{path.name} is not a SARIF log (a JSON {type(data).__name__}, not an object)"
     version = data.get("version")
@@ -206,14 +208,6 @@ def _load(ctx: ParseContext) -> list[dict[str, Any]] | str:
     if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
         return f"SARIF log {path.name} has no runs: no tool's results to read"
     return runs
-
-
-def _last_words(ctx: ParseContext) -> str:
-    last = ""
-    for line in plain_lines(ctx):
-        if line.strip():
-            last = line.strip()
-    return f"; log ends: {cap_line(last, 200)}" if last else ""
 
 
 def _run_problems(number: int, run: dict[str, Any]) -> Iterable[str]:

@@ -16,22 +16,22 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._typecheck import (
+from ckdn.parsers._logtext import (
+    ARROW,
     LogSample,
     PendingFinding,
-    guarded,
     plain_lines,
     silent_red_note,
 )
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
+from ckdn.parsers.guard import guarded
 
 __all__ = ["TyParser"]
 
 KIND = "type_error"
 _SEVERITIES = "error|warning|info|fatal"
-# full layout: "error[invalid-assignment]: Object of type ..." then " --> a.py:9:14"
+# full layout: "error[invalid-assignment]: Object of type ..." then " --> a.py:9:14" (ARROW)
 _HEADER: Final = re.compile(rf"^(?P<sev>{_SEVERITIES})(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.*)$")
-_ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
 # concise layout: "a.py:9:14: error[invalid-assignment] Object of type ..."
 _CONCISE: Final = re.compile(
     rf"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>{_SEVERITIES})\[(?P<code>[^\]]+)\] "
@@ -105,7 +105,7 @@ class _Scan:
             return
         header = self.header
         if header is not None:
-            arrow = _ARROW.match(line)
+            arrow = ARROW.match(line)
             if arrow:
                 self.header = None
                 self.open(header["sev"], header["code"], header["msg"], path=arrow["path"],

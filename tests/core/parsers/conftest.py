@@ -1,4 +1,9 @@
-"""Loads recorded real-tool fixtures (tests/fixtures/<family>/<case>/) as parse contexts."""
+"""Recorded real-tool fixtures (tests/fixtures/<family>/<case>/) as parse contexts.
+
+Every parser test loads a case into a fresh run dir (:func:`load_case`), may edit
+the recorded report there to provoke a guard (:func:`rewrite_json`), and asks
+what the facts reconcile to (:func:`status`).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,25 @@ from typing import Any
 
 import pytest
 
-from ckdn.parsers.base import ParseContext
+from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.reconcile import Exit, reconcile
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 CaseLoader = Callable[..., ParseContext]
+
+
+def status(ctx: ParseContext, result: ParseResult) -> str:
+    """The status ``result`` reconciles to with this run's exit code."""
+    return reconcile(Exit(ctx.rc), result).status
+
+
+def rewrite_json(ctx: ParseContext, name: str, change: Callable[[Any], object]) -> None:
+    """Apply ``change`` to the decoded JSON of report ``name`` in the run dir; write it back."""
+    path = ctx.run_dir / name
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def case_meta(family: str, case: str) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,13 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers._typecheck import guarded
 from ckdn.parsers.base import OptionError, ParseContext, ParseResult
 from ckdn.parsers.mypy_output import MypyParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import check_documented_example
+from .garbage import cut_and_mutated, parse_run
 
 PARSER = MypyParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "mypy").glob("*/case.json"))
@@ -29,10 +28,6 @@ JSON: dict[str, object] = {"format": "json"}
 
 def options_for(case: str) -> dict[str, object]:
     return JSON if case.startswith("json_") else {}
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 # case -> (status, number of type_error findings)
@@ -185,27 +180,13 @@ def test_bad_options_are_rejected(options: dict[str, object]) -> None:
         PARSER.validate_options(options)
 
 
-def test_an_exception_inside_a_parser_becomes_a_loud_note(tmp_path: Path) -> None:
-    def explode(ctx: ParseContext) -> ParseResult:
-        raise RecursionError("deep")
-
-    ctx = ParseContext(check="mypy", run_dir=tmp_path, cwd=tmp_path, rc=0)
-    result = guarded("mypy", explode, ctx)
-    assert not result.parser_ok
-    assert result.notes == ["mypy parser could not read the output: RecursionError: deep"]
-
-
 # --- garbage never passes -----------------------------------------------------------------
 
 REAL_LOGS = [(FIXTURES / "mypy" / case / "full.log").read_bytes() for case in CASES]
 
 
 def _parse_log(log: bytes, rc: int, fmt: str) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        return PARSER.parse(ParseContext(check="mypy", run_dir=run_dir, cwd=run_dir, rc=rc,
-                                         options={"format": fmt}))
+    return parse_run(PARSER, rc, log=log, options={"format": fmt})
 
 
 @given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2]))
@@ -219,13 +200,7 @@ def test_garbage_text_logs_never_raise_and_never_pass_without_success(log: bytes
 @given(data=st.data(), rc=st.sampled_from([0, 1, 2]), fmt=st.sampled_from(["text", "json"]))
 def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int,
                                                     fmt: str) -> None:
-    log = bytearray(data.draw(st.sampled_from(REAL_LOGS)))
-    log = log[:data.draw(st.integers(min_value=0, max_value=len(log)))]
-    for _ in range(data.draw(st.integers(min_value=0, max_value=3))):
-        if log:
-            log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
-                st.integers(min_value=0, max_value=255))
-    result = _parse_log(bytes(log), rc, fmt)
+    result = _parse_log(cut_and_mutated(data, REAL_LOGS), rc, fmt)
     if rc != 0:
         assert reconcile(Exit(rc), result).status != PASS
 

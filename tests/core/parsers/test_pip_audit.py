@@ -9,8 +9,7 @@ offline behaviour.
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,24 +18,18 @@ from hypothesis import strategies as st
 
 from ckdn.parsers.base import OptionError, ParseContext, ParseResult
 from ckdn.parsers.pip_audit import PipAuditParser
-from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
-from .conftest import FIXTURES, CaseLoader, case_meta
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, case_meta, rewrite_json, status
+from .documented import check_documented_example
+from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = PipAuditParser()
 REAL_REPORT = (FIXTURES / "pip_audit" / "vulnerable" / "pip-audit.json").read_bytes()
 
 
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
-
-
-def rewrite(ctx: ParseContext, change: Any) -> None:
-    path = ctx.run_dir / "pip-audit.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
+def rewrite(ctx: ParseContext, change: Callable[[Any], object]) -> None:
+    rewrite_json(ctx, "pip-audit.json", change)
 
 
 def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
@@ -194,11 +187,7 @@ def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], ke
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_bytes(report: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(b"")
-        (run_dir / "pip-audit.json").write_bytes(report)
-        return PARSER.parse(ParseContext(check="pip_audit", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, files={"pip-audit.json": report})
 
 
 def _readable(report: bytes) -> bool:
@@ -210,13 +199,7 @@ def _readable(report: bytes) -> bool:
 
 
 def _check_never_green(report: bytes, rc: int) -> None:
-    result = _parse_bytes(report, rc)
-    verdict = reconcile(Exit(rc), result).status
-    if rc != 0:
-        assert verdict != PASS
-    if not _readable(report):
-        assert not result.parser_ok
-        assert verdict != PASS
+    assert_never_green(_parse_bytes(report, rc), rc, readable=_readable(report))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -229,11 +212,7 @@ def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
 @given(data=st.data(), rc=st.sampled_from([0, 1]))
 def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
                                                                rc: int) -> None:
-    report = bytearray(REAL_REPORT)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
-        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
-        report[index] = data.draw(st.integers(min_value=0, max_value=255))
-    _check_never_green(bytes(report), rc)
+    _check_never_green(mutated(data, REAL_REPORT), rc)
 
 
 @given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))

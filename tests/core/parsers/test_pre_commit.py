@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.base import OptionError, ParseResult
 from ckdn.parsers.pre_commit import PreCommitParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import check_documented_example
+from .garbage import mutated, parse_run
 
 PARSER = PreCommitParser()
 REAL_LOG = (FIXTURES / "pre_commit" / "show_diff" / "full.log").read_bytes()
 FAILED_IDS = ["no-trailing-space", "append-marker", "exit-three", "long-output"]
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
@@ -168,10 +162,7 @@ def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], ke
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_log(log: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        return PARSER.parse(ParseContext(check="pre_commit", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, log=log)
 
 
 @given(cut=st.integers(min_value=0, max_value=len(REAL_LOG)), rc=st.sampled_from([0, 1, 3]))
@@ -185,11 +176,7 @@ def test_a_truncated_log_never_raises_and_never_passes_a_red_exit(cut: int, rc: 
 @given(data=st.data(), rc=st.sampled_from([0, 1]))
 def test_a_mutated_log_never_raises_and_never_passes_a_red_exit(data: st.DataObject,
                                                                 rc: int) -> None:
-    log = bytearray(REAL_LOG)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=8))):
-        index = data.draw(st.integers(min_value=0, max_value=len(log) - 1))
-        log[index] = data.draw(st.integers(min_value=0, max_value=255))
-    result = _parse_log(bytes(log), rc)
+    result = _parse_log(mutated(data, REAL_LOG, most=8), rc)
     if rc != 0:
         assert reconcile(Exit(rc), result).status != PASS
 

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers._typecheck import LogSample
-from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers._logtext import LogSample
+from ckdn.parsers.base import ParseResult
 from ckdn.parsers.pyright_json import PyrightParser, find_document
 from ckdn.reconcile import ERROR, FAIL, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import check_documented_example
+from .garbage import mutated, parse_run
 
 PARSER = PyrightParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "pyright").glob("*/case.json"))
@@ -31,10 +30,6 @@ ERROR_IDS = [
     "shapes.py:13:5:reportUndefinedVariable",
     "use.py:3:6:reportArgumentType",
 ]
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 # case -> (status, findings)
@@ -158,10 +153,7 @@ def test_a_brace_line_of_other_text_does_not_hide_the_document() -> None:
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_log(log: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        return PARSER.parse(ParseContext(check="pyright", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, log=log)
 
 
 @given(cut=st.integers(min_value=0, max_value=len(ERRORS_LOG) - 3), rc=st.sampled_from([0, 1]))
@@ -173,11 +165,7 @@ def test_a_truncated_document_is_never_read(cut: int, rc: int) -> None:
 
 @given(data=st.data(), rc=st.sampled_from([0, 1, 4]))
 def test_a_mutated_log_never_raises_and_never_passes_unread(data: st.DataObject, rc: int) -> None:
-    log = bytearray(PREAMBLE + ERRORS_LOG)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=4))):
-        log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
-            st.integers(min_value=0, max_value=255))
-    result = _parse_log(bytes(log), rc)
+    result = _parse_log(mutated(data, PREAMBLE + ERRORS_LOG, most=4), rc)
     verdict = reconcile(Exit(rc), result).status
     if rc != 0:
         assert verdict != PASS

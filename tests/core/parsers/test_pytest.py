@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -12,10 +11,9 @@ import time
 import tracemalloc
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.parsers import junit
@@ -23,15 +21,13 @@ from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
 from ckdn.parsers.junit import EVIDENCE_FILE, PytestParser, node_id
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import as_documented, marked_example
+from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = PytestParser()
 CASES = FIXTURES / "pytest"
 PROJECTS = CASES / "projects"
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 def by_id(result: ParseResult) -> dict[str, Finding]:
@@ -410,7 +406,7 @@ def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,
     ctx = load_case("pytest", "all_pass")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
-    assert result.notes == ["pytest parser failed on this run's report: RuntimeError: boom"]
+    assert result.notes == ["parser 'pytest' crashed on this run's evidence: RuntimeError: boom"]
 
 
 # -- options -------------------------------------------------------------------------
@@ -463,35 +459,8 @@ def test_node_id_finds_a_capitalised_module_on_disk(tmp_path: Path) -> None:
 
 # -- documentation -------------------------------------------------------------------
 
-DOCS = FIXTURES.parents[1] / "docs"
-
-
-def documented_example(marker: str) -> dict[str, Any]:
-    """The JSON block after ``<!-- example: MARKER -->`` in the parser docs."""
-    for doc in (DOCS / "parsers" / "pytest.md", DOCS / "parsers.md"):
-        if doc.exists():
-            found = re.search(rf"<!-- example: {re.escape(marker)} -->\s*```json\n(.*?)```",
-                              doc.read_text(), re.S)
-            if found:
-                example: dict[str, Any] = json.loads(found.group(1))
-                return example
-    raise AssertionError(f"no example {marker!r} in the docs")
-
-
-def as_documented(result: ParseResult, shown: int) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    if result.gate_failures:
-        doc["gate_failures"] = result.gate_failures
-    doc["summary"] = result.summary
-    doc["findings_total"] = result.total
-    doc["findings"] = [{k: v for k, v in (("id", f.id), ("kind", f.kind), ("message", f.message),
-                                          ("location", f.location), ("detail", list(f.detail)))
-                        if v} for f in result.findings[:shown]]
-    return doc
-
-
 def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
-    example = documented_example("pytest/erroring")
+    example = marked_example("pytest", "pytest/erroring")
     result = PARSER.parse(load_case("pytest", "erroring"))
     assert as_documented(result, len(example["findings"])) == example
 
@@ -596,35 +565,22 @@ def well_formed(data: bytes) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pytest-props")
-
-
-def parse_bytes(scratch: Path, data: bytes, rc: int) -> ParseResult:
-    (scratch / "junit.xml").write_bytes(data)
-    return PARSER.parse(ParseContext(check="pytest", run_dir=scratch, cwd=scratch, rc=rc))
+def parse_bytes(data: bytes, rc: int) -> ParseResult:
+    return parse_run(PARSER, rc, files={"junit.xml": data})
 
 
 def assert_never_silently_green(data: bytes, result: ParseResult, rc: int) -> None:
-    verdict = reconcile(Exit(rc), result)
-    if rc != 0:
-        assert verdict.status != PASS
-    if not well_formed(data):
-        assert not result.parser_ok
-        assert verdict.status != PASS
+    assert_never_green(result, rc, readable=well_formed(data))
 
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=150, deadline=None)
 
 
 @SETTINGS
 @given(report=st.sampled_from(REAL_REPORTS), cut=st.floats(0, 1), rc=st.sampled_from([0, 1, 2]))
-def test_truncated_reports_are_never_silently_green(scratch: Path, report: bytes, cut: float,
-                                                   rc: int) -> None:
+def test_truncated_reports_are_never_silently_green(report: bytes, cut: float, rc: int) -> None:
     data = report[: int(len(report) * cut)]
-    result = parse_bytes(scratch, data, rc)
+    result = parse_bytes(data, rc)
     assert_never_silently_green(data, result, rc)
     if len(data) < len(report):
         assert not result.parser_ok
@@ -632,19 +588,16 @@ def test_truncated_reports_are_never_silently_green(scratch: Path, report: bytes
 
 @SETTINGS
 @given(report=st.sampled_from(REAL_REPORTS), data=st.data(), rc=st.sampled_from([0, 1]))
-def test_mutated_reports_never_raise_nor_go_silently_green(scratch: Path, report: bytes,
-                                                           data: st.DataObject, rc: int) -> None:
-    mutated = bytearray(report)
-    for _ in range(data.draw(st.integers(1, 8))):
-        mutated[data.draw(st.integers(0, len(mutated) - 1))] = data.draw(st.integers(0, 255))
-    result = parse_bytes(scratch, bytes(mutated), rc)
-    assert_never_silently_green(bytes(mutated), result, rc)
+def test_mutated_reports_never_raise_nor_go_silently_green(report: bytes, data: st.DataObject,
+                                                           rc: int) -> None:
+    damaged = mutated(data, report, most=8)
+    result = parse_bytes(damaged, rc)
+    assert_never_silently_green(damaged, result, rc)
 
 
 @SETTINGS
 @given(data=st.binary(max_size=2000), rc=st.sampled_from([0, 1]))
-def test_garbage_never_raises_nor_goes_silently_green(scratch: Path, data: bytes,
-                                                     rc: int) -> None:
-    result = parse_bytes(scratch, data, rc)
+def test_garbage_never_raises_nor_goes_silently_green(data: bytes, rc: int) -> None:
+    result = parse_bytes(data, rc)
     assert_never_silently_green(data, result, rc)
     assert not result.parser_ok or well_formed(data)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,15 +10,12 @@ from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.parsers.reformat import ReformatParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import check_documented_example
+from .garbage import cut_and_mutated, parse_run
 
 PARSER = ReformatParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "reformat").glob("*/case.json"))
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 # case -> (status, format_violation ids, format_error ids)
@@ -165,10 +159,7 @@ CLEAN_MARKERS = ("would be left unchanged", "already formatted", "No Python file
 
 
 def _parse_log(log: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        return PARSER.parse(ParseContext(check="reformat", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, log=log)
 
 
 @given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2, 123]))
@@ -183,16 +174,10 @@ def test_garbage_logs_never_raise_and_never_pass_without_a_clean_marker(log: byt
 
 @given(data=st.data(), rc=st.sampled_from([0, 1, 2, 123]))
 def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int) -> None:
-    log = bytearray(data.draw(st.sampled_from(REAL_LOGS)))
-    if log:
-        log = log[:data.draw(st.integers(min_value=0, max_value=len(log)))]
-    for _ in range(data.draw(st.integers(min_value=0, max_value=3))):
-        if log:
-            log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
-                st.integers(min_value=0, max_value=255))
-    result = _parse_log(bytes(log), rc)
+    log = cut_and_mutated(data, REAL_LOGS)
+    result = _parse_log(log, rc)
     verdict = reconcile(Exit(rc), result).status
     if rc != 0:
         assert verdict != PASS
-    if not any(marker in bytes(log).decode("utf-8", "replace") for marker in CLEAN_MARKERS):
+    if not any(marker in log.decode("utf-8", "replace") for marker in CLEAN_MARKERS):
         assert verdict != PASS

@@ -5,78 +5,25 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import BaseParser, OptionError, ParseContext, ParseResult
+from ckdn.parsers.base import OptionError, ParseContext, ParseResult
 from ckdn.parsers.ruff_json import RuffParser, iter_json_array
-from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
-from .conftest import FIXTURES, CaseLoader
+from .conftest import FIXTURES, CaseLoader, status
+from .documented import check_documented_example
+from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = RuffParser()
 REAL_REPORT = (FIXTURES / "ruff" / "violations" / "ruff.json").read_bytes()
-DOCS = FIXTURES.parents[1] / "docs" / "parsers"
-_EXAMPLE = re.compile(r"<!-- tested-example: (.*?) -->\n```json\n(.*?)\n```", re.S)
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
-
-
-def documented_example(family: str) -> tuple[dict[str, str], dict[str, object]]:
-    """The ``tested-example`` block of docs/parsers/<family>.md: its parameters and JSON.
-
-    Parameters are ``case=`` (the fixture), ``findings=`` (how many are shown) and
-    any parser option (``format=json``).
-    """
-    match = _EXAMPLE.search((DOCS / f"{family}.md").read_text(encoding="utf-8"))
-    assert match, f"docs/parsers/{family}.md has no tested-example block"
-    params = dict(item.split("=", 1) for item in match.group(1).split())
-    shown: dict[str, object] = json.loads(match.group(2))
-    return params, shown
-
-
-def outcome(ctx: ParseContext, result: ParseResult, shown: int) -> dict[str, object]:
-    """The parser's facts and their status, in the sparse shape the docs show."""
-    verdict = reconcile(Exit(ctx.rc), result)
-    facts: dict[str, object] = {"status": verdict.status}
-    if verdict.reason:
-        facts["status_reason"] = verdict.reason
-    facts.update(rc=ctx.rc, summary=result.summary)
-    if result.total:
-        facts["findings_total"] = result.total
-    findings = []
-    for finding in result.findings[:shown]:
-        item: dict[str, object] = {"id": finding.id, "kind": finding.kind,
-                                   "message": finding.message}
-        if finding.location:
-            item["location"] = finding.location
-        if finding.detail:
-            item["detail"] = list(finding.detail)
-        findings.append(item)
-    if findings:
-        facts["findings"] = findings
-    if result.gate_failures:
-        facts["gate_failures"] = result.gate_failures
-    if result.notes:
-        facts["notes"] = result.notes
-    return facts
-
-
-def check_documented_example(family: str, parser: BaseParser, load_case: CaseLoader) -> None:
-    params, shown = documented_example(family)
-    case, count = params.pop("case"), int(params.pop("findings"))
-    ctx = load_case(family, case, options=params)
-    assert outcome(ctx, parser.parse(ctx), count) == shown
 
 
 def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
@@ -290,11 +237,7 @@ def test_streamed_array_rejects_what_json_rejects(text: str, chunk: int) -> None
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_bytes(report: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(b"")
-        (run_dir / "ruff.json").write_bytes(report)
-        return PARSER.parse(ParseContext(check="ruff", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, files={"ruff.json": report})
 
 
 def _readable(report: bytes) -> bool:
@@ -309,13 +252,7 @@ def _readable(report: bytes) -> bool:
 
 
 def _check_never_green(report: bytes, rc: int) -> None:
-    result = _parse_bytes(report, rc)
-    verdict = reconcile(Exit(rc), result).status
-    if rc != 0:
-        assert verdict != PASS
-    if not _readable(report):
-        assert not result.parser_ok
-        assert verdict != PASS
+    assert_never_green(_parse_bytes(report, rc), rc, readable=_readable(report))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -329,11 +266,7 @@ def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
 @given(data=st.data(), rc=st.sampled_from([0, 1]))
 def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
                                                                rc: int) -> None:
-    report = bytearray(REAL_REPORT)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
-        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
-        report[index] = data.draw(st.integers(min_value=0, max_value=255))
-    _check_never_green(bytes(report), rc)
+    _check_never_green(mutated(data, REAL_REPORT), rc)
 
 
 @given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))

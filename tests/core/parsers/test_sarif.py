@@ -9,8 +9,7 @@ would write it.
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -21,22 +20,17 @@ from ckdn.parsers.base import OptionError, ParseContext, ParseResult
 from ckdn.parsers.sarif import LEVELS, SarifParser, effective_level
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, rewrite_json, status
+from .documented import check_documented_example
+from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = SarifParser()
 REAL_LOG = (FIXTURES / "sarif" / "semgrep" / "report.sarif").read_bytes()
 
 
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
-
-
-def rewrite(ctx: ParseContext, change: Any, name: str = "report.sarif") -> None:
-    path = ctx.run_dir / name
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data), encoding="utf-8")
+def rewrite(ctx: ParseContext, change: Callable[[Any], object], name: str = "report.sarif"
+            ) -> None:
+    rewrite_json(ctx, name, change)
 
 
 def levels(result: ParseResult) -> dict[str, int]:
@@ -332,13 +326,8 @@ def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], ke
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_bytes(report: bytes, rc: int, fail_levels: list[str] | None = None) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(b"")
-        (run_dir / "report.sarif").write_bytes(report)
-        options = {} if fail_levels is None else {"fail_levels": fail_levels}
-        return PARSER.parse(ParseContext(check="sarif", run_dir=run_dir, cwd=run_dir, rc=rc,
-                                         options=options))
+    options = {} if fail_levels is None else {"fail_levels": fail_levels}
+    return parse_run(PARSER, rc, files={"report.sarif": report}, options=options)
 
 
 def _readable(report: bytes) -> bool:
@@ -350,13 +339,7 @@ def _readable(report: bytes) -> bool:
 
 
 def _check_never_green(report: bytes, rc: int) -> None:
-    result = _parse_bytes(report, rc)
-    verdict = reconcile(Exit(rc), result).status
-    if rc != 0:
-        assert verdict != PASS
-    if not _readable(report):
-        assert not result.parser_ok
-        assert verdict != PASS
+    assert_never_green(_parse_bytes(report, rc), rc, readable=_readable(report))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -368,11 +351,7 @@ def test_a_truncated_log_is_never_read_as_clean(cut: int, rc: int) -> None:
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), rc=st.sampled_from([0, 1]))
 def test_a_mutated_log_never_raises_and_never_passes_unread(data: st.DataObject, rc: int) -> None:
-    report = bytearray(REAL_LOG)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=5))):
-        index = data.draw(st.integers(min_value=0, max_value=len(report) - 1))
-        report[index] = data.draw(st.integers(min_value=0, max_value=255))
-    _check_never_green(bytes(report), rc)
+    _check_never_green(mutated(data, REAL_LOG), rc)
 
 
 @given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))

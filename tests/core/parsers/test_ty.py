@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.base import ParseResult
 from ckdn.parsers.ty_text import TyParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
-from .conftest import FIXTURES, CaseLoader, case_meta
-from .test_ruff import check_documented_example
+from .conftest import FIXTURES, CaseLoader, case_meta, status
+from .documented import check_documented_example
+from .garbage import cut_and_mutated, parse_run
 
 PARSER = TyParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "ty").glob("*/case.json"))
@@ -25,10 +23,6 @@ ERROR_IDS = [
     "shapes.py:13:5:unresolved-reference",
     "use.py:3:6:invalid-argument-type",
 ]
-
-
-def status(ctx: ParseContext, result: ParseResult) -> str:
-    return reconcile(Exit(ctx.rc), result).status
 
 
 # case -> (status, findings, counts)
@@ -159,10 +153,7 @@ REAL_LOGS = [(FIXTURES / "ty" / case / "full.log").read_bytes() for case in CASE
 
 
 def _parse_log(log: bytes, rc: int) -> ParseResult:
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        return PARSER.parse(ParseContext(check="ty", run_dir=run_dir, cwd=run_dir, rc=rc))
+    return parse_run(PARSER, rc, log=log)
 
 
 @given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2]))
@@ -174,12 +165,6 @@ def test_garbage_logs_never_raise_and_never_pass_without_a_verdict(log: bytes, r
 
 @given(data=st.data(), rc=st.sampled_from([0, 1, 2]))
 def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int) -> None:
-    log = bytearray(data.draw(st.sampled_from(REAL_LOGS)))
-    log = log[:data.draw(st.integers(min_value=0, max_value=len(log)))]
-    for _ in range(data.draw(st.integers(min_value=0, max_value=3))):
-        if log:
-            log[data.draw(st.integers(min_value=0, max_value=len(log) - 1))] = data.draw(
-                st.integers(min_value=0, max_value=255))
-    result = _parse_log(bytes(log), rc)
+    result = _parse_log(cut_and_mutated(data, REAL_LOGS), rc)
     if rc != 0:
         assert reconcile(Exit(rc), result).status != PASS

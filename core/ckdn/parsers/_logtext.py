@@ -1,31 +1,32 @@
-"""Pieces shared by the type-checker parsers (mypy, ty, pyright) and their neighbours.
+"""Reading a tool's terminal text: the pieces every log-reading parser shares.
 
-The type checkers turn a stream of diagnostics into findings while counting the
-messages that carry no exit-code weight, and must explain a run whose exit code
-says "red" although no error was printed; keeping those rules here keeps the
-explanation identical across tools. ``reformat`` and ``ruff`` read the same
-kind of terminal text (ruff's renderer is ty's) and share the never-raise guard.
+Several tools leave no report file, or explain a failure only in their log, so
+their parsers read the log: stripped of colour escapes, streamed line by line,
+keeping only what a digest can show. A diagnostic's detail can be arbitrarily
+long, so it is bounded while it arrives (:class:`DetailLines`,
+:class:`PendingFinding`); a run nothing explains gets the first lines no pattern
+recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
+is where a tool that stopped early says why; and a nonzero exit code with only
+warnings is explained the same way for every type checker
+(:func:`silent_red_note`). Keeping these rules in one place keeps those notes
+identical across parsers; the ``-->`` location line of the layout ty and
+``ruff format`` share (:data:`ARROW`) is here for the same reason.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
-from ckdn.parsers.base import (
-    Finding,
-    FindingSink,
-    ParseContext,
-    ParseResult,
-    cap_line,
-)
+from ckdn.parsers.base import Finding, FindingSink, ParseContext, cap_line
 
 __all__ = [
+    "ARROW",
     "DetailLines",
     "LogSample",
     "PendingFinding",
-    "guarded",
+    "log_ends",
     "plain",
     "plain_lines",
     "silent_red_note",
@@ -35,6 +36,10 @@ __all__ = [
 #: such as the charset reset ``ESC ( B`` mypy's colours end with. A tool forced
 #: into colour (FORCE_COLOR, MYPY_FORCE_COLOR) must not defeat the line patterns.
 _ANSI: Final = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|[()*+][0-9A-Za-z]|[@-Z\\-_])")
+
+#: `` --> path:line:col`` on the line after a diagnostic's header: where it points,
+#: in the rustc-style layout ty and ``ruff format`` share (line and column optional).
+ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
 
 
 def plain(line: str) -> str:
@@ -48,36 +53,39 @@ def plain_lines(ctx: ParseContext) -> Iterator[str]:
         yield plain(line).rstrip()
 
 
-def guarded(tool: str, parse: Callable[[ParseContext], ParseResult],
-            ctx: ParseContext) -> ParseResult:
-    """Run ``parse``; any exception on unexpected input becomes ``parser_ok=False``.
+def log_ends(ctx: ParseContext) -> str:
+    """``"; log ends: <last non-blank line>"`` to append to a note, or ``""`` for an empty log.
 
-    A parser must never raise: the run's evidence is whatever the tool left, and
-    a crash here would turn garbage into a traceback instead of a loud status.
+    A tool that stops before writing its report (a usage error, a crash, an
+    unreachable service) says why on its last line; quoting it lets the note
+    explain the run.
     """
-    try:
-        return parse(ctx)
-    except Exception as exc:  # reported: a note and parser_ok=False, never silent
-        return ParseResult(parser_ok=False, notes=[
-            cap_line(f"{tool} parser could not read the output: {type(exc).__name__}: {exc}")])
+    last = ""
+    for line in plain_lines(ctx):
+        if line.strip():
+            last = line.strip()
+    return f"; log ends: {cap_line(last, 200)}" if last else ""
 
 
 class DetailLines:
     """The first ``limit`` lines of a finding's detail, plus a count of the rest.
 
-    A frame or a diff under one diagnostic can be arbitrarily long; only what the
-    digest can show is kept.
+    A frame or a diff under one diagnostic, or a hook's output, can be
+    arbitrarily long; only what the digest can show is kept. The bare ``|``
+    border lines of a diagnostic frame say nothing and are dropped, unless
+    ``keep_borders`` (the text is a tool's own output, kept as it was printed).
     """
 
-    __slots__ = ("extra", "limit", "lines")
+    __slots__ = ("extra", "keep_borders", "limit", "lines")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, keep_borders: bool = False) -> None:
         self.limit = limit
+        self.keep_borders = keep_borders
         self.lines: list[str] = []
         self.extra = 0
 
     def add(self, line: str) -> None:
-        if line.strip() == "|":  # a bare frame border says nothing
+        if not self.keep_borders and line.strip() == "|":
             return
         if len(self.lines) < self.limit:
             self.lines.append(cap_line(line))

@@ -1,0 +1,103 @@
+"""The never-raise guard (ckdn.parsers.guard), in every built-in parser and in the app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ckdn.app import parse_safely
+from ckdn.parsers import BUILTIN, get_parser
+from ckdn.parsers.base import LINE_CAP, ParseContext, ParseResult
+from ckdn.parsers.guard import crash_result, guarded
+from ckdn.reconcile import PASS, Exit, reconcile
+
+#: Every built-in parser that reads evidence (``generic`` looks at nothing).
+READERS = sorted(name for name in BUILTIN if name != "generic")
+
+
+def _boom(*_args: object) -> Iterator[str]:
+    raise RuntimeError("boom")
+
+
+def _explode(ctx: ParseContext) -> ParseResult:
+    raise RecursionError("deep")
+
+
+def test_an_exception_inside_parse_becomes_parser_ok_false_with_a_note(tmp_path: Path) -> None:
+    ctx = ParseContext(check="mypy", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    result = guarded("mypy", _explode, ctx)
+    assert not result.parser_ok
+    assert result.notes == ["parser 'mypy' crashed on this run's evidence: RecursionError: deep"]
+    assert reconcile(Exit(0), result).status != PASS
+
+
+def test_what_parse_returns_passes_through_the_guard_untouched(tmp_path: Path) -> None:
+    ctx = ParseContext(check="x", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    facts = ParseResult(summary={"counts": {"x": 1}})
+    assert guarded("x", lambda _ctx: facts, ctx) is facts
+
+
+def test_ctrl_c_inside_a_parser_is_not_swallowed(tmp_path: Path) -> None:
+    def interrupted(ctx: ParseContext) -> ParseResult:
+        raise KeyboardInterrupt
+
+    ctx = ParseContext(check="x", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    with pytest.raises(KeyboardInterrupt):
+        guarded("x", interrupted, ctx)
+
+
+def test_a_huge_exception_message_is_capped_in_the_note() -> None:
+    note = crash_result("x", ValueError("v" * 10 * LINE_CAP)).notes[0]
+    assert len(note) < 2 * LINE_CAP
+    assert note.endswith("chars]")
+
+
+@pytest.mark.parametrize("name", READERS)
+@pytest.mark.parametrize("rc", [0, 1])
+def test_every_built_in_parser_turns_an_unexpected_exception_into_loud_facts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, rc: int) -> None:
+    # Every read of the run's evidence raises, as a bug in the parser would.
+    monkeypatch.setattr(ParseContext, "artifact", _boom)
+    monkeypatch.setattr(ParseContext, "log_lines", _boom)
+    result = get_parser(name).parse(ParseContext(check=name, run_dir=tmp_path, cwd=tmp_path,
+                                                 rc=rc))
+    assert result.notes == [f"parser '{name}' crashed on this run's evidence: RuntimeError: boom"]
+    assert not result.parser_ok
+    assert reconcile(Exit(rc), result).status != PASS
+
+
+# --- the application applies the same guard to any parser, plugins included ----------------
+
+class _Plugin:
+    name = "mytool"
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
+
+    def parse(self, ctx: ParseContext) -> object:
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+
+def test_the_app_turns_a_crashing_plugin_into_the_same_note(tmp_path: Path) -> None:
+    ctx = ParseContext(check="mytool", run_dir=tmp_path, cwd=tmp_path, rc=1)
+    result = parse_safely(_Plugin(KeyError("report")), ctx)
+    assert result.notes == [crash_result("mytool", KeyError("report")).notes[0]]
+    assert not result.parser_ok
+
+
+def test_the_app_refuses_a_plugin_that_returns_no_parse_result(tmp_path: Path) -> None:
+    ctx = ParseContext(check="mytool", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    result = parse_safely(_Plugin({"findings": []}), ctx)
+    assert result.notes == ["parser 'mytool' returned dict, not a ParseResult"]
+    assert not result.parser_ok
+
+
+def test_the_app_contains_a_plugin_without_a_parse_method(tmp_path: Path) -> None:
+    ctx = ParseContext(check="mytool", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    result = parse_safely(object(), ctx)
+    assert not result.parser_ok
+    assert result.notes[0].startswith("parser '?' crashed on this run's evidence: AttributeError")
