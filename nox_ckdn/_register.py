@@ -1,0 +1,134 @@
+"""One nox session per check and per alias of ``ckdn.toml``, from one call in the noxfile.
+
+nox has no plugin system: sessions are whatever the noxfile registered with
+``nox.session`` while it was imported. :func:`sessions` does that for every
+configured name, so ``nox -l`` lists them, ``nox -s lint`` runs them and
+``nox -j`` children (which import the noxfile again) see the same ones.
+
+A ``ckdn.toml`` that cannot be read must not make the checks vanish quietly
+(a bare ``nox`` would then pass), nor break the hand-written sessions of the
+same noxfile with a traceback: the error is logged once and a single session
+called ``ckdn`` is registered that fails with it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ckdn.config import Alias, Check, Config, load_config
+from ckdn.errors import CkdnError
+from nox_ckdn._run import ConfigPath, execute, requirements_of
+from nox_ckdn._session import install_requirements, unique
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import nox
+
+__all__ = ["BROKEN_CONFIG_SESSION", "Python", "sessions"]
+
+#: The python= values nox accepts: a version, several, False (no venv) or None (nox's own).
+Python = str | Sequence[str] | bool | None
+
+#: The one session registered when ``ckdn.toml`` (or ``only=``) is refused.
+BROKEN_CONFIG_SESSION = "ckdn"
+
+_TAG = "ckdn"
+
+
+def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
+             prefix: str = "", python: Python = None, venv_backend: str | None = None,
+             venv_params: Sequence[str] = (), reuse_venv: bool | None = None,
+             install: Sequence[str] = (), tags: Sequence[str] = (), default: bool = True,
+             allow_parallel: bool | None = None) -> list[str]:
+    """Register a nox session for every check and alias of ``ckdn.toml``; returns their names.
+
+    ``config`` names the file (default ``$CKDN_CONFIG``, else ``ckdn.toml``
+    next to the noxfile); ``only`` limits which checks and aliases become
+    sessions; ``prefix`` is put before each session name. ``python``,
+    ``venv_backend``, ``venv_params``, ``reuse_venv``, ``default`` and
+    ``allow_parallel`` go to ``nox.session`` unchanged. ``install`` is
+    installed before the checks' own ``requires`` (e.g. ``["-e", "."]``);
+    nothing is installed in a session without a virtualenv.
+    """
+    import nox
+    from nox.registry import get as registered
+
+    options: dict[str, Any] = {"python": python, "venv_backend": venv_backend,
+                               "venv_params": list(venv_params), "reuse_venv": reuse_venv,
+                               "default": default}
+    if allow_parallel is not None:  # older nox has no parallel mode and no such keyword
+        options["allow_parallel"] = allow_parallel
+    try:
+        loaded = load_config(Path.cwd(), None if config is None else os.fspath(config))
+        targets = _targets(loaded, only)
+    except CkdnError as exc:
+        return [_register_refusal(nox, exc.message, [*tags], options)]
+
+    taken = registered()
+    names: list[str] = []
+    for target in targets:
+        session_name = prefix + target.name
+        if session_name in taken:
+            _logger().warning(f"ckdn: nox session {session_name!r} is already defined in the"
+                              " noxfile, so ckdn does not register its own; pass prefix= or"
+                              " only= to sessions()")
+            continue
+        kind = "alias" if isinstance(target, Alias) else "check"
+        body = _session_body(loaded, target.name,
+                             unique([*install, *requirements_of(loaded, target.name)]))
+        _named(body, session_name, _description(target))
+        nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
+        names.append(session_name)
+    return names
+
+
+def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
+    if only is None:
+        return [*config.checks.values(), *config.aliases.values()]
+    return [config.get(name) for name in unique(only)]
+
+
+def _session_body(config: Config, name: str,
+                  requirements: list[str]) -> Callable[[nox.Session], None]:
+    def body(session: nox.Session) -> None:
+        install_requirements(session, requirements)
+        execute(session, config, name, session.posargs)
+
+    return body
+
+
+def _description(target: Check | Alias) -> str:
+    """What ``nox -l`` shows after the arrow: the configured description, else what it is."""
+    if target.description:
+        return target.description
+    if isinstance(target, Alias):
+        return f"ckdn alias of {', '.join(target.members)}"
+    return f"ckdn check, parser {target.parser}"
+
+
+def _named(func: Callable[..., Any], name: str, doc: str) -> None:
+    """nox lists a session's docstring and names tracebacks after ``__name__``."""
+    func.__name__ = func.__qualname__ = name
+    func.__doc__ = doc
+
+
+def _register_refusal(nox_module: Any, message: str, tags: list[str],
+                      options: dict[str, Any]) -> str:
+    def body(session: nox.Session) -> None:
+        session.error(f"ckdn: {message}")
+
+    _logger().error(f"ckdn: {message}")
+    _named(body, BROKEN_CONFIG_SESSION, f"ckdn.toml was refused: {message}")
+    # No virtualenv: there is nothing to install and nothing will run.
+    nox_module.session(name=BROKEN_CONFIG_SESSION, tags=[_TAG, *tags],
+                       **{**options, "python": False, "venv_backend": "none"})(body)
+    return BROKEN_CONFIG_SESSION
+
+
+def _logger() -> Any:
+    from nox.logger import logger
+
+    return logger

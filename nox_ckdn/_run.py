@@ -1,0 +1,147 @@
+"""Running a check or alias from inside a nox session, and turning the outcome into nox's terms.
+
+ckdn decides everything (the run dir, the lock, the status); this module only
+hands it the session's context and reports back through nox's own channels:
+``session.log`` for the digest, ``session.error`` to fail the session, and
+``KeyboardInterrupt`` when the check was stopped by Ctrl-C, so nox stops too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ckdn.config import Alias, Config, load_config
+from ckdn.errors import CkdnError
+from ckdn.reconcile import PASS, SKIPPED
+from nox_ckdn._session import base_env, install_requirements, unique
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import nox
+
+__all__ = ["ConfigPath", "execute", "install", "requirements_of", "run"]
+
+#: A path to ``ckdn.toml`` as ``ckdn --config`` takes it (relative to the project dir).
+ConfigPath = str | os.PathLike[str] | None
+
+
+def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
+        fail: bool = True, config: ConfigPath = None) -> dict[str, Any]:
+    """Run the check or alias ``name`` through ckdn with this session's environment.
+
+    ``args`` (default: ``session.posargs``) are the check's extra arguments.
+    Returns the digest (``ckdn.digest/2``) or, for an alias, the aggregate
+    (``ckdn.aggregate/1``). A non-green status fails the session unless
+    ``fail=False``; a refusal (config error, lock held, unknown name) always
+    fails it, since there is no digest to return.
+    """
+    loaded = load(session, config)
+    extra = list(session.posargs if args is None else args)
+    return execute(session, loaded, name, extra, fail=fail)
+
+
+def install(session: nox.Session, *names: str, config: ConfigPath = None) -> list[str]:
+    """Install the ``requires`` of these checks or aliases into the session; returns them.
+
+    Each requirement once, in order; nothing is installed without a virtualenv.
+    """
+    loaded = load(session, config)
+    try:
+        wanted = [req for name in names for req in requirements_of(loaded, name)]
+    except CkdnError as exc:
+        session.error(f"ckdn: {exc.message}")
+    install_requirements(session, wanted)
+    return unique(wanted)
+
+
+def load(session: nox.Session, config: ConfigPath) -> Config:
+    """The config for the session's current directory; a refusal fails the session in one line."""
+    try:
+        return load_config(Path.cwd(), None if config is None else os.fspath(config))
+    except CkdnError as exc:
+        session.error(f"ckdn: {exc.message}")
+
+
+def requirements_of(config: Config, name: str) -> list[str]:
+    """A check's ``requires``, or those of every member of an alias, in order."""
+    target = config.get(name)
+    if isinstance(target, Alias):
+        return [req for member in target.members for req in config.checks[member].requires]
+    return list(target.requires)
+
+
+def execute(session: nox.Session, config: Config, name: str, extra_args: Sequence[str], *,
+            fail: bool = True) -> dict[str, Any]:
+    """Hand the session's context to ckdn and report the outcome the nox way."""
+    from ckdn.app import run as run_target
+
+    try:
+        outcome = run_target(config, name, extra_args=extra_args, env=base_env(session))
+    except CkdnError as exc:
+        session.error(f"ckdn: {exc.message}")
+    doc = outcome.document
+    if outcome.status == PASS:
+        session.log(_compact(doc))
+        return doc
+    interrupted = _report(session, config, doc)
+    if interrupted:
+        raise KeyboardInterrupt
+    if fail:
+        session.error(f"ckdn: {headline(doc)}")
+    return doc
+
+
+def headline(doc: dict[str, Any]) -> str:
+    """One line saying what is not green and where its evidence is."""
+    if "alias" in doc:
+        first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
+        where = (f"; first red member {first['check']} {first['status']} (rc {first['rc']}),"
+                 f" evidence in {first['run_dir']}" if first else "; a member did not run")
+        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+
+
+def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
+    """Log the rendered document and, for an alias, each red member's digest.
+
+    The aggregate only routes; the member digests are what a reader acts on,
+    so they are printed right here rather than left for ``ckdn show``.
+    Returns whether a run was interrupted (Ctrl-C reached ckdn, not nox).
+    """
+    from ckdn.digest import render
+
+    what = f"digest of {doc['check']}" if "check" in doc else f"aggregate of {doc['alias']}"
+    session.log(f"ckdn: {what} ({doc['status']}):\n{render(doc)}")
+    interrupted = bool(doc.get("interrupted"))
+    for run_dir, member in _red_members(config, doc):
+        if member is None:
+            session.warn(f"ckdn: no readable digest in {run_dir}")
+            continue
+        session.log(f"ckdn: digest of {member['check']} ({member['status']}):\n"
+                    f"{render(member)}")
+        interrupted = interrupted or bool(member.get("interrupted"))
+    return interrupted
+
+
+def _red_members(config: Config,
+                 doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    for entry in doc.get("members", ()):
+        if entry["status"] in (PASS, SKIPPED):
+            continue
+        run_dir = entry["run_dir"]
+        try:
+            member = json.loads((config.cwd / run_dir / "digest.json").read_bytes())
+        except (OSError, ValueError):
+            member = None
+        yield run_dir, member if isinstance(member, dict) else None
+
+
+def _compact(doc: dict[str, Any]) -> str:
+    from ckdn.digest import encode
+
+    return encode(doc).decode("utf-8")

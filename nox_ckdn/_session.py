@@ -1,0 +1,55 @@
+"""What a nox session contributes to a ckdn run: its environment and its installer.
+
+A check run from a session must see exactly what ``session.run`` would give a
+command: the session's variables (nox marks some as ``None``, meaning "remove
+from the child's environment") and its virtualenv's bin directories first on
+``PATH``. Only public ``Session`` attributes are read, so a nox release that
+reshuffles its internals does not break the translation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import nox
+
+__all__ = ["base_env", "install_requirements", "unique"]
+
+
+def base_env(session: nox.Session) -> dict[str, str]:
+    """The environment ``session.run`` would give a command, as ckdn's base environment."""
+    env = dict(os.environ)
+    for key, value in session.env.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    bins = session.bin_paths  # None when the session has no virtualenv
+    if bins:
+        env["PATH"] = os.pathsep.join([*bins, *([env["PATH"]] if env.get("PATH") else [])])
+    return env
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """``items`` without repeats, first occurrence kept: pip sees each requirement once."""
+    return list(dict.fromkeys(items))
+
+
+def install_requirements(session: nox.Session, requirements: Iterable[str]) -> None:
+    """Install into the session's virtualenv; without one, the tools must already be there.
+
+    nox refuses ``session.install`` outside a virtualenv (it would change the
+    interpreter nox runs in), so a session without one says what it expects on
+    ``PATH`` instead of installing.
+    """
+    wanted = unique(requirements)
+    if not wanted:
+        return
+    if session.venv_backend == "none":
+        session.log(f"ckdn: no virtualenv, not installing {' '.join(wanted)} "
+                    "(these tools must already be on PATH)")
+        return
+    session.install(*wanted)
