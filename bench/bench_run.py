@@ -8,11 +8,16 @@ Prints figures; it is not a timed test. Usage::
 Peak RSS is measured per run in a fresh driver process with
 ``RUSAGE_CHILDREN``: the largest of ckdn and its child (the writer), so the
 writer is kept tiny (``head -c`` / ``cat``).
+
+The package is byte-compiled first and every run drops ``PYTHONDONTWRITEBYTECODE``,
+so ckdn loads ``.pyc`` files as an installed one does. On a busy machine wall
+times mislead; bench/bench_startup.py adds CPU time and import self times.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -33,10 +38,13 @@ print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode
 """
 
 
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(argv: list[str], cwd: Path) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB of the measured tree, rc) of one run."""
     out = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=cwd, capture_output=True,
-                         text=True, check=True).stdout.split()
+                         text=True, check=True, env=ENV).stdout.split()
     return float(out[0]), int(out[1]) / 1024, int(out[2])
 
 
@@ -45,7 +53,7 @@ def median_wall(argv: list[str], cwd: Path, n: int) -> float:
     for _ in range(n):
         t = time.perf_counter()
         subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
+                       check=False, env=ENV)
         walls.append(time.perf_counter() - t)
     return statistics.median(walls)
 
@@ -56,6 +64,9 @@ def main() -> None:
     args.add_argument("-n", type=int, default=40, help="runs for the start-up median")
     opts = args.parse_args()
     ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
+    import ckdn as package
+
+    compileall.compile_dir(Path(package.__file__).parent, quiet=1)
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
           f"{platform.python_implementation()} {platform.python_version()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,7 +77,7 @@ def main() -> None:
             for size in sizes)
         (root / "ckdn.toml").write_text(
             '[run]\nkeep = 3\n[check.true]\ncommand = "true"\nparser = "generic"\n' + blocks)
-        subprocess.run([ckdn, "run", "true"], cwd=root, check=True, capture_output=True)
+        subprocess.run([ckdn, "run", "true"], cwd=root, check=True, capture_output=True, env=ENV)
         bare = median_wall([sys.executable, "-c", "pass"], root, opts.n)
         run = median_wall([ckdn, "run", "true"], root, opts.n)
         print(f"python -c pass           median {bare * 1000:7.1f} ms")

@@ -15,15 +15,18 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ckdn._record import Record, record
 from ckdn.config import Alias, Check, Config
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.reconcile import PASS, SKIPPED, Exit, exit_code, reconcile
 from ckdn.store import RunDir, Store
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ALL", "Outcome", "parse_safely", "run", "run_alias", "run_check", "seal"]
 
@@ -33,13 +36,18 @@ ALL = "all"
 MAX_ARTIFACTS = 100
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+@record
+class Outcome(Record):
     """What a run produced: the document printed on stdout and the process exit code."""
 
+    __slots__ = ("document", "exit_code", "run_dir")
     document: dict[str, Any]
     exit_code: int
-    run_dir: Path | None = None
+    run_dir: Path | None
+
+    def __init__(self, document: dict[str, Any], exit_code: int,
+                 run_dir: Path | None = None) -> None:
+        self._assign(document, exit_code, run_dir)
 
     @property
     def status(self) -> str:
@@ -51,8 +59,8 @@ def store_for(config: Config) -> Store:
 
 
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
-        fail_fast: bool | None = None) -> Outcome:
-    """Run a check or an alias by name."""
+        fail_fast: bool | None = None, env: Mapping[str, str] | None = None) -> Outcome:
+    """Run a check or an alias by name; ``env`` is the base environment (see run_check)."""
     target = config.get(name)
     if isinstance(target, Alias):
         if extra_args:
@@ -62,8 +70,8 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
             )
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
-                         target.fail_fast if fail_fast is None else fail_fast)
-    return run_check(config, target, extra_args=extra_args)
+                         target.fail_fast if fail_fast is None else fail_fast, env=env)
+    return run_check(config, target, extra_args=extra_args, env=env)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
@@ -149,17 +157,19 @@ def _evidence_first() -> Iterator[None]:
 
 
 def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
-    """Run a parser; one that raises or returns nonsense is a confused parser, never a pass."""
-    try:
-        result = parser.parse(ctx)
-    except Exception as exc:  # policy: a crashing parser is parser_ok=False, never a traceback
-        return ParseResult(parser_ok=False,
-                           notes=[f"parser '{getattr(parser, 'name', '?')}' crashed: "
-                                  f"{type(exc).__name__}: {exc}"])
+    """Run a parser; one that raises or returns nonsense is a confused parser, never a pass.
+
+    A plugin parser may not guard itself, so the app applies the same guard as
+    the built-ins (:mod:`ckdn.parsers.guard`) and checks what comes back.
+    """
+    from ckdn.parsers.guard import guarded
+
+    name = str(getattr(parser, "name", "?"))
+    # The lambda looks ``parser.parse`` up inside the guard: a plugin without it is contained.
+    result: Any = guarded(name, lambda c: parser.parse(c), ctx)  # noqa: PLW0108
     if not isinstance(result, ParseResult):
         return ParseResult(parser_ok=False, notes=[
-            f"parser '{getattr(parser, 'name', '?')}' returned {type(result).__name__}, "
-            "not a ParseResult"])
+            f"parser '{name}' returned {type(result).__name__}, not a ParseResult"])
     return result
 
 
@@ -202,7 +212,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
-def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool) -> Outcome:
+def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
+              env: Mapping[str, str] | None = None) -> Outcome:
     """Run members in order; the aggregate is printed and stored in its own run dir."""
     from ckdn.digest import Member, build_aggregate, encode
 
@@ -212,7 +223,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
         if stop:
             results.append(Member(check=check.name, status=SKIPPED))
             continue
-        outcome = run_check(config, check)
+        outcome = run_check(config, check, env=env)
         doc = outcome.document
         results.append(Member(check=check.name, status=doc["status"], rc=doc["rc"],
                               run_dir=doc["run_dir"]))

@@ -6,24 +6,28 @@ validated before anything runs: every wrong type, unknown key and broken alias
 is a :class:`~ckdn.errors.ConfigError` of one line naming the file, the table
 and the key. Parser options are validated by the parser that owns them.
 
-Loading happens on every ``ckdn run``: ``tomllib``, ``shlex`` and ``difflib``
-are imported only by the code path that needs them.
+Loading happens on every ``ckdn run``: ``tomllib`` (for a file beyond plain
+TOML, see :mod:`ckdn._toml`), ``shlex`` and ``difflib`` are imported only by the
+code path that needs them.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
+from ckdn._record import Record, record
+from ckdn._toml import read_plain
 from ckdn.errors import ConfigError, UsageError
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import OptionError, option_names
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CONFIG_ENV",
@@ -45,74 +49,106 @@ _CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "req
 _ALIAS_KEYS = ("members", "fail_fast", "description")
 _TOP_KEYS = ("run", "check")
 
+#: What a TOML key may be made of unquoted.
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 #: Names become run directory names and lock names: no separators, nothing a
-#: shell or a filesystem treats specially, nothing hidden.
-_NAME_RE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,63}\Z")
+#: shell or a filesystem treats specially, nothing hidden. At most 64 characters.
+_NAME_FIRST = (_BARE_KEY - {"-"}) | {"+"}
+_NAME_CHARS = _BARE_KEY | {"+", "."}
 _NAME_RULE = ("use letters, digits, '_', '-', '.', '+' (at most 64, not starting with '.' or '-')")
 
-#: The distribution-name part of a PEP 508 requirement, and what may follow it.
-_REQ_RE = re.compile(r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:[\[(<>=!~;@]|\Z)")
+#: The distribution-name part of a PEP 508 requirement, and what may follow it
+#: (compiled by ``re``'s cache when a check first names ``requires``).
+_REQUIREMENT = r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:[\[(<>=!~;@]|\Z)"
+
+_BOM = b"\xef\xbb\xbf"
 
 #: A timeout past a year is a unit mistake, and far larger values overflow the
 #: OS timer APIs the runner waits with.
 _TIMEOUT_MAX = 365 * 24 * 3600
 
 
-def _frozen_empty() -> Mapping[Any, Any]:
-    return MappingProxyType({})
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class RunSettings:
+@record
+class RunSettings(Record):
     """The ``[run]`` table; ``runs_dir`` is absolute, taken from the invocation cwd."""
 
+    __slots__ = ("keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
     runs_dir: Path
-    keep: int = 20
-    top: int = 20
-    max_snippet_lines: int = 12
-    log_tail_lines: int = 40
+    keep: int
+    top: int
+    max_snippet_lines: int
+    log_tail_lines: int
+
+    def __init__(self, runs_dir: Path, keep: int = 20, top: int = 20,
+                 max_snippet_lines: int = 12, log_tail_lines: int = 40) -> None:
+        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines)
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+@record
+class Check(Record):
     """An atomic check: one command, run without a shell, read by one parser.
 
     ``argv`` keeps ``{run_dir}`` as written: the app substitutes it per run.
     ``options`` are every key that is not a check key, already accepted by the
     parser. ``requires`` is information for installers; running ignores it.
+    ``env`` and ``options`` default to an empty read-only mapping.
     """
 
+    __slots__ = ("argv", "command", "description", "env", "name", "options", "parser",
+                 "requires", "timeout", "top")
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
     parser: str
-    timeout: float | None = None
-    env: Mapping[str, str] = field(default_factory=_frozen_empty)
-    top: int | None = None
-    options: Mapping[str, Any] = field(default_factory=_frozen_empty)
-    description: str | None = None
-    requires: tuple[str, ...] = ()
+    timeout: float | None
+    env: Mapping[str, str]
+    top: int | None
+    options: Mapping[str, Any]
+    description: str | None
+    requires: tuple[str, ...]
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, name: str, command: str | tuple[str, ...], argv: tuple[str, ...], parser: str,
+            timeout: float | None = None, env: Mapping[str, str] = _EMPTY,
+            top: int | None = None, options: Mapping[str, Any] = _EMPTY,
+            description: str | None = None, requires: tuple[str, ...] = ()) -> None:
+        self._assign(name, command, argv, parser, timeout, env, top, options, description,
+                     requires)
 
 
-@dataclass(frozen=True, slots=True)
-class Alias:
+@record
+class Alias(Record):
     """A named, ordered group of atomic checks (never of other aliases)."""
 
+    __slots__ = ("description", "fail_fast", "members", "name")
     name: str
     members: tuple[str, ...]
-    fail_fast: bool = True
-    description: str | None = None
+    fail_fast: bool
+    description: str | None
+
+    def __init__(self, name: str, members: tuple[str, ...], fail_fast: bool = True,
+                 description: str | None = None) -> None:
+        self._assign(name, members, fail_fast, description)
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+@record
+class Config(Record):
     """A validated ``ckdn.toml`` (``path`` None: no file, defaults in use)."""
 
+    __slots__ = ("aliases", "checks", "cwd", "path", "run")
     path: Path | None
     cwd: Path
     run: RunSettings
-    checks: Mapping[str, Check] = field(default_factory=_frozen_empty)
-    aliases: Mapping[str, Alias] = field(default_factory=_frozen_empty)
+    checks: Mapping[str, Check]
+    aliases: Mapping[str, Alias]
+
+    def __init__(self, path: Path | None, cwd: Path, run: RunSettings,
+                 checks: Mapping[str, Check] = _EMPTY,
+                 aliases: Mapping[str, Alias] = _EMPTY) -> None:
+        self._assign(path, cwd, run, checks, aliases)
 
     def get(self, name: str) -> Check | Alias:
         """The atomic check or alias called ``name``; UsageError naming the choices."""
@@ -219,16 +255,22 @@ class _Loader:
                       aliases=MappingProxyType(aliases))
 
     def parse_toml(self, data: bytes) -> dict[str, Any]:
-        import tomllib  # lazy: not needed without a config file
+        # A leading byte order mark is skipped, as "utf-8-sig" would (without loading that codec).
+        skip = len(_BOM) if data.startswith(_BOM) else 0
+        try:
+            text = data[skip:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            offset = skip + exc.start
+            raise self.error(None, f"invalid TOML: not UTF-8 (byte {data[offset]:#04x} "
+                                   f"at offset {offset})") from None
+        plain = read_plain(text)
+        if plain is not None:
+            return plain
+        import tomllib  # lazy: only a file beyond plain TOML needs it (see ckdn._toml)
 
         try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise self.error(None, f"invalid TOML: not UTF-8 (byte {data[exc.start]:#04x} "
-                                   f"at offset {exc.start})") from None
-        try:
             return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except ValueError as exc:  # TOMLDecodeError, or int() refusing a 5000-digit number
             raise self.error(None, f"invalid TOML: {exc}") from None
         except RecursionError:
             raise self.error(None, "invalid TOML: nested too deeply") from None
@@ -248,7 +290,7 @@ class _Loader:
         return RunSettings(runs_dir=_absolute(self.cwd / Path(runs_dir).expanduser()), **ints)
 
     def check_name(self, where: str, name: str, folded: dict[str, str]) -> None:
-        if not _NAME_RE.match(name):
+        if not (0 < len(name) <= 64 and name[0] in _NAME_FIRST and _NAME_CHARS.issuperset(name)):
             raise self.error(where, f"invalid check name {name!r}: {_NAME_RULE}")
         # Names become run-dir and lock names: two that differ only in case
         # would share them on a case-insensitive filesystem.
@@ -355,6 +397,8 @@ class _Loader:
         if ok and isinstance(value, int):
             ok = 0 < value <= _TIMEOUT_MAX
         elif ok:
+            import math  # lazy: a shared library that only a fractional timeout needs
+
             ok = math.isfinite(value) and 0 < value <= _TIMEOUT_MAX
         if not ok:
             raise self.error(where, f"timeout: must be a number > 0 (seconds, at most "
@@ -389,7 +433,7 @@ class _Loader:
             raise self.error(where, f"requires: must be an array of requirement strings, "
                                     f"not {_show(value)}")
         for item in value:
-            if (not isinstance(item, str) or not _REQ_RE.match(item)
+            if (not isinstance(item, str) or not re.match(_REQUIREMENT, item)
                     or not item.isprintable()):
                 raise self.error(where, f"requires: {_show(item)} is not a PEP 508 requirement "
                                         "(e.g. \"ruff>=0.5\")")
@@ -457,7 +501,7 @@ def _show(value: Any) -> str:
 
 def _toml_key(name: str) -> str:
     """``name`` as it would be written in a TOML table header."""
-    if re.fullmatch(r"[A-Za-z0-9_-]+", name):
+    if name and _BARE_KEY.issuperset(name):
         return name
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

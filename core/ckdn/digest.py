@@ -34,16 +34,16 @@ took four bytes, so the loop always ends under the budget.
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
+from ckdn._record import Record, record
 from ckdn.logtail import read_log_tail
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.reconcile import (
@@ -71,6 +71,10 @@ from ckdn.textcap import (
     clean_line,
     unsurrogate,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DIGEST_BUDGET",
@@ -114,40 +118,56 @@ _MAX_DEPTH = 16
 #: Python refuses to print ints past ~4300 digits; JSON readers lose precision past 2**53.
 _INT_LIMIT = 2**63
 
-_MORE_LINES = re.compile(r"\.\.\. \[\+(\d{1,18}) more lines\]")
-_MORE_ARTIFACTS = re.compile(r"\.\.\. \[\+(\d{1,18}) more(?: files)?\]")
+
+@functools.cache  # compiled on first use, like every pattern a passing run never needs
+def _more_lines() -> re.Pattern[str]:
+    return re.compile(r"\.\.\. \[\+(\d{1,18}) more lines\]")
 
 
-@dataclass(frozen=True, slots=True)
-class Bounds:
+@functools.cache
+def _more_artifacts() -> re.Pattern[str]:
+    return re.compile(r"\.\.\. \[\+(\d{1,18}) more(?: files)?\]")
+
+
+@record
+class Bounds(Record):
     """The ``[run]`` limits: findings shown, snippet lines per finding, log tail lines."""
 
-    top: int = 20
-    max_snippet_lines: int = 12
-    log_tail_lines: int = 40
+    __slots__ = ("log_tail_lines", "max_snippet_lines", "top")
+    top: int
+    max_snippet_lines: int
+    log_tail_lines: int
+
+    def __init__(self, top: int = 20, max_snippet_lines: int = 12,
+                 log_tail_lines: int = 40) -> None:
+        self._assign(top, max_snippet_lines, log_tail_lines)
 
 
 # ------------------------------------------------------------------------- digest
 
 
-@dataclass(slots=True)
 class _Draft:
     """A digest in parts, so each part can be shrunk and the whole re-assembled."""
 
-    base: dict[str, Any]
-    findings_total: int = 0
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-    summary_dropped: int = 0
-    gate_failures: list[str] = field(default_factory=list)
-    gates_dropped: int = 0
-    notes: list[str] = field(default_factory=list)
-    notes_dropped: int = 0
-    tail: list[str] = field(default_factory=list)
-    tail_dropped: int = 0
-    artifacts: list[str] = field(default_factory=list)
-    artifacts_dropped: int = 0
-    flags: dict[str, bool] = field(default_factory=dict)
+    __slots__ = ("artifacts", "artifacts_dropped", "base", "findings", "findings_total", "flags",
+                 "gate_failures", "gates_dropped", "notes", "notes_dropped", "summary",
+                 "summary_dropped", "tail", "tail_dropped")
+
+    def __init__(self, base: dict[str, Any]) -> None:
+        self.base = base
+        self.findings_total = 0
+        self.findings: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] = {}
+        self.summary_dropped = 0
+        self.gate_failures: list[str] = []
+        self.gates_dropped = 0
+        self.notes: list[str] = []
+        self.notes_dropped = 0
+        self.tail: list[str] = []
+        self.tail_dropped = 0
+        self.artifacts: list[str] = []
+        self.artifacts_dropped = 0
+        self.flags: dict[str, bool] = {}
 
     def document(self) -> dict[str, Any]:
         """The digest, keys in the contract's reading order (``encode`` sorts anyway)."""
@@ -291,7 +311,7 @@ def _snippet(lines: Iterable[object] | str, limit: int) -> list[str]:
     items: list[object] = [lines] if isinstance(lines, str) else list(lines)
     extra = 0
     if items and isinstance(items[-1], str):
-        prior = _MORE_LINES.fullmatch(items[-1])
+        prior = _more_lines().fullmatch(items[-1])
         if prior:
             extra += int(prior.group(1))
             items.pop()
@@ -347,7 +367,7 @@ def _artifact_names(artifacts: Sequence[str]) -> tuple[list[str], int]:
     names = list(artifacts)
     dropped = 0
     if names and isinstance(names[-1], str):
-        prior = _MORE_ARTIFACTS.fullmatch(names[-1])
+        prior = _more_artifacts().fullmatch(names[-1])
         if prior:  # the caller already capped the listing
             dropped += int(prior.group(1))
             names.pop()
@@ -399,6 +419,8 @@ class _SummaryWalk:
         if isinstance(raw, int):
             return raw if -_INT_LIMIT < raw < _INT_LIMIT else f"<int of {raw.bit_length()} bits>"
         if isinstance(raw, float):
+            import math  # lazy: a shared library that only a float in a summary needs
+
             return raw if math.isfinite(raw) else repr(raw)
         if isinstance(raw, Mapping):
             return self.mapping(raw, depth)
@@ -496,7 +518,7 @@ def _drop_detail(draft: _Draft, over: int) -> bool:
     for finding in reversed(draft.findings):
         detail: list[str] = finding.get("detail", [])
         extra = 0
-        if detail and (prior := _MORE_LINES.fullmatch(detail[-1])):
+        if detail and (prior := _more_lines().fullmatch(detail[-1])):
             extra = int(prior.group(1))
             detail = detail[:-1]
         count = _count_to_drop(detail, over, from_end=True, keep=0)
@@ -602,14 +624,19 @@ def _ordered(node: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:
 # ---------------------------------------------------------------------- aggregate
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
+@record
+class Member(Record):
     """One alias member as the aggregate lists it; ``status="skipped"`` when not reached."""
 
+    __slots__ = ("check", "rc", "run_dir", "status")
     check: str
     status: str
-    rc: int | None = None
-    run_dir: str | None = None
+    rc: int | None
+    run_dir: str | None
+
+    def __init__(self, check: str, status: str, rc: int | None = None,
+                 run_dir: str | None = None) -> None:
+        self._assign(check, status, rc, run_dir)
 
 
 def aggregate_status(members: Sequence[Member]) -> tuple[str, int]:
@@ -685,7 +712,12 @@ def build_meta(*, check: str, run_dir: str, argv: Sequence[str], cwd: str,
 
 
 def _iso_utc(timestamp: float) -> str:
-    from datetime import UTC, datetime  # lazy: only meta needs it
-
-    moment = datetime.fromtimestamp(timestamp, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")`` with
+    ``Z`` for ``+00:00``, computed as datetime does (microseconds rounded half to even,
+    then cut to milliseconds) without importing datetime."""
+    whole = timestamp // 1
+    micros = round((timestamp - whole) * 1_000_000)
+    if micros == 1_000_000:
+        whole, micros = whole + 1, 0
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    return f"{stamp}.{micros // 1000:03d}Z"

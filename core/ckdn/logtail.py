@@ -10,7 +10,6 @@ from __future__ import annotations
 import codecs
 import os
 from pathlib import Path
-from typing import IO
 
 from ckdn.textcap import (
     LINE_WIDTH,
@@ -20,6 +19,10 @@ from ckdn.textcap import (
     replace_unsafe,
     strip_ansi,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import IO
 
 __all__ = ["read_log_tail"]
 

@@ -18,8 +18,7 @@ contradicting evidence, and a confused parser is never ``pass``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ckdn._record import Record, record
 from ckdn.parsers.base import ParseResult
 
 __all__ = [
@@ -49,8 +48,8 @@ RC_NOT_FOUND = 127
 RC_NOT_EXECUTABLE = 126
 
 
-@dataclass(frozen=True, slots=True)
-class Exit:
+@record
+class Exit(Record):
     """How the process ended, as the runner saw it.
 
     ``rc`` is the real code, negative for a signal; synthetic 124 / 130 / 127 /
@@ -58,19 +57,30 @@ class Exit:
     false when the command never ran.
     """
 
+    __slots__ = ("duration", "interrupted", "notes", "rc", "started", "timed_out", "timeout")
     rc: int
-    started: bool = True
-    timed_out: bool = False
-    interrupted: bool = False
-    duration: float = 0.0
-    timeout: float | None = None
-    notes: tuple[str, ...] = ()
+    started: bool
+    timed_out: bool
+    interrupted: bool
+    duration: float
+    timeout: float | None
+    notes: tuple[str, ...]
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, rc: int, started: bool = True, timed_out: bool = False,
+            interrupted: bool = False, duration: float = 0.0, timeout: float | None = None,
+            notes: tuple[str, ...] = ()) -> None:
+        self._assign(rc, started, timed_out, interrupted, duration, timeout, notes)
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+@record
+class Verdict(Record):
+    __slots__ = ("reason", "status")
     status: str
     reason: str | None
+
+    def __init__(self, status: str, reason: str | None) -> None:
+        self._assign(status, reason)
 
     @property
     def green(self) -> bool:

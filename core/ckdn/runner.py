@@ -24,17 +24,22 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol, cast
 
+from ckdn._record import Record, record
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT, Exit
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
-    from typing import TextIO
+    from typing import Protocol, TextIO
+
+    class _Hash(Protocol):
+        def update(self, data: memoryview, /) -> None: ...
+
+        def hexdigest(self) -> str: ...
 
 __all__ = ["Ran", "run_process"]
 
@@ -55,15 +60,20 @@ _SIGNAL_WORDS: dict[int, str] = {
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
 
 
-@dataclass(frozen=True, slots=True)
-class Ran:
+@record
+class Ran(Record):
     """A finished run: how it ended, and the identity of the log it left."""
 
+    __slots__ = ("exit", "finished_at", "log_bytes", "log_sha256", "started_at")
     exit: Exit
     log_sha256: str
     log_bytes: int
     started_at: float
     finished_at: float
+
+    def __init__(self, exit: Exit, log_sha256: str, log_bytes: int, started_at: float,
+                 finished_at: float) -> None:
+        self._assign(exit, log_sha256, log_bytes, started_at, finished_at)
 
 
 def run_process(
@@ -120,21 +130,28 @@ def run_process(
     return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
 
 
-@dataclass(frozen=True, slots=True)
-class _Ended:
+@record
+class _Ended(Record):
+    __slots__ = ("duration", "interrupted", "notes", "rc", "started", "timed_out")
     rc: int
     duration: float
-    notes: tuple[str, ...] = ()
-    started: bool = True
-    timed_out: bool = False
-    interrupted: bool = False
+    notes: tuple[str, ...]
+    started: bool
+    timed_out: bool
+    interrupted: bool
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, rc: int, duration: float, notes: tuple[str, ...] = (), started: bool = True,
+            timed_out: bool = False, interrupted: bool = False) -> None:
+        self._assign(rc, duration, notes, started, timed_out, interrupted)
 
     def called_off(self, signum: int | None) -> _Ended:
         """A stop request during the clean-up still calls the run off: the user wants out."""
         if signum is None or self.interrupted or self.timed_out or not self.started:
             return self
         note = f"{_stop_word(signum)} after the command exited with code {self.rc}"
-        return replace(self, rc=128 + signum, interrupted=True, notes=(*self.notes, note))
+        return _Ended(128 + signum, self.duration, (*self.notes, note), self.started,
+                      self.timed_out, interrupted=True)
 
     def exit(self, timeout: float | None) -> Exit:
         return Exit(
@@ -459,18 +476,15 @@ class _Stops:
         return exited
 
 
-class _Hash(Protocol):
-    def update(self, data: memoryview, /) -> None: ...
-
-    def hexdigest(self) -> str: ...
-
-
 def _sha256(*, small: bool) -> _Hash:
     """OpenSSL's SHA-256 is ~10x faster, but loading it costs more than hashing a small log."""
     if small:
-        for name in ("_sha2", "_sha256"):  # CPython's builtin: 3.12+, then 3.11
+        # CPython's builtin module; asking for the other name first costs a failed import.
+        names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+        for name in names:
             try:
-                return cast(_Hash, __import__(name).sha256())
+                hasher: _Hash = __import__(name).sha256()
+                return hasher
             except ImportError:
                 continue
     import hashlib  # lazy: loading OpenSSL is the cost avoided above

@@ -31,15 +31,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ckdn._record import Record, record
 from ckdn.errors import RefusedError, UsageError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from types import TracebackType
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["FINISHED_MARKERS", "RunDir", "RunInfo", "Store", "check_of"]
 
 _TIMESTAMP = "%Y%m%dT%H%M%SZ"
-_RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)")
 _LOCKS = ".locks"
 _LATEST_LINK = "latest"
 _LATEST_FILE = "LATEST"
@@ -63,20 +61,21 @@ _SMALL_READ = 4096
 _REF_SHOWN = 200
 
 
-@dataclass(frozen=True, slots=True)
-class RunInfo:
+@record
+class RunInfo(Record):
+    __slots__ = ("check", "finished", "kind", "name", "path")
     name: str
     path: Path
     check: str
     finished: bool
     kind: str  # "digest" | "aggregate" | "unfinished"
 
+    def __init__(self, name: str, path: Path, check: str, finished: bool, kind: str) -> None:
+        self._assign(name, path, check, finished, kind)
+
 
 class _Holder:
-    """What a lock file says about the process that holds (or held) it.
-
-    A plain class: a second dataclass would cost a millisecond of import time.
-    """
+    """What a lock file says about the process that holds (or held) it."""
 
     __slots__ = ("pid", "run_dir")
 
@@ -97,11 +96,28 @@ def check_of(name: str) -> str:
 
 
 def _parse(name: str) -> tuple[str, int, str] | None:
-    match = _RUN_NAME.fullmatch(name)
-    if match is None:
+    r"""``(stamp, seq, label)`` when ``name`` is ``<YYYYmmddTHHMMSSZ>[.<seq>]-<label>``, else None.
+
+    What the pattern ``(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)`` matches in full,
+    read without compiling it (every run parses names; few need a regex).
+    """
+    stamp, rest = name[:16], name[16:]
+    if not (stamp[8:9] == "T" and stamp[15:] == "Z" and stamp[:8].isdecimal()
+            and stamp[9:15].isdecimal()):
         return None
-    stamp, seq, label = match.groups()
-    return stamp, int(seq) if seq else 0, label
+    seq = 0
+    if rest.startswith("."):
+        digits, dash, label = rest[1:].partition("-")
+        if not (dash and len(digits) >= 3 and digits.isdecimal()):
+            return None
+        seq = int(digits)
+    elif rest.startswith("-"):
+        label = rest[1:]
+    else:
+        return None
+    if not label or "/" in label or "\0" in label:
+        return None
+    return stamp, seq, label
 
 
 def _run_name(stamp: str, seq: int, label: str) -> str:
@@ -188,9 +204,58 @@ def _write_holder(fd: int, run_dir: str | None) -> None:
     os.pwrite(fd, json.dumps(doc).encode() + b"\n", 0)
 
 
+#: Opens a directory and never a symlink to one; what the tree removal walks with.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: Removal by directory descriptor, as shutil.rmtree does where it can (Linux, macOS).
+_FD_REMOVAL = ({os.open, os.unlink, os.rmdir} <= os.supports_dir_fd
+               and os.scandir in os.supports_fd)
+
+
 def _rmtree(path: Path) -> None:
-    """Remove a tree that a concurrent prune may be removing too."""
-    import shutil  # lazy: only pruning needs it
+    """Remove a tree that a concurrent prune may be removing too.
+
+    Every run prunes one, so this walks the tree itself rather than import
+    :mod:`shutil` (which loads zlib, bz2 and lzma): by directory descriptor,
+    never following a symlink out of the tree, like ``shutil.rmtree``. An entry
+    that is already gone is not an error; any other failure raises ``OSError``.
+    """
+    if not _FD_REMOVAL:
+        _rmtree_shutil(path)
+        return
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        return
+    try:
+        _clear_dir(fd)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(path)
+
+
+def _clear_dir(dir_fd: int) -> None:
+    with os.scandir(dir_fd) as listing:
+        entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+    for name, is_dir in entries:
+        if not is_dir:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=dir_fd)
+            continue
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue
+        try:
+            _clear_dir(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(name, dir_fd=dir_fd)
+
+
+def _rmtree_shutil(path: Path) -> None:
+    import shutil  # lazy: only platforms without descriptor-relative removal need it
 
     if sys.version_info >= (3, 12):
 

@@ -12,6 +12,7 @@ Every cut is counted where it happened, never silent: a capped string ends in
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -45,17 +46,36 @@ RUN_DIR_WIDTH = 1024
 ARTIFACT_WIDTH = 255
 
 _REPLACEMENT = "\ufffd"
+_ESC_WINDOW = 4096  # longer than any sequence _ansi() matches
 
-# ANSI escapes: CSI (colours, cursor), OSC (titles, hyperlinks), two-character ESC
-# sequences. Lengths are bounded so a streamed line, which can only hold back a
-# window of text at a chunk boundary, strips exactly what a whole line would.
-_ANSI = re.compile(r"\x1b(?:\[[0-?]{0,256}[ -/]{0,16}[@-~]|\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)"
-                   r"|[@-Z\\^_])")
-# A suffix that may be the start of an escape sequence cut by a chunk boundary.
-_ANSI_PREFIX = re.compile(r"\x1b(?:\[[0-?]{0,256}[ -/]{0,16}|\][^\x07\x1b]{0,2048}\x1b?)?\Z")
-_ESC_WINDOW = 4096  # longer than any sequence _ANSI matches
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
-_CAP_MARK = re.compile(r"\.\.\. \[\+(\d{1,18}) chars\]\Z")
+# The patterns are compiled on first use: a passing run cleans a few short ASCII
+# strings and needs none of them, and compiling them costs more than that run's
+# whole digest.
+
+
+@functools.cache
+def _ansi() -> re.Pattern[str]:
+    """ANSI escapes: CSI (colours, cursor), OSC (titles, hyperlinks), two-character ESC
+    sequences. Lengths are bounded so a streamed line, which can only hold back a
+    window of text at a chunk boundary, strips exactly what a whole line would."""
+    return re.compile(r"\x1b(?:\[[0-?]{0,256}[ -/]{0,16}[@-~]|\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)"
+                      r"|[@-Z\\^_])")
+
+
+@functools.cache
+def _ansi_prefix() -> re.Pattern[str]:
+    """A suffix that may be the start of an escape sequence cut by a chunk boundary."""
+    return re.compile(r"\x1b(?:\[[0-?]{0,256}[ -/]{0,16}|\][^\x07\x1b]{0,2048}\x1b?)?\Z")
+
+
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    return re.compile("[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
+
+
+@functools.cache
+def _cap_mark() -> re.Pattern[str]:
+    return re.compile(r"\.\.\. \[\+(\d{1,18}) chars\]\Z")
 
 
 def clean_cap(text: str, width: int) -> str:
@@ -89,7 +109,7 @@ def cap(text: str, width: int) -> str:
         return text
     body, prior = text, 0
     if text.endswith(" chars]"):
-        mark = _CAP_MARK.search(text, len(text) - 40)
+        mark = _cap_mark().search(text, len(text) - 40)
         if mark:
             body, prior = text[: mark.start()], int(mark.group(1))
     if len(body) <= width:
@@ -110,19 +130,21 @@ def cut(text: str, width: int) -> str:
 
 def strip_ansi(text: str) -> str:
     """``text`` without its ANSI escape sequences."""
-    return _ANSI.sub("", text) if "\x1b" in text else text
+    return _ansi().sub("", text) if "\x1b" in text else text
 
 
 def replace_unsafe(text: str) -> str:
     """Control characters and lone surrogates replaced by U+FFFD; the length is kept."""
-    return _UNSAFE.sub(_REPLACEMENT, text)
+    if text.isascii() and text.isprintable():  # the usual case, without a regex
+        return text
+    return _unsafe().sub(_REPLACEMENT, text)
 
 
 def escapes_length(text: str) -> int:
     """How many characters :func:`strip_ansi` would remove from ``text``."""
     if "\x1b" not in text:
         return 0
-    return sum(match.end() - match.start() for match in _ANSI.finditer(text))
+    return sum(match.end() - match.start() for match in _ansi().finditer(text))
 
 
 def hold_back_escape(text: str) -> tuple[str, str]:
@@ -133,7 +155,7 @@ def hold_back_escape(text: str) -> tuple[str, str]:
     whole rather than shown in part.
     """
     if "\x1b" in text[-_ESC_WINDOW:]:
-        partial = _ANSI_PREFIX.search(text, max(0, len(text) - _ESC_WINDOW))
+        partial = _ansi_prefix().search(text, max(0, len(text) - _ESC_WINDOW))
         if partial:
             return text[: partial.start()], text[partial.start():]
     return text, ""

@@ -8,12 +8,15 @@ is not cheap), and a built-in name can never be shadowed by a plugin.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+import sys
 
 from ckdn.errors import ConfigError
-from ckdn.parsers.base import Parser
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ckdn.parsers.base import Parser
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "get_parser", "known_parsers"]
 
@@ -45,6 +48,8 @@ def known_parsers() -> list[str]:
 
 
 def _builtin_available(name: str) -> bool:
+    import importlib.util  # lazy: `ckdn run` never needs it
+
     module = BUILTIN[name].partition(":")[0]
     return importlib.util.find_spec(module) is not None
 
@@ -67,11 +72,12 @@ def _instantiate(obj: Any) -> Any:
 def _load_builtin(name: str, target: str) -> Parser:
     module_name, _, attr = target.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        __import__(module_name)  # importlib.import_module, without importing importlib
     except ModuleNotFoundError as exc:
         if exc.name != module_name:
             raise
         raise ConfigError(f"parser '{name}' is not available in this version of ckdn") from exc
+    module = sys.modules[module_name]
     parser: Parser = _instantiate(getattr(module, attr))
     return parser
 

@@ -11,12 +11,27 @@ module on every run.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ckdn._record import Record, record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Protocol, runtime_checkable
+
+    @runtime_checkable
+    class Parser(Protocol):
+        """A parser: a name and a ``parse`` that turns a finished run into facts.
+
+        Built at run time by :func:`__getattr__` below, on first use (the same class).
+        """
+
+        @property
+        def name(self) -> str: ...
+
+        def parse(self, ctx: ParseContext) -> ParseResult: ...
 
 __all__ = [
     "ArtifactError",
@@ -29,6 +44,8 @@ __all__ = [
     "ParseResult",
     "Parser",
 ]
+
+_set = object.__setattr__  # how a frozen record's __init__ stores a field
 
 #: Width cap for one line a parser keeps (snippet line, message). The digest
 #: applies its own caps again; this only keeps a parser's memory bounded.
@@ -52,23 +69,33 @@ class ArtifactError(ValueError):
     """An artifact path would resolve outside the run directory."""
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+@record
+class Finding(Record):
     """One piece of failure evidence.
 
     ``id`` is stable across runs (a test node id, ``path:line:rule``...);
     ``location`` is ``path[:line[:col]]``, relative to the check's cwd, 1-based.
     """
 
+    __slots__ = ("detail", "id", "kind", "location", "message")
     id: str
     kind: str
     message: str
-    location: str | None = None
-    detail: tuple[str, ...] = ()
+    location: str | None
+    detail: tuple[str, ...]
+
+    def __init__(self, id: str, kind: str, message: str,
+                 location: str | None = None, detail: tuple[str, ...] = ()) -> None:
+        # One Finding per finding a report holds: field by field, the quickest way.
+        _set(self, "id", id)
+        _set(self, "kind", kind)
+        _set(self, "message", message)
+        _set(self, "location", location)
+        _set(self, "detail", detail)
 
 
-@dataclass(slots=True)
-class ParseResult:
+@record(frozen=False)
+class ParseResult(Record):
     """Facts a parser extracted from one run.
 
     ``findings_total`` is set by parsers that keep only the first ``ctx.top``
@@ -76,16 +103,41 @@ class ParseResult:
     ``len(findings)``. ``evidence_expected`` is the parser's promise that a
     nonzero exit code always comes with findings (false only for ``generic``),
     and ``wants_log_tail`` asks for the log tail even on a plain ``fail``.
+    The list and dict fields default to new empty ones (``None`` asks for that too).
     """
 
-    findings: list[Finding] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-    parser_ok: bool = True
-    notes: list[str] = field(default_factory=list)
-    gate_failures: list[str] = field(default_factory=list)
-    findings_total: int | None = None
-    evidence_expected: bool = True
-    wants_log_tail: bool = False
+    __slots__ = (
+        "evidence_expected",
+        "findings",
+        "findings_total",
+        "gate_failures",
+        "notes",
+        "parser_ok",
+        "summary",
+        "wants_log_tail",
+    )
+    findings: list[Finding]
+    summary: dict[str, Any]
+    parser_ok: bool
+    notes: list[str]
+    gate_failures: list[str]
+    findings_total: int | None
+    evidence_expected: bool
+    wants_log_tail: bool
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, findings: list[Finding] | None = None, summary: dict[str, Any] | None = None,
+            parser_ok: bool = True, notes: list[str] | None = None,
+            gate_failures: list[str] | None = None, findings_total: int | None = None,
+            evidence_expected: bool = True, wants_log_tail: bool = False) -> None:
+        self.findings = [] if findings is None else findings
+        self.summary = {} if summary is None else summary
+        self.parser_ok = parser_ok
+        self.notes = [] if notes is None else notes
+        self.gate_failures = [] if gate_failures is None else gate_failures
+        self.findings_total = findings_total
+        self.evidence_expected = evidence_expected
+        self.wants_log_tail = wants_log_tail
 
     @property
     def total(self) -> int:
@@ -117,21 +169,29 @@ class FindingSink:
         return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)
 
 
-@dataclass(frozen=True, slots=True)
-class ParseContext:
+@record
+class ParseContext(Record):
     """What a parser may look at: the run directory, the log, its options.
 
     ``run_dir`` and ``cwd`` are absolute. Artifacts are read only from inside
-    ``run_dir`` (see :meth:`artifact`).
+    ``run_dir`` (see :meth:`artifact`). ``options`` defaults to a new empty dict.
     """
 
+    __slots__ = ("check", "cwd", "max_snippet_lines", "options", "rc", "run_dir", "top")
     check: str
     run_dir: Path
     cwd: Path
     rc: int
-    options: Mapping[str, Any] = field(default_factory=dict)
-    top: int = 20
-    max_snippet_lines: int = 12
+    options: Mapping[str, Any]
+    top: int
+    max_snippet_lines: int
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, check: str, run_dir: Path, cwd: Path, rc: int,
+            options: Mapping[str, Any] | None = None, top: int = 20,
+            max_snippet_lines: int = 12) -> None:
+        self._assign(check, run_dir, cwd, rc, {} if options is None else options, top,
+                     max_snippet_lines)
 
     @property
     def log_path(self) -> Path:
@@ -208,23 +268,36 @@ def cap_line(line: str, width: int = LINE_CAP) -> str:
     return f"{line[:width]}... [+{len(line) - width} chars]"
 
 
-@runtime_checkable
-class Parser(Protocol):
-    """A parser: a name and a ``parse`` that turns a finished run into facts.
+if not TYPE_CHECKING:
 
-    Optionally it also has ``validate_options(options)``, raising
-    :class:`OptionError` for an option it does not take; without it, any option
-    is accepted.
-    """
+    def __getattr__(name: str) -> object:
+        """``Parser`` is made when first asked for: a Protocol needs :mod:`typing`,
+        which ``ckdn run`` does not load otherwise (PEP 562)."""
+        if name != "Parser":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from typing import Protocol, runtime_checkable
 
-    @property
-    def name(self) -> str: ...
+        @runtime_checkable
+        class Parser(Protocol):
+            """A parser: a name and a ``parse`` that turns a finished run into facts.
 
-    def parse(self, ctx: ParseContext) -> ParseResult: ...
+            Optionally it also has ``validate_options(options)``, raising
+            :class:`OptionError` for an option it does not take; without it, any
+            option is accepted.
+            """
+
+            @property
+            def name(self) -> str: ...
+
+            def parse(self, ctx: ParseContext) -> ParseResult: ...
+
+        Parser.__qualname__ = "Parser"
+        globals()["Parser"] = Parser
+        return Parser
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+@record
+class Option(Record):
     """Declares one parser option: its kind and bounds.
 
     ``kind`` is ``"str"``, ``"bool"``, ``"int"``, ``"number"`` (int or float,
@@ -232,11 +305,16 @@ class Option:
     a ``str_list``).
     """
 
+    __slots__ = ("choices", "help", "kind", "maximum", "minimum")
     kind: str
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-    help: str = ""
+    minimum: float | None
+    maximum: float | None
+    choices: tuple[str, ...]
+    help: str
+
+    def __init__(self, kind: str, minimum: float | None = None, maximum: float | None = None,
+                 choices: tuple[str, ...] = (), help: str = "") -> None:
+        self._assign(kind, minimum, maximum, choices, help)
 
     def check(self, key: str, value: Any) -> None:
         """Raise OptionError unless ``value`` fits this option."""
@@ -253,7 +331,7 @@ class Option:
             if isinstance(value, bool) or not ok:
                 want = "an integer" if kind == "int" else "a number"
                 raise OptionError(key, f"option '{key}' must be {want}, not {_tname(value)}")
-            if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(value, float) and not _finite(value):
                 raise OptionError(key, f"option '{key}' must be a finite number, not {value}")
             if self.minimum is not None and value < self.minimum:
                 raise OptionError(key, f"option '{key}' must be >= {self.minimum:g}, not {value}")
@@ -271,6 +349,12 @@ class Option:
         if self.choices and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
             raise OptionError(key, f"option '{key}' must be one of {allowed}, not {value!r}")
+
+
+def _finite(value: float) -> bool:
+    import math  # lazy: a shared library that only a float option needs
+
+    return math.isfinite(value)
 
 
 def _tname(value: Any) -> str:
