@@ -8,6 +8,10 @@ import pytest
 
 from tests.project import Project
 
+#: Real pytest sessions for the plugin tests (tests/pytest_ckdn); only a root conftest may
+#: declare plugins.
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:

@@ -22,7 +22,7 @@ The reading is shared with the ``coverage`` parser (:func:`read_junit`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,25 +41,13 @@ from ckdn.parsers.guard import guarded
 
 __all__ = [
     "DEFAULT_JUNIT",
-    "EVIDENCE_FILE",
     "JUNIT_OPTIONS",
-    "PLUGIN_EVIDENCE_READER",
     "PytestParser",
     "node_id",
     "read_junit",
 ]
 
 DEFAULT_JUNIT = "junit.xml"
-
-#: The file the ckdn pytest plugin writes into the run dir when pytest runs
-#: under ``ckdn run``. When it is there and a reader for it is installed below,
-#: it is preferred over JUnit XML (the plugin sees pytest's own reports).
-EVIDENCE_FILE = "ckdn-pytest.json"
-
-#: Reads the plugin's evidence file into facts. The plugin owns that format, so
-#: the plugin's module supplies this reader; while it is ``None`` the parser
-#: reads JUnit XML only.
-PLUGIN_EVIDENCE_READER: Callable[[ParseContext, Path], ParseResult] | None = None
 
 #: Options shared by every parser that reads JUnit (``pytest``, ``coverage``).
 JUNIT_OPTIONS: Mapping[str, Option] = {
@@ -494,11 +482,13 @@ class PytestParser(BaseParser):
         return guarded(self.name, self._parse, ctx)
 
     def _parse(self, ctx: ParseContext) -> ParseResult:
-        reader = PLUGIN_EVIDENCE_READER
-        if reader is not None:
-            evidence = ctx.run_dir / EVIDENCE_FILE
-            if evidence.is_file():
-                return reader(ctx, evidence)
+        # pytest ran with the ckdn plugin under `ckdn run`: its record comes from
+        # pytest's own hooks and beats any JUnit file (imported only then).
+        from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, evidence_result
+
+        evidence = ctx.run_dir / EVIDENCE_FILE
+        if evidence.is_file():
+            return evidence_result(ctx, evidence)
         result = read_junit(ctx)
         assert result is not None  # missing_ok is False
         return result

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from ckdn.parsers import junit
 from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
-from ckdn.parsers.junit import EVIDENCE_FILE, PytestParser, node_id
+from ckdn.parsers.junit import PytestParser, node_id
+from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, write_evidence
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
@@ -380,21 +381,19 @@ def test_duplicate_ids_in_a_report_get_a_counted_suffix(load_case: CaseLoader) -
                    "tests/check_xpass_strict.py::test_unexpected_pass_strict#2"]
 
 
-def test_plugin_evidence_is_preferred_when_a_reader_is_installed(
-        load_case: CaseLoader, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[Path] = []
-
-    def reader(ctx: ParseContext, path: Path) -> ParseResult:
-        seen.append(path)
-        return ParseResult(summary={"from": "plugin"})
-
+def test_the_pytest_plugins_evidence_is_preferred_over_junit(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
     assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
-    (ctx.run_dir / EVIDENCE_FILE).write_text("{}")
-    assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no reader: JUnit
-    monkeypatch.setattr(junit, "PLUGIN_EVIDENCE_READER", reader)
-    assert PARSER.parse(ctx).summary == {"from": "plugin"}
-    assert seen == [ctx.run_dir / EVIDENCE_FILE]
+    recorded = ParseResult(summary={"counts": {"tests": 3, "passed": 3}})
+    write_evidence(ctx.run_dir / EVIDENCE_FILE, recorded, ctx.rc)
+    assert PARSER.parse(ctx).summary == {"counts": {"tests": 3, "passed": 3}}
+
+
+def test_evidence_that_disagrees_with_the_exit_code_is_not_trusted(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    write_evidence(ctx.run_dir / EVIDENCE_FILE, ParseResult(), 0)  # plugin saw 0, rc is not
+    assert ctx.rc != 0
+    assert not PARSER.parse(ctx).parser_ok
 
 
 def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,

@@ -1,0 +1,339 @@
+"""From pytest reports to ckdn findings and counts.
+
+Only data that survives pytest-xdist's report serialisation is used (node id,
+``when``, ``outcome``, ``location`` and the ``longrepr`` structure), so a
+controller sees the same findings as a single process does.
+
+Three facts of pytest's reports decide the locations: ``report.location`` is
+relative to the rootdir with a **0-based** line; ``longrepr.reprcrash`` is an
+**absolute** path with a **1-based** line; traceback entries are shown relative
+to the cwd at the time the report was made. Every location a finding carries is
+``path:line``, 1-based, relative to the rootdir (the base of node ids).
+
+Findings are kept in a deterministic order, whatever order the reports arrive
+in (xdist workers race): collection errors first, then tests in collection
+order, setup before call before teardown. Only the first ``top`` of that order
+are built and kept; the rest are counted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ckdn.parsers.base import Finding, cap_line
+
+__all__ = [
+    "COLLECTION_ERROR",
+    "INTERNAL_ERROR",
+    "TEST_ERROR",
+    "TEST_FAILURE",
+    "WORKER_CRASH",
+    "Collector",
+    "Paths",
+]
+
+TEST_FAILURE = "test_failure"
+TEST_ERROR = "test_error"
+COLLECTION_ERROR = "collection_error"
+WORKER_CRASH = "worker_crash"
+INTERNAL_ERROR = "internal_error"
+
+#: pytest-xdist reports an item whose worker died with this ``when``.
+CRASH_WHEN = "???"
+_PHASE = {"setup": 0, "call": 1, "teardown": 2, CRASH_WHEN: 3}
+#: terminal stats category -> counts key, named as the JUnit reader names them
+#: (anything else: spaces become ``_``, e.g. ``subtests_passed``).
+_COUNT_KEYS = {"error": "errors", "failed": "failures"}
+#: The counts every digest of a session states, zero or not.
+COUNT_NAMES = ("tests", "passed", "failures", "errors", "skipped", "xfailed", "xpassed",
+               "deselected", "collection_errors", "warnings")
+
+#: ``path:line: in name`` (pytest's short traceback entries).
+_ENTRY = re.compile(r"^(?P<path>[^\s:][^:]*?):(?P<line>\d+): in \S")
+#: ``File "path", line N`` (Python's own traceback and SyntaxError lines).
+_FILE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+class Paths:
+    """Turns the paths pytest shows into rootdir-relative ``path:line`` locations."""
+
+    def __init__(self, rootdir: Path, invocation_dir: Path) -> None:
+        self.rootdir = rootdir
+        self.invocation_dir = invocation_dir
+
+    def absolute(self, shown: str) -> Path:
+        path = Path(shown)
+        return path if path.is_absolute() else self.invocation_dir / path
+
+    def rel(self, path: str | os.PathLike[str]) -> str:
+        """``path`` relative to the rootdir, forward slashes; unchanged if not expressible."""
+        text = os.fspath(path)
+        if os.path.isabs(text):
+            try:
+                text = os.path.relpath(text, self.rootdir)
+            except ValueError:  # another drive on Windows
+                return text.replace(os.sep, "/")
+        return text.replace(os.sep, "/")
+
+    def location(self, path: str, line: int | None) -> str:
+        return f"{path}:{line}" if line is not None and line >= 1 else path
+
+
+# -- reading one report ---------------------------------------------------------------------
+
+
+def _first_line(text: str) -> str:
+    return cap_line(text.strip().split("\n", 1)[0].rstrip())
+
+
+def _e_lines(lines: Iterable[str]) -> list[str]:
+    return [line for line in lines if line.startswith("E ")]
+
+
+def _bounded(lines: Sequence[str], limit: int, last: str | None = None) -> tuple[str, ...]:
+    """At most ``limit`` lines (``last`` always among them), each capped, and a counted
+    ``... [+N more lines]`` marker at the end (where the digest merges its own count)."""
+    room = max(limit - (last is not None), 0)
+    kept = [cap_line(line) for line in lines[:room]]
+    if last is not None:
+        kept.append(cap_line(last))
+    if len(lines) > room:
+        kept.append(f"... [+{len(lines) - room} more lines]")
+    return tuple(kept)
+
+
+def _last_entry(longrepr: Any) -> Any | None:
+    reprtraceback = getattr(longrepr, "reprtraceback", None)
+    entries = getattr(reprtraceback, "reprentries", None)
+    return entries[-1] if entries else None
+
+
+def report_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
+    """A failed test report (call, setup/teardown, or a crashed xdist worker) as a finding."""
+    when = report.when
+    test_path, def_line = report.location[0], report.location[1]
+    longrepr = report.longrepr
+    if when == CRASH_WHEN:
+        return Finding(id=report.nodeid, kind=WORKER_CRASH, message=_first_line(str(longrepr)),
+                       location=test_path)
+    kind = TEST_FAILURE if when == "call" else TEST_ERROR
+    line = def_line + 1 if def_line is not None else None
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is None:  # a plain string: [XPASS(strict)], "contains N failed subtests", ...
+        text = str(longrepr) if longrepr is not None else f"{when} failed"
+        lines = text.splitlines()
+        return Finding(id=report.nodeid, kind=kind, message=_first_line(text),
+                       location=paths.location(test_path, line),
+                       detail=_bounded(_e_lines(lines) or lines[1:], snippet_lines))
+    crash_path = paths.rel(crash.path)
+    if crash_path == test_path:
+        line = crash.lineno
+    else:
+        line = _line_in(longrepr, paths, paths.rootdir / test_path) or line
+    entry = _last_entry(longrepr)
+    detail = _e_lines(getattr(entry, "lines", ()))
+    if not detail:
+        detail = ["E   " + text for text in str(crash.message).splitlines()]
+    fileloc = getattr(entry, "reprfileloc", None)
+    typename = getattr(fileloc, "message", "") or ""
+    where = paths.location(crash_path, crash.lineno)
+    return Finding(id=report.nodeid, kind=kind, message=_first_line(str(crash.message)),
+                   location=paths.location(test_path, line),
+                   detail=_bounded(detail, snippet_lines, f"{where}: {typename}" if typename
+                                   else where))
+
+
+def _line_in(longrepr: Any, paths: Paths, target: Path) -> int | None:
+    """The line of the last traceback entry in ``target`` (the test's own file)."""
+    reprtraceback = getattr(longrepr, "reprtraceback", None)
+    for entry in reversed(getattr(reprtraceback, "reprentries", None) or ()):
+        fileloc = getattr(entry, "reprfileloc", None)
+        if fileloc is not None and paths.absolute(fileloc.path) == target:
+            return int(fileloc.lineno)
+    return None
+
+
+def collection_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
+    """A failed collector, located at its module (with the line the error text names)."""
+    nodeid = report.nodeid
+    collector = report.location[0] if report.location else nodeid.split("::", 1)[0]
+    text = str(report.longrepr)
+    lines = text.splitlines()
+    errors = _e_lines(lines)
+    message = errors[-1][1:].strip() if errors else (lines[0] if lines else "collection failed")
+    where = _error_location(lines, paths, collector)
+    return Finding(id=nodeid or ".", kind=COLLECTION_ERROR, message=cap_line(message),
+                   location=where, detail=_bounded(errors or lines[-snippet_lines:],
+                                                   snippet_lines))
+
+
+def _error_location(lines: Sequence[str], paths: Paths, collector: str) -> str:
+    """``collector:line`` from the last traceback position in the collector's own file.
+
+    For a directory collector (a failing ``conftest.py``) the last position
+    inside that directory; without any, the collector path alone.
+    """
+    own: str | None = None
+    inside: str | None = None
+    prefix = collector.rstrip("/") + "/" if collector not in ("", ".") else ""
+    for raw in lines:
+        text = raw[1:].strip() if raw.startswith("E ") else raw
+        match = _ENTRY.match(text) or _FILE_LINE.search(text)
+        if match is None:
+            continue
+        rel = paths.rel(paths.absolute(match["path"]))
+        where = paths.location(rel, int(match["line"]))
+        if rel == collector:
+            own = where
+        elif rel.startswith(prefix) and not rel.startswith("../"):
+            inside = where
+    return own or inside or collector or "."
+
+
+def internal_error_finding(excrepr: Any, paths: Paths, snippet_lines: int) -> Finding:
+    """pytest's INTERNALERROR: a plugin or pytest itself crashed."""
+    crash = getattr(excrepr, "reprcrash", None)
+    text = str(excrepr)
+    lines = text.splitlines()
+    if crash is not None:
+        message = _first_line(str(crash.message))
+        location: str | None = paths.location(paths.rel(crash.path), crash.lineno)
+    else:
+        message, location = _first_line(lines[-1] if lines else text), None
+    errors = _e_lines(lines) or lines[-snippet_lines:]
+    return Finding(id="INTERNALERROR", kind=INTERNAL_ERROR, message=message, location=location,
+                   detail=_bounded(errors, snippet_lines))
+
+
+# -- the whole session ----------------------------------------------------------------------
+
+
+class _Reversed:
+    """Inverts ordering so ``heapq`` (a min-heap) keeps the largest key on top."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return self.key > other.key
+
+
+class _Kept:
+    """The ``keep`` smallest findings by key, built only when they will be kept."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.total = 0
+        self._heap: list[tuple[_Reversed, Finding]] = []
+
+    def offer(self, key: tuple[Any, ...], build: Callable[[], Finding]) -> None:
+        self.total += 1
+        heap = self._heap
+        if len(heap) < self.keep:
+            heapq.heappush(heap, (_Reversed(key), build()))
+        elif heap and key < heap[0][0].key:
+            heapq.heapreplace(heap, (_Reversed(key), build()))
+
+    def findings(self) -> list[Finding]:
+        return [finding for _, finding in sorted(self._heap, key=lambda kept: kept[0].key)]
+
+
+class Collector:
+    """Findings and counts of one session, fed report by report.
+
+    The collection order (node ids, set once collection is known) is indexed
+    only when the first failure needs it, so a green session never pays for
+    it; a report of a node not in it sorts after every known one, by id.
+    """
+
+    def __init__(self, paths: Paths, *, top: int, snippet_lines: int) -> None:
+        self.paths = paths
+        self.snippet_lines = snippet_lines
+        self._nodeids: Callable[[], Iterable[str]] | None = None
+        self._order: Mapping[str, int] | None = None
+        self.tests = 0
+        self.collection_errors = 0
+        self._kept = _Kept(top)
+        self._seen_collect: set[tuple[str, str]] = set()
+        self._seq = 0
+        self._own: dict[str, int] = {}
+
+    def set_order(self, nodeids: Callable[[], Iterable[str]]) -> None:
+        """The collection order, as a thunk; the first one given wins (xdist workers all
+        send it)."""
+        if self._nodeids is None:
+            self._nodeids = nodeids
+
+    def _key(self, nodeid: str, group: int, phase: int) -> tuple[Any, ...]:
+        order = self._order
+        if order is None:
+            if self._nodeids is None:  # no collection order (yet): sort by id
+                order = {}
+            else:
+                order = self._order = {nodeid: index
+                                       for index, nodeid in enumerate(self._nodeids())}
+        self._seq += 1
+        index = order.get(nodeid)
+        where = (index, "") if index is not None else (len(order), nodeid)
+        return (group, *where, phase, self._seq)
+
+    def test_report(self, report: Any) -> None:
+        if not report.failed:
+            return
+        key = self._key(report.nodeid, 1, _PHASE.get(report.when, 4))
+        self._kept.offer(key, lambda: report_finding(report, self.paths, self.snippet_lines))
+
+    def collect_report(self, report: Any) -> None:
+        """A failed collector; pytest-xdist repeats it once per worker: count it once."""
+        if not report.failed:
+            return
+        seen = (report.nodeid, str(report.longrepr))
+        if seen in self._seen_collect:
+            return
+        self._seen_collect.add(seen)
+        self.collection_errors += 1
+        self._kept.offer((0, report.nodeid, self._next()),
+                         lambda: collection_finding(report, self.paths, self.snippet_lines))
+
+    def internal_error(self, excrepr: Any) -> None:
+        self._kept.offer((2, self._next()),
+                         lambda: internal_error_finding(excrepr, self.paths, self.snippet_lines))
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def count(self, category: str) -> None:
+        """Own counting, for sessions without pytest's terminal reporter."""
+        if category:
+            self._own[category] = self._own.get(category, 0) + 1
+
+    @property
+    def findings_total(self) -> int:
+        return self._kept.total
+
+    def findings(self) -> list[Finding]:
+        return self._kept.findings()
+
+    def counts(self, stats: Mapping[str, Sequence[Any]] | None) -> dict[str, int]:
+        """Counts as pytest's terminal summary states them (from its ``stats`` when given)."""
+        if stats is not None:
+            found = {category: sum(1 for r in reports
+                                   if getattr(r, "count_towards_summary", True))
+                     for category, reports in stats.items() if category}
+        else:
+            found = dict(self._own)
+        counts = dict.fromkeys(COUNT_NAMES, 0)
+        for category, number in found.items():
+            key = _COUNT_KEYS.get(category, category.replace(" ", "_"))
+            counts[key] = counts.get(key, 0) + number
+        counts["tests"] = self.tests
+        counts["collection_errors"] = self.collection_errors
+        return counts

@@ -1,0 +1,268 @@
+"""The session recorder: pytest hooks in, one ckdn run (or evidence file) out.
+
+Registered by ``pytest_configure`` only in an enabled, non-worker session. It
+feeds every report to the :class:`~pytest_ckdn._collect.Collector` as it
+arrives and does the rest in ``pytest_unconfigure``, the first point where
+pytest's exit status is final (``--max-warnings`` turns 0 into 6 inside the
+terminal reporter's ``pytest_sessionfinish`` wrapper, after every plain
+``pytest_sessionfinish``).
+
+Facts of the host it respects:
+
+* a collection error ends the session through ``pytest_keyboard_interrupt``
+  with pytest's own ``Interrupted`` (and pytest-xdist's ``-x`` with its own):
+  only a bare ``KeyboardInterrupt`` is a Ctrl-C;
+* ``pytest.exit()`` also arrives there; it is a deliberate stop, noted;
+* a usage error raised inside the session (a bad ``-k``) reaches no hook: it
+  is read from the exception in flight while ``pytest_sessionfinish`` runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_ckdn._collect import Collector, Paths
+from pytest_ckdn._settings import Settings
+
+if TYPE_CHECKING:
+    from ckdn.app import Outcome
+    from ckdn.parsers.base import ParseResult
+    from ckdn.reconcile import Exit
+    from ckdn.store import RunDir, Store
+    from pytest_ckdn._tee import LogTee
+
+__all__ = ["PARSER_LABEL", "Recorder"]
+
+#: What ``meta.json`` names as the parser of a plugin session.
+PARSER_LABEL = "pytest-plugin"
+RC_INTERRUPTED = 130
+_NO_TESTS = "no tests ran"
+
+
+class Recorder:
+    """Collects one session; seals it (standalone) or writes evidence (under ``ckdn run``)."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.collector = Collector(Paths(config.rootpath, config.invocation_params.dir),
+                                   top=settings.top, snippet_lines=settings.snippet_lines)
+        self.session: pytest.Session | None = None
+        self.interrupted = False
+        self.notes: list[str] = list(settings.notes)
+        self.started_at = time.time()
+        self._clock = time.perf_counter()
+        self._reporter: Any = None
+        self._store: Store | None = None
+        self._run: RunDir | None = None
+        self._tee: LogTee | None = None
+
+    # -- session hooks -----------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Open the run dir and start the log before pytest prints its header."""
+        self._reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.settings.ckdn is not None:
+            self._begin()
+        self.session = session
+
+    def _begin(self) -> None:
+        from ckdn.app import store_for
+        from ckdn.errors import CkdnError
+        from pytest_ckdn._tee import LogTee
+
+        assert self.settings.ckdn is not None
+        store = store_for(self.settings.ckdn)
+        try:
+            self._run = store.begin(self.settings.check)
+        except CkdnError as exc:
+            raise pytest.UsageError(f"ckdn: {exc}") from None
+        self._store = store
+        writer = self.config.get_terminal_writer() if self._reporter is not None else None
+        self._tee = LogTee(self._run.path / "full.log", writer)
+        if writer is None:
+            self.notes.append("pytest's terminal reporter is disabled: full.log is empty")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        items = session.items
+        if items:  # an xdist controller collects nothing: its workers send the order
+            self.collector.set_order(lambda: (item.nodeid for item in items))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing itself; every worker sends the order."""
+        self.collector.set_order(lambda: ids)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.collector.tests += 1
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collector.test_report(report)
+        if self._reporter is None:
+            self._count(report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        self.collector.collect_report(report)
+        if self._reporter is None:
+            self.collector.count("error" if report.failed else
+                                 "skipped" if report.skipped else "")
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        if self._reporter is None:
+            for _ in items:
+                self.collector.count("deselected")
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str,
+                                location: Any) -> None:
+        if self._reporter is None:
+            self.collector.count("warnings")
+
+    def _count(self, report: pytest.TestReport) -> None:
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        self.collector.count(status[0] if status else report.outcome)
+
+    def pytest_internalerror(self, excrepr: Any, excinfo: Any) -> None:
+        self.collector.internal_error(excrepr)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if excinfo.type is KeyboardInterrupt:
+            self.interrupted = True
+        elif isinstance(excinfo.value, pytest.exit.Exception):
+            self.notes.append(f"pytest.exit() stopped the session: {excinfo.value.msg}")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        in_flight = sys.exc_info()[1]
+        if isinstance(in_flight, pytest.UsageError):
+            self.notes.append(f"pytest usage error: {in_flight}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.session is None:  # the session never started: nothing to record
+            return
+        try:
+            if self.settings.ckdn is None:
+                self._write_evidence()
+            else:
+                self._seal()
+        finally:
+            if self._tee is not None:
+                self._tee.close()
+            if self._run is not None:
+                self._run.release()
+
+    # -- the end of the session --------------------------------------------------------------
+
+    def exit_status(self) -> int:
+        assert self.session is not None
+        return int(self.session.exitstatus)
+
+    def result(self) -> ParseResult:
+        """The session's facts (findings, counts, coverage, gates), before other plugins add."""
+        from ckdn.parsers.base import ParseResult
+        from pytest_ckdn._coverage import coverage_gates, coverage_of
+
+        collector = self.collector
+        stats = getattr(self._reporter, "stats", None) if self._reporter is not None else None
+        counts = collector.counts(stats)
+        summary: dict[str, Any] = {"counts": counts}
+        gates: list[str] = []
+        notes = list(self.notes)
+        covered, coverage_failures = coverage_gates(coverage_of(self.config.pluginmanager),
+                                                    self.settings.fail_under)
+        if covered:
+            summary["coverage"] = covered
+        gates.extend(coverage_failures)
+        status = self.exit_status()
+        if status == pytest.ExitCode.MAX_WARNINGS_ERROR:
+            gates.append(f"{counts['warnings']} warning(s) exceed pytest's --max-warnings")
+        # Only where pytest believed it finished normally (0, or 5: nothing
+        # collected): any other exit status already has its own cause.
+        if status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) \
+                and collector.findings_total == 0 and not self.settings.allow_no_tests:
+            unverified = _unverified(counts)
+            gates.extend(unverified)
+            notes.extend(f"{gate}; set allow_no_tests = true if this check may legitimately "
+                         "run none" for gate in unverified)
+        if self.interrupted:
+            notes.append(f"interrupted by Ctrl-C (pytest exit status {status})")
+        return ParseResult(findings=collector.findings(), findings_total=collector.findings_total,
+                           summary=summary, notes=notes, gate_failures=gates)
+
+    def _facts(self) -> ParseResult:
+        result = self.result()
+        self.config.hook.pytest_ckdn_collect(result=result, config=self.config)
+        return result
+
+    def _write_evidence(self) -> None:
+        from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, write_evidence
+
+        assert self.settings.evidence_dir is not None
+        path = self.settings.evidence_dir / EVIDENCE_FILE
+        try:
+            write_evidence(path, self._facts(), self.exit_status())
+        except OSError as exc:
+            sys.stderr.write(f"ckdn: cannot write {path}: {exc.strerror or exc}; the outer run "
+                             "falls back to other evidence\n")
+
+    def _exit(self, status: int) -> Exit:
+        from ckdn.reconcile import Exit
+
+        duration = time.perf_counter() - self._clock
+        if self.interrupted:
+            return Exit(rc=RC_INTERRUPTED, interrupted=True, duration=duration)
+        return Exit(rc=status, duration=duration)
+
+    def _seal(self) -> None:
+        from ckdn.app import seal
+        from ckdn.digest import encode
+        from ckdn.errors import CkdnError
+
+        assert self._run is not None
+        assert self._store is not None
+        assert self._tee is not None
+        assert self.settings.ckdn is not None
+        status = self.exit_status()
+        result = self._facts()
+        log_bytes = self._tee.size
+        log_sha256 = self._tee.close()
+        argv = ["pytest", *map(str, self.config.invocation_params.args)]
+        try:
+            outcome: Outcome = seal(
+                self.settings.ckdn, self._store, self._run, check=self.settings.check,
+                parser=PARSER_LABEL, argv=argv, exit=self._exit(status), result=result,
+                started_at=self.started_at, finished_at=time.time(), log_sha256=log_sha256,
+                log_bytes=log_bytes, top=self.settings.check_top)
+        except CkdnError as exc:
+            sys.stderr.write(f"ckdn: {exc}\n")
+            return
+        self.config.hook.pytest_ckdn_digest(digest=outcome.document, config=self.config)
+        self._print(encode(outcome.document).decode("utf-8"))
+        assert self.session is not None
+        # `pytest --ckdn-digest` exits like `ckdn run pytest` would: pytest's own
+        # code, except 1 when that is 0 but the digest is not a pass (and 130
+        # after Ctrl-C).
+        self.session.exitstatus = outcome.exit_code
+
+    def _print(self, line: str) -> None:
+        if self._reporter is not None:
+            self._reporter.write_line(line)
+            self._reporter.flush()
+        else:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+
+def _unverified(counts: dict[str, int]) -> list[str]:
+    """A session that ran no test checked nothing: never a pass (zero tests is not green)."""
+    if counts["tests"] == 0:
+        deselected = counts["deselected"]
+        return [_NO_TESTS + (f" ({deselected} deselected)" if deselected else "")]
+    outcomes = ("passed", "failures", "errors", "xfailed", "xpassed")
+    if counts["skipped"] and not any(counts[name] for name in outcomes):
+        return [f"{_NO_TESTS}: all {counts['tests']} test(s) skipped"]
+    return []

@@ -1,0 +1,97 @@
+"""What an enabled session records, from pytest's options and ``ckdn.toml``.
+
+Two modes. **Standalone** (``pytest --ckdn-digest``): the session is a ckdn run
+of its own, with the ``[run]`` settings and the named check's options of
+``ckdn.toml`` (read from the invocation directory, ``--ckdn-config`` or
+``$CKDN_CONFIG``, exactly as ``ckdn run`` finds it; defaults when there is
+none). **Evidence** (pytest is itself the command of a ``ckdn run`` check, which
+exports ``CKDN_RUN_DIR`` and ``CKDN_CHECK``): the plugin writes its evidence into
+that run dir and the outer run does everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ckdn.config import Config
+
+__all__ = ["RUN_DIR_ENV", "Settings", "resolve"]
+
+RUN_DIR_ENV = "CKDN_RUN_DIR"
+CHECK_ENV = "CKDN_CHECK"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    check: str
+    top: int
+    snippet_lines: int
+    fail_under: float | None
+    #: Standalone: the loaded ckdn config. Evidence mode: None.
+    ckdn: Config | None
+    #: Evidence mode: the outer run dir. Standalone: None.
+    evidence_dir: Path | None
+    check_top: int | None = None
+    allow_no_tests: bool = False
+    notes: tuple[str, ...] = ()
+
+
+def _usage(message: str) -> pytest.UsageError:
+    return pytest.UsageError(f"ckdn: {message}")
+
+
+def _fail_under(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or not 0 <= value <= 100:
+        raise _usage(f"{where} must be a number from 0 to 100, not {value!r}")
+    return float(value)
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Settings for an enabled session; ``pytest.UsageError`` (one line, exit 4) on a bad config."""
+    from ckdn.config import default_config, load_config
+    from ckdn.errors import CkdnError
+
+    outer = os.environ.get(RUN_DIR_ENV) or None
+    explicit = config.getoption("ckdn_config")
+    cwd = config.invocation_params.dir
+    name = str(config.getoption("ckdn_check"))
+    notes: list[str] = []
+    if outer is not None:
+        name = os.environ.get(CHECK_ENV) or name
+        try:
+            ckdn = load_config(cwd, explicit, required=False)
+        except CkdnError as exc:
+            # The outer `ckdn run` already validated its config; a file this
+            # process cannot read only costs the check's bounds, not the run.
+            ckdn = default_config(cwd)
+            notes.append(f"pytest plugin used default settings: {exc}")
+    else:
+        try:
+            ckdn = load_config(cwd, explicit, required=False)
+        except CkdnError as exc:
+            raise _usage(str(exc)) from None
+        if name in ckdn.aliases:
+            raise _usage(f"--ckdn-check {name!r} names an alias; name an atomic check "
+                         f"(one of: {', '.join(ckdn.checks) or 'none configured'})")
+    check = ckdn.checks.get(name)
+    options = check.options if check is not None else {}
+    option = config.getoption("ckdn_fail_under")
+    fail_under = (_fail_under(option, "--ckdn-fail-under") if option is not None
+                  else _fail_under(options.get("fail_under"), f"[check.{name}] fail_under"))
+    check_top = check.top if check is not None else None
+    return Settings(
+        check=name, top=check_top or ckdn.run.top, snippet_lines=ckdn.run.max_snippet_lines,
+        fail_under=fail_under, ckdn=None if outer is not None else ckdn,
+        evidence_dir=Path(outer) if outer is not None else None, check_top=check_top,
+        allow_no_tests=options.get("allow_no_tests") is True, notes=tuple(notes),
+    )

@@ -1,0 +1,67 @@
+"""For any mix of outcomes, the digest's counts are pytest's own terminal summary counts."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.pytest_ckdn.sessions import QUIET, recorded
+
+HEADER = """
+import warnings
+import pytest
+
+@pytest.fixture
+def bad_setup():
+    raise RuntimeError("setup")
+
+@pytest.fixture
+def bad_teardown():
+    yield
+    raise RuntimeError("teardown")
+"""
+
+#: outcome -> test source (``{name}`` is the test's name).
+OUTCOMES = {
+    "pass": "def {name}():\n    pass\n",
+    "fail": "def {name}():\n    assert False\n",
+    "skip_call": "def {name}():\n    pytest.skip('later')\n",
+    "skip_mark": "@pytest.mark.skip(reason='no')\ndef {name}():\n    pass\n",
+    "xfail": "@pytest.mark.xfail(reason='bug')\ndef {name}():\n    assert False\n",
+    "xpass": "@pytest.mark.xfail(reason='bug')\ndef {name}():\n    pass\n",
+    "xpass_strict": "@pytest.mark.xfail(strict=True)\ndef {name}():\n    pass\n",
+    "setup_error": "def {name}(bad_setup):\n    pass\n",
+    "teardown_error": "def {name}(bad_teardown):\n    pass\n",
+    "fail_and_teardown_error": "def {name}(bad_teardown):\n    assert False\n",
+    "warn": "def {name}():\n    warnings.warn('careful', UserWarning)\n",
+    "deselected": "def {name}_deselectme():\n    pass\n",
+}
+
+#: pytest's summary words -> the digest's count names.
+SUMMARY_KEYS = {"failed": "failures"}
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mix=st.lists(st.sampled_from(sorted(OUTCOMES)), min_size=1, max_size=12),
+       workers=st.sampled_from([0] * 7 + [2]))
+def test_digest_counts_equal_pytests_terminal_summary(pytester: pytest.Pytester,
+                                                      mix: list[str], workers: int) -> None:
+    shutil.rmtree(pytester.path / ".agent-runs", ignore_errors=True)
+    body = "\n\n".join(OUTCOMES[kind].format(name=f"test_{i}_{kind}")
+                       for i, kind in enumerate(mix))
+    pytester.makepyfile(test_sample_mix=HEADER + "\n\n" + body)
+    args = ["--ckdn-digest", *QUIET, "-W", "always::UserWarning", "-k", "not deselectme"]
+    if workers:
+        args += ["-n", str(workers)]
+    result = pytester.runpytest(*args)
+    rec = recorded(pytester, result)
+    summary = {SUMMARY_KEYS.get(key, key): value
+               for key, value in result.parseoutcomes().items()}
+    counts = dict(rec.counts)
+    counts.pop("tests", None)
+    assert counts == summary
+    assert rec.counts.get("tests", 0) == sum(kind != "deselected" for kind in mix)

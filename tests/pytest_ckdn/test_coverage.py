@@ -1,0 +1,109 @@
+"""pytest-cov: the total in the summary, ckdn's fail_under gate, pytest-cov's own fail-under.
+
+Coverage runs in a subprocess: measuring inside this (possibly measured) process
+would nest tracers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.pytest_ckdn.sessions import QUIET, Runner
+
+#: Six statements; the tests leave ``return 3`` unrun: a total of 5/6 = 83.33...%.
+MODULE = """
+def f():
+    return 1
+
+def g(flag):
+    if flag:
+        return 2
+    return 3
+"""
+TESTS = """
+import measured_mod
+
+def test_f():
+    assert measured_mod.f() == 1
+
+def test_g():
+    assert measured_mod.g(True) == 2
+"""
+
+
+@pytest.fixture
+def measured(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(measured_mod=MODULE, test_sample_cov=TESTS)
+    return pytester
+
+
+
+
+def test_the_coverage_total_goes_into_the_summary(session: Runner,
+                                                  measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", subprocess=True)
+    assert rec.digest["status"] == "pass"
+    # precision 0 is pruned from the sparse digest like every zero
+    assert rec.digest["summary"]["coverage"] == {"percent": 100 * 5 / 6, "display": "83"}
+
+
+def test_ckdn_fail_under_is_a_gate_and_a_miss_makes_pytest_exit_1(
+        session: Runner, measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", "--ckdn-fail-under", "90", subprocess=True)
+    assert rec.digest["rc"] == 0
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == ["coverage total of 83 is less than fail_under=90"]
+    assert rec.result.ret == 1
+
+
+def test_fail_under_of_the_check_in_ckdn_toml_is_the_gate(session: Runner,
+                                                          measured: pytest.Pytester) -> None:
+    measured.path.joinpath("ckdn.toml").write_text(
+        '[check.cov]\ncommand = "pytest --cov"\nparser = "coverage"\nfail_under = 95.5\n')
+    rec = session("--cov=measured_mod", "--ckdn-check", "cov", subprocess=True, check="cov")
+    assert rec.digest["gate_failures"] == ["coverage total of 83.3 is less than fail_under=95.5"]
+
+
+def test_pytest_covs_own_fail_under_is_reported_as_a_coverage_gate_not_an_unexplained_rc_1(
+        session: Runner, measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", "--cov-fail-under=90", subprocess=True)
+    assert rec.digest["rc"] == 1
+    assert rec.digest["status"] == "fail"
+    assert "findings" not in rec.digest
+    assert rec.digest["gate_failures"] == [
+        "coverage total of 83 is less than fail_under=90 (pytest-cov --cov-fail-under)"]
+    assert rec.counts == {"tests": 2, "passed": 2}
+
+
+@pytest.mark.parametrize(("threshold", "fails"), [("83.33", False), ("83.34", True)])
+def test_ckdn_and_pytest_cov_agree_at_the_rounding_boundary(
+        session: Runner, measured: pytest.Pytester, threshold: str, fails: bool) -> None:
+    rec = session("--cov=measured_mod", f"--cov-fail-under={threshold}",
+                  f"--ckdn-fail-under={threshold}", subprocess=True)
+    assert (rec.result.ret == 1) is fails
+    assert bool(rec.digest.get("gate_failures")) is fails
+    assert (rec.digest["status"] == "fail") is fails
+
+
+def test_fail_under_without_coverage_measured_is_a_gate(session: Runner,
+                                                        measured: pytest.Pytester) -> None:
+    rec = session("--ckdn-fail-under", "80")
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == [
+        "fail_under=80 is set but coverage was not measured (run with pytest-cov: --cov=PACKAGE)"]
+
+
+def test_coverage_under_xdist_is_taken_from_the_controller(session: Runner,
+                                                           measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", "-n", "2", subprocess=True)
+    assert rec.digest["summary"]["coverage"]["display"] == "83"
+    assert rec.counts == {"tests": 2, "passed": 2}
+
+
+def test_a_fail_under_outside_0_to_100_is_refused_in_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_badgate="def test_a():\n    pass\n")
+    result = pytester.runpytest("--ckdn-digest", *QUIET, "--ckdn-fail-under", "150")
+    assert result.ret == 4
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ckdn: --ckdn-fail-under must be a number from 0 to 100, not 150.0"]
+    assert not (pytester.path / ".agent-runs").exists()

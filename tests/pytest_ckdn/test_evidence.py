@@ -1,0 +1,192 @@
+"""The evidence file (``ckdn-pytest.json``): written by real sessions, read strictly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckdn.parsers.base import ParseContext
+from ckdn.parsers.pytest_evidence import (
+    EVIDENCE_FILE,
+    SCHEMA,
+    encode_evidence,
+    evidence_result,
+    parse_evidence,
+    read_evidence,
+)
+from tests.pytest_ckdn.sessions import QUIET
+
+SOURCE = """
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_fails(n):
+    assert n < 0
+
+def test_ok():
+    pass
+"""
+
+
+def evidence_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                     *args: str, source: str = SOURCE) -> tuple[pytest.RunResult, Path]:
+    outer = pytester.mkdir("outer-run")
+    monkeypatch.setenv("CKDN_RUN_DIR", str(outer))
+    monkeypatch.setenv("CKDN_CHECK", "pytest")
+    pytester.makepyfile(test_sample_ev=source)
+    result = pytester.runpytest("--ckdn-digest", *QUIET, *args)
+    return result, outer / EVIDENCE_FILE
+
+
+@pytest.fixture
+def real_evidence(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _, path = evidence_session(pytester, monkeypatch)
+    return path
+
+
+def context(run_dir: Path, rc: int, top: int = 20) -> ParseContext:
+    return ParseContext(check="pytest", run_dir=run_dir, cwd=run_dir, rc=rc, top=top)
+
+
+def test_under_ckdn_run_the_session_writes_evidence_and_no_run_dir_of_its_own(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    result, path = evidence_session(pytester, monkeypatch)
+    assert result.ret == 1
+    facts, exitstatus = read_evidence(path)
+    assert exitstatus == 1
+    assert facts.total == 4
+    assert facts.summary["counts"]["failures"] == 4
+    assert not (pytester.path / ".agent-runs").exists()
+    assert not result.outlines[-1].startswith("{")
+
+
+def test_under_ckdn_run_the_plugin_leaves_the_exit_code_to_the_outer_run(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "import pytest\n\n@pytest.mark.skip(reason='x')\ndef test_a():\n    pass\n"
+    result, path = evidence_session(pytester, monkeypatch, source=source)
+    assert result.ret == 0
+    facts, exitstatus = read_evidence(path)
+    assert exitstatus == 0
+    assert facts.gate_failures == ["no tests ran: all 1 test(s) skipped"]
+
+
+def test_evidence_that_cannot_be_written_is_one_line_on_stderr(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKDN_RUN_DIR", str(pytester.path / "missing" / "dir"))
+    pytester.makepyfile(test_sample_nowrite="def test_a():\n    pass\n")
+    result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET)
+    assert result.ret == 0
+    errors = [line for line in result.errlines if line]
+    assert len(errors) == 1
+    assert errors[0].startswith("ckdn: cannot write ")
+
+
+def test_evidence_round_trips_through_read_and_encode(real_evidence: Path) -> None:
+    facts, exitstatus = read_evidence(real_evidence)
+    assert encode_evidence(facts, exitstatus) == real_evidence.read_bytes()
+
+
+def test_evidence_agreeing_with_the_exit_code_is_trusted(real_evidence: Path) -> None:
+    facts = evidence_result(context(real_evidence.parent, rc=1), real_evidence)
+    assert facts.parser_ok
+    assert facts.total == 4
+
+
+def test_evidence_contradicting_the_exit_code_is_a_confused_parser(real_evidence: Path) -> None:
+    facts = evidence_result(context(real_evidence.parent, rc=0), real_evidence)
+    assert not facts.parser_ok
+    assert facts.notes[-1] == (f"{EVIDENCE_FILE} records pytest exit status 1 but the command "
+                               "exited with 0")
+
+
+def test_evidence_keeps_top_findings_and_the_true_total(real_evidence: Path) -> None:
+    facts = evidence_result(context(real_evidence.parent, rc=1, top=2), real_evidence)
+    assert len(facts.findings) == 2
+    assert facts.total == 4
+
+
+def test_a_run_dir_without_evidence_leaves_the_parser_to_junit(tmp_path: Path) -> None:
+    assert parse_evidence(context(tmp_path, rc=1)) is None
+
+
+def test_a_foreign_schema_is_refused(real_evidence: Path) -> None:
+    doc = json.loads(real_evidence.read_bytes())
+    doc["schema"] = "ckdn.pytest-evidence/2"
+    real_evidence.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"schema is 'ckdn\.pytest-evidence/2'"):
+        read_evidence(real_evidence)
+    facts = evidence_result(context(real_evidence.parent, rc=1), real_evidence)
+    assert not facts.parser_ok
+
+
+scalars = (st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False)
+           | st.text(max_size=5))
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=6)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found.extend(_paths(value, (*prefix, key)))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found.extend(_paths(value, (*prefix, index)))
+    return found
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mutated_evidence_file_is_refused_or_read_exactly_as_written(
+        real_evidence: Path, data: st.DataObject) -> None:
+    original = real_evidence.read_bytes()
+    doc = json.loads(original)
+    path = data.draw(st.sampled_from(_paths(doc)))
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    action = data.draw(st.sampled_from(["replace", "delete", "add"]))
+    if action == "replace":
+        parent[path[-1]] = data.draw(json_values)
+    elif action == "delete":
+        del parent[path[-1]]
+    elif isinstance(parent, dict):
+        parent[data.draw(st.text(min_size=1, max_size=6))] = data.draw(json_values)
+    else:
+        parent.append(data.draw(json_values))
+    mutated = real_evidence.with_name("mutated.json")
+    mutated.write_text(json.dumps(doc))
+    try:
+        facts, exitstatus = read_evidence(mutated)
+    except ValueError:
+        return
+    assert doc["schema"] == SCHEMA
+    assert json.loads(encode_evidence(facts, exitstatus)) == doc
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(min_value=0), junk=st.binary(max_size=20))
+def test_truncated_or_garbage_evidence_is_refused_never_read_as_clean(
+        real_evidence: Path, cut: int, junk: bytes) -> None:
+    original = real_evidence.read_bytes()
+    broken = original[:cut % len(original)] + junk
+    path = real_evidence.with_name("broken.json")
+    path.write_bytes(broken)
+    try:
+        read_evidence(path)
+    except ValueError:
+        facts = evidence_result(context(path.parent, rc=1), path)
+        assert not facts.parser_ok
+        return
+    assert json.loads(broken) == json.loads(original)

@@ -1,0 +1,327 @@
+"""A whole session: the run dir it leaves, its exit status, and the facts of the host."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from ckdn.store import Store
+from tests.pytest_ckdn.sessions import QUIET, Runner, recorded, run_dirs
+
+PASSING = "def test_one():\n    pass\n\ndef test_two():\n    pass\n"
+
+
+def test_a_green_session_leaves_a_pass_digest_like_ckdn_run(session: Runner,
+                                                            pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_green=PASSING)
+    rec = session()
+    assert rec.result.ret == 0
+    assert rec.digest == {"schema": "ckdn.digest/2", "check": "pytest", "status": "pass",
+                          "rc": 0, "run_dir": f".agent-runs/{rec.run_dir.name}",
+                          "summary": {"counts": {"tests": 2, "passed": 2}}}
+    assert sorted(p.name for p in rec.run_dir.iterdir()) == ["digest.json", "full.log",
+                                                             "meta.json"]
+    assert (pytester.path / ".agent-runs" / "latest").resolve() == rec.run_dir
+    assert rec.meta["rc"] == 0
+    assert rec.meta["status"] == "pass"
+
+
+def test_the_digest_is_the_last_line_pytest_prints(session: Runner,
+                                                   pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_last="def test_bad():\n    assert 0\n")
+    rec = session()
+    assert rec.printed == rec.digest
+
+
+def test_full_log_is_the_terminal_output_of_the_session(session: Runner,
+                                                        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_log="""
+        def test_bad():
+            print("captured output line")
+            assert 0
+        """)
+    rec = session("-rA")
+    data = (rec.run_dir / "full.log").read_bytes()
+    assert data.decode().splitlines() == rec.result.outlines[:-1]
+    assert "captured output line" in data.decode()
+    assert rec.meta["log_sha256"] == hashlib.sha256(data).hexdigest()
+    assert rec.meta["log_bytes"] == len(data)
+
+
+def test_max_warnings_turns_exit_0_into_6_after_sessionfinish_and_the_digest_has_the_6(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        def pytest_sessionfinish(session):
+            with open("status-at-sessionfinish", "w") as f:
+                f.write(str(int(session.exitstatus)))
+        """)
+    pytester.makepyfile(test_sample_warn="""
+        import warnings
+
+        def test_warns():
+            warnings.warn("one", UserWarning)
+            warnings.warn("two", UserWarning)
+        """)
+    rec = session("--max-warnings", "1", "-W", "always::UserWarning")
+    assert (pytester.path / "status-at-sessionfinish").read_text() == "0"
+    assert rec.result.ret == 6
+    assert rec.digest["rc"] == 6
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == ["2 warning(s) exceed pytest's --max-warnings"]
+    assert rec.counts["warnings"] == 2
+
+
+def test_a_collection_error_fires_keyboard_interrupt_but_is_not_an_interruption(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        def pytest_keyboard_interrupt(excinfo):
+            open("keyboard-interrupt-fired", "w").close()
+        """)
+    pytester.makepyfile(test_sample_broken="import no_such_module_ckdn\n")
+    rec = session()
+    assert (pytester.path / "keyboard-interrupt-fired").exists()
+    assert "interrupted" not in rec.digest
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["rc"] == rec.result.ret == 2
+
+
+def test_ctrl_c_leaves_an_interrupted_digest_with_rc_130(session: Runner,
+                                                         pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_sigint="""
+        import os
+        import signal
+
+        def test_first():
+            pass
+
+        def test_presses_ctrl_c():
+            os.kill(os.getpid(), signal.SIGINT)
+
+        def test_never_runs():
+            pass
+        """)
+    rec = session(subprocess=True)
+    assert rec.digest["interrupted"] is True
+    assert rec.digest["rc"] == 130
+    assert rec.digest["status"] == "error"
+    assert rec.result.ret == 130
+    assert rec.meta["interrupted"] is True
+    assert "KeyboardInterrupt" in (rec.run_dir / "full.log").read_text()
+
+
+def test_pytest_exit_is_a_noted_stop_not_an_interruption(session: Runner,
+                                                         pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_exit="""
+        import pytest
+
+        def test_stops():
+            pytest.exit("enough for today")
+        """)
+    rec = session()
+    assert "interrupted" not in rec.digest
+    assert rec.digest["rc"] == 2
+    assert rec.digest["status"] == "error"
+    assert "pytest.exit() stopped the session: enough for today" in rec.digest["notes"]
+
+
+def test_a_session_that_collects_nothing_is_never_a_pass(session: Runner,
+                                                         pytester: pytest.Pytester) -> None:
+    rec = session()
+    assert rec.digest["rc"] == rec.result.ret == 5
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == ["no tests ran"]
+
+
+def test_a_session_whose_tests_are_all_deselected_is_never_a_pass(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_desel=PASSING)
+    rec = session("-k", "nothing_matches")
+    assert rec.digest["rc"] == 5
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == ["no tests ran (2 deselected)"]
+    assert rec.counts == {"deselected": 2}
+
+
+def test_a_session_whose_tests_all_skip_fails_and_pytest_exits_1(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_skips="""
+        import pytest
+
+        @pytest.mark.skip(reason="later")
+        def test_a():
+            pass
+        """)
+    rec = session()
+    assert rec.digest["rc"] == 0
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["gate_failures"] == ["no tests ran: all 1 test(s) skipped"]
+    assert rec.result.ret == 1
+
+
+def test_allow_no_tests_in_ckdn_toml_accepts_an_all_skipped_session(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.pytest]\ncommand = "pytest"\nparser = "pytest"\nallow_no_tests = true\n')
+    pytester.makepyfile(test_sample_skips="import pytest\n\n"
+                        "pytestmark = pytest.mark.skip(reason='x')\n\ndef test_a():\n    pass\n")
+    rec = session()
+    assert rec.digest["status"] == "pass"
+    assert rec.result.ret == 0
+
+
+def test_a_usage_error_inside_the_session_is_noted(session: Runner,
+                                                   pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_usage=PASSING)
+    rec = session("-k", "and")
+    assert rec.digest["rc"] == 4
+    assert rec.digest["status"] == "error"
+    assert any(note.startswith("pytest usage error: Wrong expression passed to '-k'")
+               for note in rec.digest["notes"])
+
+
+def test_run_settings_come_from_ckdn_toml(session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text('[run]\nruns_dir = "evidence"\nkeep = 1\n')
+    pytester.makepyfile(test_sample_cfg=PASSING)
+    for _ in range(2):
+        result = pytester.runpytest("--ckdn-digest", *QUIET)
+        assert result.ret == 0
+    runs = [p for p in (pytester.path / "evidence").iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")]
+    assert len(runs) == 1
+    assert (pytester.path / "evidence" / "latest").resolve() == runs[0]
+    assert not (pytester.path / ".agent-runs").exists()
+
+
+def test_ckdn_check_names_the_run(session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_named=PASSING)
+    rec = session("--ckdn-check", "unit", check="unit")
+    assert rec.digest["check"] == "unit"
+    assert rec.run_dir.name.endswith("-unit")
+
+
+def test_an_alias_is_refused_as_a_check_name_in_one_line(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.a]\ncommand = "true"\nparser = "generic"\n[check.both]\nmembers = ["a"]\n')
+    pytester.makepyfile(test_sample_alias=PASSING)
+    result = pytester.runpytest_subprocess("--ckdn-digest", "--ckdn-check", "both", *QUIET)
+    assert result.ret == 4
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ckdn: --ckdn-check 'both' names an alias; name an atomic check (one of: a)"]
+    assert run_dirs(pytester.path, "both") == []
+
+
+def test_a_broken_ckdn_toml_is_one_line_and_exit_4(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text("[run]\nkeep = 'many'\n")
+    pytester.makepyfile(test_sample_badcfg=PASSING)
+    result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET)
+    assert result.ret == 4
+    errors = [line for line in result.errlines if line]
+    assert len(errors) == 1
+    assert errors[0].startswith("ERROR: ckdn: ckdn.toml: [run] keep")
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_held_lock_refuses_the_session_in_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_locked=PASSING)
+    store = Store(pytester.path / ".agent-runs", pytester.path)
+    with store.begin("pytest"):
+        result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET)
+    assert result.ret == 4
+    errors = [line for line in result.errlines if line]
+    assert len(errors) == 1
+    assert errors[0].startswith("ERROR: ckdn: check 'pytest' is already running")
+
+
+@pytest.mark.parametrize("args", [("--collect-only",), ("--fixtures",), ("--markers",),
+                                  ("--help",), ("--setup-plan",)],
+                         ids=["collect-only", "fixtures", "markers", "help", "setup-plan"])
+def test_sessions_that_run_no_tests_by_design_record_nothing_and_read_no_config(
+        pytester: pytest.Pytester, args: tuple[str, ...]) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text("this is not toml\n")
+    pytester.makepyfile(test_sample_design=PASSING)
+    result = pytester.runpytest("--ckdn-digest", *QUIET, *args)
+    assert result.ret == 0
+    assert not (pytester.path / ".agent-runs").exists()
+
+
+def test_without_the_terminal_reporter_counts_still_match_and_the_digest_goes_to_stdout(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_noterm="""
+        import pytest
+
+        def test_ok():
+            pass
+
+        def test_bad():
+            assert 0
+
+        @pytest.mark.skip(reason="x")
+        def test_skip():
+            pass
+        """)
+    result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET, "-p", "no:terminal")
+    rec = recorded(pytester, result)
+    assert rec.counts == {"tests": 3, "passed": 1, "failures": 1, "skipped": 1}
+    assert json.loads(result.outlines[-1]) == rec.digest
+    assert (rec.run_dir / "full.log").read_bytes() == b""
+    assert "pytest's terminal reporter is disabled: full.log is empty" in rec.digest["notes"]
+
+
+def test_the_ini_key_enables_recording_and_no_ckdn_digest_overrides_it(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nckdn_digest = true\n")
+    pytester.makepyfile(test_sample_ini=PASSING)
+    pytester.runpytest(*QUIET, "--no-ckdn-digest")
+    assert run_dirs(pytester.path) == []
+    result = pytester.runpytest(*QUIET)
+    assert result.ret == 0
+    assert len(run_dirs(pytester.path)) == 1
+
+
+def test_a_session_without_the_option_is_inert_and_imports_nothing_from_ckdn(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_inert="""
+        import sys
+
+        def test_nothing_from_ckdn_is_imported():
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("ckdn", "pytest_ckdn"))
+            assert loaded == ["pytest_ckdn", "pytest_ckdn.hooks", "pytest_ckdn.plugin"]
+        """)
+    result = pytester.runpytest_subprocess(*QUIET)
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".agent-runs").exists()
+
+
+def test_other_plugins_can_add_facts_and_see_the_finished_digest(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        import json
+
+        def pytest_ckdn_collect(result, config):
+            result.notes.append("seen by conftest")
+            result.summary["flaky_reruns"] = 3
+
+        def pytest_ckdn_digest(digest, config):
+            with open("seen-digest.json", "w") as f:
+                json.dump(digest, f)
+        """)
+    pytester.makepyfile(test_sample_hooks=PASSING)
+    rec = session()
+    assert rec.digest["notes"] == ["seen by conftest"]
+    assert rec.digest["summary"]["flaky_reruns"] == 3
+    assert json.loads((pytester.path / "seen-digest.json").read_text()) == rec.digest
+
+
+def test_a_gate_added_by_a_plugin_turns_exit_0_into_a_fail_and_exit_1(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        def pytest_ckdn_collect(result, config):
+            result.gate_failures.append("policy says no")
+        """)
+    pytester.makepyfile(test_sample_gate=PASSING)
+    rec = session()
+    assert rec.digest["status"] == "fail"
+    assert rec.digest["rc"] == 0
+    assert rec.result.ret == 1
