@@ -1,0 +1,249 @@
+"""One tox invocation as ckdn sees it: its ckdn config, its zero-config envs, its digests.
+
+tox calls plugin hooks as module functions and runs envs in worker threads (one
+worker for ``tox run``, several for ``tox p``), so the per-invocation state lives
+in one :class:`Session` reached through :func:`current`. ``tox_add_option`` is
+the first hook of every invocation and starts a fresh one, so invocations in
+one process (tox's own test harness) never see each other's state.
+
+Envs record their aggregate members under a lock; the end-of-run aggregate
+orders them as tox lists its envs, not by which parallel env finished first.
+tox has no end-of-run hook: the aggregate is written by a wrapper around the
+command handlers tox registers on its parser (:func:`wrap_handlers`), which
+runs in the main thread once tox has printed its own report.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tox.tox_env.errors import Fail
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from tox.config.cli.parser import ToxParser
+    from tox.config.sets import ConfigSet
+    from tox.session.state import State
+
+    from ckdn.config import Config
+    from ckdn.digest import Member
+    from tox_ckdn._observe import Observation
+
+__all__ = ["AGGREGATE", "Session", "ZeroConfigEnvs", "current", "start", "wrap_handlers"]
+
+#: The alias name of the aggregate over every env of one tox run.
+AGGREGATE = "tox"
+
+_LOGGER = logging.getLogger(__name__)
+#: tox commands that run one given command in an env: no checks, nothing observed.
+_AD_HOC_COMMANDS = ("exec", "e")
+
+
+class Session:
+    """What one tox invocation needs across hooks and threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.state: State | None = None
+        self.root = Path.cwd()
+        self.observe = False
+        #: False under ``tox exec``: it runs one ad hoc command in an env, nothing else.
+        self.active = True
+        self._config: Config | None = None
+        self._error: str | None = None
+        #: Envs added from ckdn.toml, in config order: name -> tox description.
+        self.zero_config: dict[str, str] = {}
+        self._members: dict[str, list[Member]] = {}
+        self._watched: dict[str, Observation] = {}
+        self._ran = False
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def configure(self, core: ConfigSet, state: State) -> None:
+        """Add the core keys, load ckdn.toml once, and seed an env per check and alias."""
+        core.add_config(
+            keys=["ckdn_config"], of_type=str, default="",
+            desc="ckdn.toml to read, relative to tox_root (default: $CKDN_CONFIG, else "
+                 "ckdn.toml in tox_root)")
+        core.add_config(
+            keys=["ckdn_observe"], of_type=bool, default=False,
+            desc="record every env's commands as a ckdn digest named tox-<env> (as --ckdn)")
+        self.state = state
+        self.root = Path(core["tox_root"])
+        self.active = getattr(state.conf.options, "command", None) not in _AD_HOC_COMMANDS
+        self.observe = bool(getattr(state.conf.options, "ckdn_observe", False)
+                            or core["ckdn_observe"])
+        self._load(core["ckdn_config"] or None)
+        if self._config is None:
+            _LOGGER.warning("ckdn: %s; no tox env added from it", self._error)
+            return
+        self._seed(state, self._config)
+
+    def _load(self, explicit: str | None) -> None:
+        from ckdn.config import load_config
+        from ckdn.errors import CkdnError
+
+        try:
+            self._config = load_config(self.root, explicit, required=False)
+        except CkdnError as exc:
+            self._error = exc.message
+
+    def _seed(self, state: State, config: Config) -> None:
+        """Define an env for every check and alias that tox's own config does not define.
+
+        The seed comes before the config file's loaders, so it wins over what the
+        env would inherit from ``env_run_base`` / ``[testenv]``: an inherited
+        ``commands = ["pytest"]`` must not run in place of the check. Everything
+        else (deps, packaging, pass_env, set_env) is inherited as usual.
+        """
+        from tox.config.loader.memory import MemoryLoader
+
+        defined = _defined_envs(state)
+        for name, description in _targets(config):
+            if name in defined:
+                continue
+            state.conf.memory_seed_loaders[name].append(MemoryLoader(
+                ckdn_checks=[name], commands=[], commands_pre=[], commands_post=[],
+                description=description))
+            self.zero_config[name] = description
+
+    def config(self) -> Config:
+        """The ckdn config; a config that did not load fails the env in one line."""
+        if self._config is None:
+            raise Fail(f"ckdn: {self._error}")
+        return self._config
+
+    def loaded(self) -> Config | None:
+        return self._config
+
+    def posargs(self) -> tuple[str, ...]:
+        """tox's positional arguments, with paths made relative to tox_root (the checks' cwd)."""
+        if self.state is None:
+            return ()
+        return tuple(self.state.conf.pos_args(self.root) or ())
+
+    # -- results -----------------------------------------------------------------------------
+
+    def record(self, env: str, members: list[Member], *, ran: bool = True) -> None:
+        """Add aggregate members for ``env``; ``ran`` says a digest was written."""
+        with self._lock:
+            self._members.setdefault(env, []).extend(members)
+            self._ran = self._ran or ran
+
+    def recorded(self, env: str) -> set[str]:
+        """Run names already recorded for ``env``."""
+        with self._lock:
+            return {member.check for member in self._members.get(env, ())}
+
+    def watch(self, env: str, seen: Observation) -> None:
+        with self._lock:
+            self._watched[env] = seen
+
+    def unwatch(self, env: str) -> Observation | None:
+        with self._lock:
+            return self._watched.pop(env, None)
+
+    def finish(self) -> None:
+        """Print and store one ``ckdn.aggregate/1`` over every env, if ckdn ran at all."""
+        with self._lock:
+            if not self._ran or self._config is None:
+                return
+            members = [member for env in self._env_order() for member in self._members[env]]
+        from ckdn.app import store_for
+        from ckdn.digest import build_aggregate, encode
+        from ckdn.errors import CkdnError
+
+        config = self._config
+        aggregate = build_aggregate(alias=AGGREGATE, members=members)
+        line = encode(aggregate)
+        try:
+            store = store_for(config)
+            where = store.new_dir(AGGREGATE)
+            store.write_atomic(where / "aggregate.json", line + b"\n")
+            store.prune(AGGREGATE, config.run.keep)
+        except CkdnError as exc:
+            sys.stderr.write(f"ckdn: {exc.message}\n")
+        sys.stdout.write(line.decode("utf-8") + "\n")
+        sys.stdout.flush()
+
+    def _env_order(self) -> list[str]:
+        """Recorded envs in the order tox lists them; any it does not list, after, by name."""
+        listed: list[str] = []
+        if self.state is not None:
+            listed = [name for name in self.state.envs.iter(only_active=False)
+                      if name in self._members]
+        return [*listed, *sorted(set(self._members) - set(listed))]
+
+
+def _defined_envs(state: State) -> set[str]:
+    """Env names tox's config file has a section for (what tox's env selection reads too)."""
+    names: set[str] = set()
+    for section in state.conf.sections():
+        if not getattr(section, "is_test_env", True):
+            continue
+        names.update(getattr(section, "names", [section.name]))
+    return names
+
+
+def _targets(config: Config) -> Iterator[tuple[str, str]]:
+    """Every check and alias with the description ``tox list`` shows for its env."""
+    for name, check in config.checks.items():
+        yield name, f"ckdn check {name}" + (f": {check.description}" if check.description else "")
+    for name, alias in config.aliases.items():
+        members = ", ".join(alias.members)
+        yield name, f"ckdn alias {name} ({members})" + (
+            f": {alias.description}" if alias.description else "")
+
+
+class ZeroConfigEnvs:
+    """What ``tox_extend_envs`` returns: the env names ckdn.toml adds, read when tox reads them.
+
+    tox calls ``tox_extend_envs`` before any configuration is loaded, so the names
+    cannot be known then; tox iterates the result only when it selects envs,
+    after ``tox_add_core_config`` has loaded ckdn.toml.
+    """
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(current().zero_config))
+
+
+def wrap_handlers(parser: ToxParser) -> None:
+    """Make every tox command write the end-of-run aggregate when it returns."""
+    wrapped: dict[int, Callable[[State], int]] = {}
+    for name, (sub_parser, handler) in list(parser.handlers.items()):
+        if getattr(handler, "__ckdn_finishes__", False):
+            continue
+        if id(handler) not in wrapped:
+            wrapped[id(handler)] = _finishing(handler)
+        parser.handlers[name] = (sub_parser, wrapped[id(handler)])
+
+
+def _finishing(handler: Callable[[State], int]) -> Callable[[State], int]:
+    def run_then_aggregate(state: State) -> int:
+        try:
+            return handler(state)
+        finally:
+            current().finish()
+
+    run_then_aggregate.__doc__ = handler.__doc__
+    run_then_aggregate.__ckdn_finishes__ = True  # type: ignore[attr-defined]
+    return run_then_aggregate
+
+
+_current = Session()
+
+
+def start() -> Session:
+    """A fresh session for a new tox invocation."""
+    global _current  # noqa: PLW0603 - tox's hooks are module functions; this is their state
+    _current = Session()
+    return _current
+
+
+def current() -> Session:
+    return _current
