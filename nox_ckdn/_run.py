@@ -8,15 +8,15 @@ hands it the session's context and reports back through nox's own channels:
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ckdn.app import headline, red_members
 from ckdn.config import Alias, Config, load_config
 from ckdn.errors import CkdnError
-from ckdn.reconcile import PASS, SKIPPED
+from ckdn.reconcile import PASS
 from nox_ckdn._session import base_env, install_requirements, unique
 
 TYPE_CHECKING = False
@@ -95,17 +95,6 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     return doc
 
 
-def headline(doc: dict[str, Any]) -> str:
-    """One line saying what is not green and where its evidence is."""
-    if "alias" in doc:
-        first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
-        where = (f"; first red member {first['check']} {first['status']} (rc {first['rc']}),"
-                 f" evidence in {first['run_dir']}" if first else "; a member did not run")
-        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
-    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
-
-
 def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
     """Log the rendered document and, for an alias, each red member's digest.
 
@@ -118,7 +107,7 @@ def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
     what = f"digest of {doc['check']}" if "check" in doc else f"aggregate of {doc['alias']}"
     session.log(f"ckdn: {what} ({doc['status']}):\n{render(doc)}")
     interrupted = bool(doc.get("interrupted"))
-    for run_dir, member in _red_members(config, doc):
+    for run_dir, member in red_members(config.cwd, doc):
         if member is None:
             session.warn(f"ckdn: no readable digest in {run_dir}")
             continue
@@ -126,19 +115,6 @@ def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
                     f"{render(member)}")
         interrupted = interrupted or bool(member.get("interrupted"))
     return interrupted
-
-
-def _red_members(config: Config,
-                 doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    for entry in doc.get("members", ()):
-        if entry["status"] in (PASS, SKIPPED):
-            continue
-        run_dir = entry["run_dir"]
-        try:
-            member = json.loads((config.cwd / run_dir / "digest.json").read_bytes())
-        except (OSError, ValueError):
-            member = None
-        yield run_dir, member if isinstance(member, dict) else None
 
 
 def _compact(doc: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from tox.tox_env.errors import Fail
 
-from tox_ckdn._report import headline, members_of, show
+from tox_ckdn._report import members_of, show
 
 if TYPE_CHECKING:
     from tox.config.sets import EnvConfigSet
@@ -123,6 +123,8 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     extra = session.posargs()
     if extra:
         _refuse_posargs(env, names, targets, extra)
+    from ckdn.app import headline
+
     base = dict(tox_env.environment_variables)
     red = []
     for target in targets:

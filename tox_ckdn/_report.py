@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ckdn.app import Outcome
     from ckdn.digest import Member
 
-__all__ = ["headline", "members_of", "show"]
+__all__ = ["members_of", "show"]
 
 
 def show(tox_env: ToxEnv, cwd: Path, doc: dict[str, Any]) -> None:
@@ -34,19 +34,6 @@ def show(tox_env: ToxEnv, cwd: Path, doc: dict[str, Any]) -> None:
     stream = tox_env.log_handler.stdout
     stream.write(text + "\n")
     stream.flush()
-
-
-def headline(doc: dict[str, Any]) -> str:
-    """One line: what is not green and where its evidence is."""
-    from ckdn.reconcile import PASS, SKIPPED
-
-    if "alias" in doc:
-        first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
-        where = (f"; first red member {first['check']} {first['status']} (rc {first['rc']}),"
-                 f" evidence in {first['run_dir']}" if first else "; a member did not run")
-        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
-    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
 
 
 def members_of(outcome: Outcome) -> list[Member]:
@@ -63,20 +50,8 @@ def members_of(outcome: Outcome) -> list[Member]:
 
 def _red_members(cwd: Path, doc: dict[str, Any]) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
-    import json
-
+    from ckdn.app import red_members
     from ckdn.digest import render
-    from ckdn.reconcile import PASS, SKIPPED
 
-    for entry in doc.get("members", ()):
-        if entry["status"] in (PASS, SKIPPED):
-            continue
-        path = cwd / entry["run_dir"] / "digest.json"
-        try:
-            member = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            member = None
-        if isinstance(member, dict):
-            yield render(member)
-        else:
-            yield f"ckdn: no readable digest in {entry['run_dir']}"
+    for run_dir, member in red_members(cwd, doc):
+        yield render(member) if member is not None else f"ckdn: no readable digest in {run_dir}"

@@ -28,7 +28,17 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ALL", "Outcome", "parse_safely", "run", "run_alias", "run_check", "seal"]
+__all__ = [
+    "ALL",
+    "Outcome",
+    "headline",
+    "parse_safely",
+    "red_members",
+    "run",
+    "run_alias",
+    "run_check",
+    "seal",
+]
 
 #: The aggregate name of ``ckdn run --all``.
 ALL = "all"
@@ -235,3 +245,33 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
     store.write_atomic(agg_dir / "aggregate.json", encode(aggregate) + b"\n")
     store.prune(alias, config.run.keep)
     return Outcome(aggregate, int(aggregate["rc"]), agg_dir)
+
+
+def headline(doc: Mapping[str, Any]) -> str:
+    """One line saying what is not green and where its evidence is (for host failure messages)."""
+    if "alias" in doc:
+        first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
+        where = (f"; first red member {first['check']} {first['status']} (rc {first['rc']}),"
+                 f" evidence in {first['run_dir']}" if first else "; a member did not run")
+        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+
+
+def red_members(cwd: Path, doc: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+    """``(run_dir, digest)`` of each non-green member of an aggregate, in member order.
+
+    The aggregate only routes; hosts show these member digests, which are what a
+    reader acts on. ``None`` when a member's digest is missing or unreadable.
+    """
+    import json
+
+    for entry in doc.get("members", ()):
+        if entry["status"] in (PASS, SKIPPED):
+            continue
+        run_dir = entry["run_dir"]
+        try:
+            member = json.loads((cwd / run_dir / "digest.json").read_bytes())
+        except (OSError, ValueError):
+            member = None
+        yield run_dir, member if isinstance(member, dict) else None
