@@ -190,3 +190,14 @@ def test_truncated_or_garbage_evidence_is_refused_never_read_as_clean(
         assert not facts.parser_ok
         return
     assert json.loads(broken) == json.loads(original)
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "-Infinity", "NaN"])
+def test_non_json_numbers_in_evidence_are_refused(real_evidence: Path, constant: str) -> None:
+    doc = json.loads(real_evidence.read_bytes())
+    doc["exitstatus"] = "PLACEHOLDER"
+    text = json.dumps(doc).replace('"PLACEHOLDER"', constant)
+    path = real_evidence.with_name("constant.json")
+    path.write_text(text)
+    with pytest.raises(ValueError, match=constant):
+        read_evidence(path)

@@ -86,6 +86,11 @@ def write_evidence(path: Path, result: ParseResult, exitstatus: int) -> None:
         raise
 
 
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON: the plugin never writes them, so the file was tampered."""
+    raise ValueError(f"not JSON: {name}")
+
+
 def read_evidence(path: Path) -> tuple[ParseResult, int]:
     """The parse result and pytest exit status stored in ``path``.
 
@@ -98,7 +103,7 @@ def read_evidence(path: Path) -> tuple[ParseResult, int]:
     if len(data) > MAX_EVIDENCE_BYTES:
         raise ValueError(f"larger than {MAX_EVIDENCE_BYTES} bytes")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 (byte offset {exc.start})") from None
     except RecursionError:
