@@ -1,24 +1,11 @@
-"""Run directories: naming, per-check locks, ``latest``/``LATEST``, listing, safe
-resolution of a run reference, and pruning.
+"""Run directories: creating them, ``latest``/``LATEST``, listing, safe resolution
+of a run reference, and pruning.
 
-Naming. A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
-``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
-same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
-number is one more than the highest already on disk for that second and label,
-not the first free one, so a name created after pruning removed earlier names of
-that second still sorts after the survivors. ``-`` sorts before ``.`` and the
-sequence is zero-padded to three digits, so plain string order is creation
-order for one label up to 999 runs in one second; ckdn itself orders by the
-parsed key (timestamp, sequence, name), which stays right beyond that. The
-directory is made with ``os.mkdir``, which fails rather than reuse a name, so
-two processes can never share one.
-
-Locks. One kernel lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
-``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
-when the holder dies, and the check's child process never inherits it. The
-holder writes its pid and run dir name into the file and a clean release
-truncates it, so a lock acquired with content still in it was left by a run that
-ended without releasing; :meth:`Store.begin` says so in :attr:`RunDir.notes`.
+Naming is :mod:`ckdn.runname`: ``<UTC stamp>[.<seq>]-<check>``. The directory is
+made with ``os.mkdir``, which fails rather than reuse a name, so two processes can
+never share one. Each check's runs are serialized by its kernel lock,
+:mod:`ckdn.runlock`; a lock reclaimed from a run that died holding it is reported
+in :attr:`RunDir.notes`.
 
 Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
 bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
@@ -29,14 +16,24 @@ run dir directly inside the runs dir, so no reference can escape it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import sys
 import time
 from pathlib import Path
 
+from ckdn import runlock
 from ckdn._record import Record, record
 from ckdn.errors import RefusedError, UsageError
+from ckdn.removal import rmtree
+from ckdn.runname import (
+    TIMESTAMP,
+    check_of,
+    one_line,
+    os_reason,
+    parse_name,
+    quote,
+    run_name,
+    validate_label,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -45,8 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FINISHED_MARKERS", "RunDir", "RunInfo", "Store", "check_of"]
 
-_TIMESTAMP = "%Y%m%dT%H%M%SZ"
-_LOCKS = ".locks"
 _LATEST_LINK = "latest"
 _LATEST_FILE = "LATEST"
 _TRASH_PREFIX = ".pruning."
@@ -54,11 +49,10 @@ _DIGEST = "digest.json"
 _AGGREGATE = "aggregate.json"
 #: Marker file -> RunInfo.kind; the first present wins.
 FINISHED_MARKERS = ((_DIGEST, "digest"), (_AGGREGATE, "aggregate"))
-#: Leaves room for the timestamp, a sequence and ``.lock`` under NAME_MAX (255).
-_MAX_LABEL_BYTES = 200
-#: Lock files and LATEST hold one short line; never read more than this.
+#: LATEST holds one short line; never read more than this.
 _SMALL_READ = 4096
-_REF_SHOWN = 200
+#: The run-name parser under its former name here, which tests/core/test_startup.py reads.
+_parse = parse_name
 
 
 @record
@@ -74,205 +68,9 @@ class RunInfo(Record):
         self._assign(name, path, check, finished, kind)
 
 
-class _Holder:
-    """What a lock file says about the process that holds (or held) it."""
-
-    __slots__ = ("pid", "run_dir")
-
-    def __init__(self, pid: int | None, run_dir: str | None) -> None:
-        self.pid = pid
-        self.run_dir = run_dir
-
-
-def check_of(name: str) -> str:
-    """The check (or alias) a run dir name belongs to: ``20260707T101500Z-ruff`` -> ``ruff``."""
-    parsed = _parse(name)
-    if parsed is None:
-        raise UsageError(
-            f"{_quote(name)} is not a run dir name; expected <YYYYmmddTHHMMSSZ>-<check>"
-            " as listed by `ckdn list`"
-        )
-    return parsed[2]
-
-
-def _parse(name: str) -> tuple[str, int, str] | None:
-    r"""``(stamp, seq, label)`` when ``name`` is ``<YYYYmmddTHHMMSSZ>[.<seq>]-<label>``, else None.
-
-    What the pattern ``(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)`` matches in full,
-    read without compiling it (every run parses names; few need a regex).
-    """
-    stamp, rest = name[:16], name[16:]
-    if not (stamp[8:9] == "T" and stamp[15:] == "Z" and stamp[:8].isdecimal()
-            and stamp[9:15].isdecimal()):
-        return None
-    seq = 0
-    if rest.startswith("."):
-        digits, dash, label = rest[1:].partition("-")
-        if not (dash and len(digits) >= 3 and digits.isdecimal()):
-            return None
-        seq = int(digits)
-    elif rest.startswith("-"):
-        label = rest[1:]
-    else:
-        return None
-    if not label or "/" in label or "\0" in label:
-        return None
-    return stamp, seq, label
-
-
-def _run_name(stamp: str, seq: int, label: str) -> str:
-    return f"{stamp}-{label}" if seq == 0 else f"{stamp}.{seq:03d}-{label}"
-
-
-def _sort_key(name: str) -> tuple[str, int, str]:
-    parsed = _parse(name)
-    assert parsed is not None
-    return parsed[0], parsed[1], name
-
-
-def _validate_label(label: str) -> None:
-    """A check or alias name becomes part of a file name; refuse any that cannot."""
-    bad = (
-        not label
-        or label.startswith(".")
-        or "/" in label
-        or "\0" in label
-        or (os.altsep is not None and os.altsep in label)
-        or len(label.encode("utf-8", "surrogateescape")) > _MAX_LABEL_BYTES
-    )
-    if bad:
-        raise UsageError(
-            f"check name {_quote(label)} cannot name a run dir: it must be non-empty, not start"
-            f" with '.', hold no '/' or NUL, and be at most {_MAX_LABEL_BYTES} bytes;"
-            " rename it in ckdn.toml"
-        )
-
-
 def _validate_keep(keep: int) -> None:
     if keep < 0:
         raise UsageError(f"keep must be 0 or more, got {keep}; pass --keep N with N >= 0")
-
-
-def _quote(text: str) -> str:
-    """A user-supplied string, bounded and on one line, for an error message."""
-    if len(text) > _REF_SHOWN:
-        return repr(text[:_REF_SHOWN]) + "..."
-    return repr(text)
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
-def _os_reason(exc: OSError) -> str:
-    if exc.strerror:
-        return f"{exc.strerror} [Errno {exc.errno}]"
-    return _one_line(str(exc))
-
-
-def _read_small(fd: int) -> bytes:
-    return os.pread(fd, _SMALL_READ, 0)
-
-
-def _parse_holder(data: bytes) -> _Holder | None:
-    """``None`` for an empty (cleanly released) lock file."""
-    if not data.strip():
-        return None
-    import json  # lazy: only a held or reclaimed lock needs it
-
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return _Holder(None, None)
-    if not isinstance(doc, dict):
-        return _Holder(None, None)
-    pid = doc.get("pid")
-    run_dir = doc.get("run_dir")
-    return _Holder(
-        pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-        run_dir if isinstance(run_dir, str) and _parse(run_dir) is not None else None,
-    )
-
-
-def _write_holder(fd: int, run_dir: str | None) -> None:
-    import json  # lazy: keeps `import ckdn.store` cheap
-
-    doc: dict[str, object] = {"pid": os.getpid()}
-    if run_dir is not None:
-        doc["run_dir"] = run_dir
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(doc).encode() + b"\n", 0)
-
-
-#: Opens a directory and never a symlink to one; what the tree removal walks with.
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-#: Removal by directory descriptor, as shutil.rmtree does where it can (Linux, macOS).
-_FD_REMOVAL = ({os.open, os.unlink, os.rmdir} <= os.supports_dir_fd
-               and os.scandir in os.supports_fd)
-
-
-def _rmtree(path: Path) -> None:
-    """Remove a tree that a concurrent prune may be removing too.
-
-    Every run prunes one, so this walks the tree itself rather than import
-    :mod:`shutil` (which loads zlib, bz2 and lzma): by directory descriptor,
-    never following a symlink out of the tree, like ``shutil.rmtree``. An entry
-    that is already gone is not an error; any other failure raises ``OSError``.
-    """
-    if not _FD_REMOVAL:
-        _rmtree_shutil(path)
-        return
-    try:
-        fd = os.open(path, _DIR_FLAGS)
-    except FileNotFoundError:
-        return
-    try:
-        _clear_dir(fd)
-    finally:
-        os.close(fd)
-    with contextlib.suppress(FileNotFoundError):
-        os.rmdir(path)
-
-
-def _clear_dir(dir_fd: int) -> None:
-    with os.scandir(dir_fd) as listing:
-        entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
-    for name, is_dir in entries:
-        if not is_dir:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=dir_fd)
-            continue
-        try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-        except FileNotFoundError:
-            continue
-        try:
-            _clear_dir(fd)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
-            os.rmdir(name, dir_fd=dir_fd)
-
-
-def _rmtree_shutil(path: Path) -> None:
-    import shutil  # lazy: only platforms without descriptor-relative removal need it
-
-    if sys.version_info >= (3, 12):
-
-        def onexc(func: Callable[..., object], name: str, exc: BaseException) -> None:
-            if not isinstance(exc, FileNotFoundError):
-                raise exc
-
-        shutil.rmtree(path, onexc=onexc)
-    else:
-
-        def onerror(func: Callable[..., object], name: str, info: tuple[object, ...]) -> None:
-            exc = info[1]
-            if not isinstance(exc, FileNotFoundError):
-                assert isinstance(exc, BaseException)
-                raise exc
-
-        shutil.rmtree(path, onerror=onerror)
 
 
 class RunDir:
@@ -309,11 +107,7 @@ class RunDir:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        try:
-            os.ftruncate(fd, 0)
-        finally:
-            # Closing the only descriptor of this open file drops the flock.
-            os.close(fd)
+        runlock.release(fd)
 
     def __repr__(self) -> str:
         state = "locked" if self.locked else "released"
@@ -356,7 +150,7 @@ class Store:
         return path.as_posix()
 
     def _shown(self, path: Path | str) -> str:
-        return _one_line(self.display(Path(path)))
+        return one_line(self.display(Path(path)))
 
     # -- creating runs ---------------------------------------------------------
 
@@ -366,49 +160,39 @@ class Store:
         Refused (one line) when another live process holds the lock or the runs
         dir cannot be written.
         """
-        _validate_label(check)
+        validate_label(check)
         self._ensure_runs_dir()
-        lock_path = self.runs_dir / _LOCKS / f"{check}.lock"
         try:
-            os.makedirs(lock_path.parent, exist_ok=True)
-            # O_NOFOLLOW: a planted symlink must not make us truncate another file.
-            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-            fd = os.open(lock_path, flags, 0o644)
+            fd = runlock.open_lock(runlock.lock_path(self.runs_dir, check))
         except OSError as exc:
             raise self._unwritable(exc) from exc
         try:
-            return self._begin_locked(check, fd, lock_path)
+            return self._begin_locked(check, fd)
         except BaseException:
             os.close(fd)
             raise
 
-    def _begin_locked(self, check: str, fd: int, lock_path: Path) -> RunDir:
+    def _begin_locked(self, check: str, fd: int) -> RunDir:
+        runlock.acquire(fd, check, self.runs_dir, self._shown)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise self._held(check, _parse_holder(_read_small(fd))) from None
-        except OSError as exc:
-            raise RefusedError(
-                f"cannot lock {self._shown(lock_path)}: {_os_reason(exc)}; the runs dir must be"
-                " on a file system with flock support (set [run].runs_dir in ckdn.toml)"
-            ) from exc
-        try:
-            previous = _parse_holder(_read_small(fd))
-            notes = [] if previous is None else [self._reclaimed_note(check, previous)]
-            _write_holder(fd, None)
+            previous = runlock.read_holder(fd)
+            notes = [] if previous is None else [runlock.reclaimed_note(
+                check, previous, self.runs_dir, self._shown,
+                lambda run_dir: self._kind(run_dir) != "unfinished")]
+            runlock.write_holder(fd, None)
             path = self._make_unique_dir(check)
-            _write_holder(fd, path.name)
+            runlock.write_holder(fd, path.name)
         except OSError as exc:
-            os.ftruncate(fd, 0)
+            runlock.clear_holder(fd)
             raise self._unwritable(exc) from exc
         except BaseException:
-            os.ftruncate(fd, 0)
+            runlock.clear_holder(fd)
             raise
         return RunDir(path, check, fd, notes)
 
     def new_dir(self, name: str) -> Path:
         """A fresh uniquely named run dir, without a lock (alias aggregates)."""
-        _validate_label(name)
+        validate_label(name)
         self._ensure_runs_dir()
         try:
             return self._make_unique_dir(name)
@@ -422,10 +206,10 @@ class Store:
             raise self._unwritable(exc) from exc
 
     def _make_unique_dir(self, label: str) -> Path:
-        stamp = time.strftime(_TIMESTAMP, time.gmtime(self._clock()))
+        stamp = time.strftime(TIMESTAMP, time.gmtime(self._clock()))
         seq = self._next_seq(stamp, label)
         while True:
-            path = self.runs_dir / _run_name(stamp, seq, label)
+            path = self.runs_dir / run_name(stamp, seq, label)
             try:
                 os.mkdir(path)
             except FileExistsError:
@@ -438,7 +222,7 @@ class Store:
         for name in os.listdir(self.runs_dir):
             if not name.startswith(stamp):
                 continue
-            parsed = _parse(name)
+            parsed = parse_name(name)
             if parsed is not None and parsed[0] == stamp and parsed[2] == label:
                 highest = max(highest, parsed[1])
         return highest + 1
@@ -447,29 +231,9 @@ class Store:
         named = exc.filename is not None and Path(exc.filename) != self.runs_dir
         where = f"{self._shown(exc.filename)}: " if named else ""
         return RefusedError(
-            f"runs dir {self._shown(self.runs_dir)} is not writable: {where}{_os_reason(exc)};"
+            f"runs dir {self._shown(self.runs_dir)} is not writable: {where}{os_reason(exc)};"
             " make it a writable directory or set [run].runs_dir in ckdn.toml"
         )
-
-    def _held(self, check: str, holder: _Holder | None) -> RefusedError:
-        pid = "pid unknown" if holder is None or holder.pid is None else f"pid {holder.pid}"
-        if holder is None or holder.run_dir is None:
-            where = "run dir not created yet"
-        else:
-            where = f"run dir {self._shown(self.runs_dir / holder.run_dir)}"
-        return RefusedError(
-            f"check {_quote(check)} is already running ({pid}, {where});"
-            " wait for it to finish or stop that process"
-        )
-
-    def _reclaimed_note(self, check: str, holder: _Holder) -> str:
-        who = "a previous run" if holder.pid is None else f"pid {holder.pid}"
-        head = f"reclaimed the lock of check {_quote(check)}: {who} ended without releasing it"
-        if holder.run_dir is None:
-            return f"{head} before creating its run dir"
-        run_dir = self.runs_dir / holder.run_dir
-        state = "finished" if self._kind(run_dir) != "unfinished" else "left unfinished"
-        return f"{head}; its run dir {self._shown(run_dir)} was {state}"
 
     # -- writing ---------------------------------------------------------------
 
@@ -494,7 +258,7 @@ class Store:
             created = False
         except OSError as exc:
             raise RefusedError(
-                f"cannot write {self._shown(path)}: {_os_reason(exc)}; free space or fix"
+                f"cannot write {self._shown(path)}: {os_reason(exc)}; free space or fix"
                 " permissions in the runs dir"
             ) from exc
         finally:
@@ -510,7 +274,7 @@ class Store:
         so the two never disagree about the newest run.
         """
         name = run_dir.name
-        if run_dir.parent != self.runs_dir or _parse(name) is None:
+        if run_dir.parent != self.runs_dir or parse_name(name) is None:
             raise ValueError(f"{run_dir} is not a run dir of {self.runs_dir}")
         link = self.runs_dir / _LATEST_LINK
         marker = self.runs_dir / _LATEST_FILE
@@ -524,7 +288,7 @@ class Store:
                     os.unlink(link)
         except OSError as exc:
             raise RefusedError(
-                f"cannot publish {self._shown(run_dir)} as latest: {_os_reason(exc)};"
+                f"cannot publish {self._shown(run_dir)} as latest: {os_reason(exc)};"
                 f" fix permissions in {self._shown(self.runs_dir)}"
             ) from exc
 
@@ -555,12 +319,12 @@ class Store:
             return []
         except OSError as exc:
             raise RefusedError(
-                f"cannot read runs dir {self._shown(self.runs_dir)}: {_os_reason(exc)};"
+                f"cannot read runs dir {self._shown(self.runs_dir)}: {os_reason(exc)};"
                 " make it a readable directory or set [run].runs_dir in ckdn.toml"
             ) from exc
         with listing as entries:
             for entry in entries:
-                parsed = _parse(entry.name)
+                parsed = parse_name(entry.name)
                 # is_dir() treats an entry pruned meanwhile as absent rather than raising.
                 if parsed is None or not entry.is_dir(follow_symlinks=False):
                     continue
@@ -599,7 +363,7 @@ class Store:
             return self._resolve_ref(ref, name_only=name_only)
         except (OSError, ValueError) as exc:  # e.g. a NUL byte or an over-long path
             raise UsageError(
-                f"run reference {_quote(ref)} cannot be read: {_one_line(str(exc))};"
+                f"run reference {quote(ref)} cannot be read: {one_line(str(exc))};"
                 " pass a run dir name from `ckdn list`"
             ) from exc
 
@@ -607,13 +371,13 @@ class Store:
         is_name = "/" not in ref and (os.altsep is None or os.altsep not in ref)
         if not ref or (is_name and ref.startswith(".")):
             raise UsageError(
-                f"run reference {_quote(ref)} is not a run; pass a run dir name from `ckdn list`"
+                f"run reference {quote(ref)} is not a run; pass a run dir name from `ckdn list`"
             )
         if is_name:
             candidate = self.runs_dir / ref
         elif name_only:
             raise UsageError(
-                f"run reference {_quote(ref)} is a path; pass a run dir name from `ckdn list`"
+                f"run reference {quote(ref)} is a path; pass a run dir name from `ckdn list`"
             )
         else:
             path = Path(ref)
@@ -621,22 +385,22 @@ class Store:
         real = Path(os.path.realpath(candidate))
         if real.parent != Path(os.path.realpath(self.runs_dir)):
             raise UsageError(
-                f"run reference {_quote(ref)} is outside the runs dir"
+                f"run reference {quote(ref)} is outside the runs dir"
                 f" {self._shown(self.runs_dir)}; pass a run dir name from `ckdn list`"
             )
-        if _parse(real.name) is None or not real.is_dir():
+        if parse_name(real.name) is None or not real.is_dir():
             raise UsageError(
-                f"no run {_quote(ref)} in {self._shown(self.runs_dir)};"
+                f"no run {quote(ref)} in {self._shown(self.runs_dir)};"
                 " `ckdn list` shows the stored runs"
             )
         return self.runs_dir / real.name
 
     def _contained(self, name: str) -> Path | None:
         """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
-        if "/" in name or "\0" in name or _parse(name) is None:
+        if "/" in name or "\0" in name or parse_name(name) is None:
             return None
         real = Path(os.path.realpath(self.runs_dir / name))
-        if real.parent != Path(os.path.realpath(self.runs_dir)) or _parse(real.name) is None:
+        if real.parent != Path(os.path.realpath(self.runs_dir)) or parse_name(real.name) is None:
             return None
         return self.runs_dir / real.name if real.is_dir() else None
 
@@ -648,7 +412,7 @@ class Store:
         try:
             fd = os.open(self.runs_dir / _LATEST_FILE, os.O_RDONLY | os.O_CLOEXEC)
             try:
-                data = _read_small(fd)
+                data = os.pread(fd, _SMALL_READ, 0)
             finally:
                 os.close(fd)
         except OSError:  # absent, unreadable or a directory: the symlink or a listing decides
@@ -680,7 +444,7 @@ class Store:
         """
         _validate_keep(keep)
         group = [info for info in self.runs() if info.check == check]
-        protected = {*self._published(), *self._holding(check)}
+        protected = {*self._published(), *runlock.holding(self.runs_dir, check)}
         return self._prune_group(group, keep, protected)
 
     def gc(self, keep: int) -> list[Path]:
@@ -693,26 +457,10 @@ class Store:
         published = set(self._published())
         removed: list[Path] = []
         for check in sorted(groups):
-            protected = published | set(self._holding(check))
+            protected = published | set(runlock.holding(self.runs_dir, check))
             removed.extend(self._prune_group(groups[check], keep, protected))
         self._sweep_trash()
         return removed
-
-    def _holding(self, check: str) -> list[str]:
-        if check.startswith(".") or "/" in check:
-            return []
-        try:
-            fd = os.open(
-                self.runs_dir / _LOCKS / f"{check}.lock",
-                os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW,
-            )
-        except OSError:  # no lock file: an alias, or a check that never ran here
-            return []
-        try:
-            holder = _parse_holder(_read_small(fd))
-        finally:
-            os.close(fd)
-        return [] if holder is None or holder.run_dir is None else [holder.run_dir]
 
     def _prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[Path]:
         finished = [info for info in group if info.finished]
@@ -736,7 +484,7 @@ class Store:
         except OSError as exc:
             raise self._unremovable(info.path, exc) from exc
         try:
-            _rmtree(trash)
+            rmtree(trash)
         except OSError as exc:
             raise self._unremovable(info.path, exc) from exc
         return True
@@ -751,13 +499,13 @@ class Store:
         for name in names:
             if name.startswith(_TRASH_PREFIX):
                 try:
-                    _rmtree(self.runs_dir / name)
+                    rmtree(self.runs_dir / name)
                 except OSError as exc:
                     raise self._unremovable(self.runs_dir / name, exc) from exc
 
     def _unremovable(self, path: Path, exc: OSError) -> RefusedError:
         return RefusedError(
-            f"cannot remove {self._shown(path)}: {_os_reason(exc)};"
+            f"cannot remove {self._shown(path)}: {os_reason(exc)};"
             f" fix permissions in {self._shown(self.runs_dir)}"
         )
 

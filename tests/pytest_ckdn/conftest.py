@@ -1,8 +1,8 @@
 """Runs real pytest sessions (pytester) with the ckdn plugin.
 
 pytester comes from the root conftest. Every test runs with the ``CKDN_*``
-variables removed: when this suite itself runs under ``ckdn run``, an inner session must not mistake the
-outer run dir for its own.
+variables removed: when this suite itself runs under ``ckdn run``, an inner
+session must not mistake the outer run dir for its own.
 """
 
 from __future__ import annotations
