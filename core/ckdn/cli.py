@@ -178,6 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except Exception as exc:  # policy: one line, never a traceback (CKDN_DEBUG=1 shows it)
+        if os.environ.get("CKDN_DEBUG"):
+            raise
+        what = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename \
+            else f"{type(exc).__name__}: {exc}"
+        _fail(f"internal error: {what} (rerun with CKDN_DEBUG=1 for the traceback, and "
+              "report it if it is not about your system)")
+        return EXIT_REFUSED
 
 
 def _end_lightly() -> None:

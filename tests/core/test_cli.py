@@ -456,3 +456,25 @@ def test_quiet_prints_nothing_on_pass_and_the_digest_otherwise(project: Project)
                    '[check.bad]\ncommand = "false"\nparser = "generic"\n')
     assert project.ckdn("run", "ok", "--quiet").stdout == ""
     assert project.digest(project.ckdn("run", "bad", "--quiet"))["status"] == "fail"
+
+
+def test_an_unexpected_failure_is_one_line_and_exit_2_never_a_traceback(
+        project: Project, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ckdn import app, cli
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    monkeypatch.chdir(project.root)
+    monkeypatch.delenv("CKDN_DEBUG", raising=False)
+    monkeypatch.setattr(app, "run", broken)
+    assert cli.main(["run", "ok"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("ckdn: internal error: RuntimeError: a bug (rerun with CKDN_DEBUG=1 for the "
+                   "traceback, and report it if it is not about your system)\n")
+    monkeypatch.setenv("CKDN_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli.main(["run", "ok"])
