@@ -18,13 +18,12 @@ result (2 is its usage or config error); a missing or empty report is
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
+from ckdn.parsers._jsonreport import load_report
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
-    ArtifactError,
     BaseParser,
     Finding,
     FindingSink,
@@ -90,23 +89,14 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]] | str:
     """The report's results, errors and metrics, or why they cannot be trusted."""
-    try:
-        path = ctx.artifact("report", "bandit.json")
-    except ArtifactError as exc:
-        return str(exc)
-    usage = " (bandit's usage or config error)" if ctx.rc == 2 else ""
-    if not path.is_file():
-        return (f"bandit report {path.name} not found in the run dir (exit code {ctx.rc}{usage}); "
-                "the command must include -f json -o {run_dir}/" + path.name + log_ends(ctx))
-    if path.stat().st_size == 0:
-        return (f"bandit report {path.name} is empty (exit code {ctx.rc}{usage}): bandit stopped "
-                "before scanning" + log_ends(ctx))
-    try:
-        with open(path, "rb") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
-        return f"bandit report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
-    drift = f"bandit report {path.name} is not bandit's JSON format"
+    loaded = load_report(ctx, default="bandit.json", label="bandit report",
+                         needs="include -f json -o {run_dir}/", log_tail=lambda: log_ends(ctx),
+                         why=" (bandit's usage or config error)" if ctx.rc == 2 else "",
+                         empty="bandit stopped before scanning")
+    if isinstance(loaded, str):
+        return loaded
+    name, data = loaded
+    drift = f"bandit report {name} is not bandit's JSON format"
     if not isinstance(data, dict):
         return f"{drift} (a JSON {type(data).__name__}, not an object)"
     results, errors, metrics = data.get("results"), data.get("errors"), data.get("metrics")

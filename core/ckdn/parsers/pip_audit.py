@@ -20,14 +20,13 @@ names the cause.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
+from ckdn.parsers._jsonreport import load_report
 from ckdn.parsers._logtext import plain
 from ckdn.parsers.base import (
-    ArtifactError,
     BaseParser,
     Finding,
     FindingSink,
@@ -131,20 +130,12 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 def _load(ctx: ParseContext, log: _Log) -> tuple[list[dict[str, Any]], list[Any]] | str:
     """The report's dependencies and fixes, or why they cannot be trusted."""
-    try:
-        path = ctx.artifact("report", "pip-audit.json")
-    except ArtifactError as exc:
-        return str(exc)
-    if not path.is_file():
-        return (f"pip-audit report {path.name} not found in the run dir (exit code {ctx.rc}); "
-                "the command must include -f json -o {run_dir}/" + path.name + log.tail())
-    try:
-        with open(path, "rb") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
-        return (f"pip-audit report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
-                + log.tail())
-    drift = f"pip-audit report {path.name} is not pip-audit's JSON format"
+    loaded = load_report(ctx, default="pip-audit.json", label="pip-audit report",
+                         needs="include -f json -o {run_dir}/", log_tail=log.tail)
+    if isinstance(loaded, str):
+        return loaded
+    name, data = loaded
+    drift = f"pip-audit report {name} is not pip-audit's JSON format"
     if not isinstance(data, dict):
         return f"{drift} (a JSON {type(data).__name__}, not an object)"
     dependencies, fixes = data.get("dependencies"), data.get("fixes", [])

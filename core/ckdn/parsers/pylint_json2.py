@@ -20,14 +20,13 @@ that wants ckdn to judge the score sets ``score_fail_under``.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
+from ckdn.parsers._jsonreport import load_report
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
-    ArtifactError,
     BaseParser,
     Finding,
     FindingSink,
@@ -118,24 +117,14 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | str:
     """The report's messages and statistics, or why they cannot be trusted."""
-    try:
-        path = ctx.artifact("report", "pylint.json")
-    except ArtifactError as exc:
-        return str(exc)
-    why = _usage_hint(ctx.rc)
-    if not path.is_file():
-        return (f"pylint report {path.name} not found in the run dir (exit code {ctx.rc}{why}); "
-                "the command must include --output-format=json2:{run_dir}/" + path.name
-                + log_ends(ctx))
-    if path.stat().st_size == 0:
-        return (f"pylint report {path.name} is empty (exit code {ctx.rc}{why}): pylint stopped "
-                "before linting" + log_ends(ctx))
-    try:
-        with open(path, "rb") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
-        return f"pylint report {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
-    drift = f"pylint report {path.name} is not pylint's json2 format"
+    loaded = load_report(ctx, default="pylint.json", label="pylint report",
+                         needs="include --output-format=json2:{run_dir}/",
+                         log_tail=lambda: log_ends(ctx), why=_usage_hint(ctx.rc),
+                         empty="pylint stopped before linting")
+    if isinstance(loaded, str):
+        return loaded
+    name, data = loaded
+    drift = f"pylint report {name} is not pylint's json2 format"
     if not isinstance(data, dict):
         return f"{drift} (a JSON {type(data).__name__}; json2 is an object, json is an array)"
     messages, statistics = data.get("messages"), data.get("statistics")

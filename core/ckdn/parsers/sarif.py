@@ -23,16 +23,15 @@ undecodable log (the note quotes the tool's last log line).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
+from ckdn.parsers._jsonreport import load_report
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers.base import (
-    ArtifactError,
     BaseParser,
     Finding,
     FindingSink,
@@ -186,27 +185,19 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 def _load(ctx: ParseContext) -> list[dict[str, Any]] | str:
     """The log's runs, or why the log cannot be trusted."""
-    try:
-        path = ctx.artifact("report", "report.sarif")
-    except ArtifactError as exc:
-        return str(exc)
-    if not path.is_file():
-        return (f"SARIF log {path.name} not found in the run dir (exit code {ctx.rc}); the "
-                "command must write SARIF to {run_dir}/" + path.name + log_ends(ctx))
-    try:
-        with open(path, "rb") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
-        return (f"SARIF log {path.name} is not readable JSON: {type(exc).__name__}: {exc}"
-                + log_ends(ctx))
+    loaded = load_report(ctx, default="report.sarif", label="SARIF log",
+                         needs="write SARIF to {run_dir}/", log_tail=lambda: log_ends(ctx))
+    if isinstance(loaded, str):
+        return loaded
+    name, data = loaded
     if not isinstance(data, dict):
-        return f"{path.name} is not a SARIF log (a JSON {type(data).__name__}, not an object)"
+        return f"{name} is not a SARIF log (a JSON {type(data).__name__}, not an object)"
     version = data.get("version")
     if version != VERSION:
-        return f"{path.name} is not a SARIF {VERSION} log (version {version!r})"
+        return f"{name} is not a SARIF {VERSION} log (version {version!r})"
     runs = data.get("runs")
     if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
-        return f"SARIF log {path.name} has no runs: no tool's results to read"
+        return f"SARIF log {name} has no runs: no tool's results to read"
     return runs
 
 
