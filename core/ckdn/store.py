@@ -23,7 +23,6 @@ from pathlib import Path
 from ckdn import runlock
 from ckdn._record import Record, record
 from ckdn.errors import RefusedError, UsageError
-from ckdn.removal import rmtree
 from ckdn.runname import (
     TIMESTAMP,
     check_of,
@@ -483,6 +482,8 @@ class Store:
             return False
         except OSError as exc:
             raise self._unremovable(info.path, exc) from exc
+        from ckdn.removal import rmtree  # lazy: most runs prune nothing
+
         try:
             rmtree(trash)
         except OSError as exc:
@@ -496,6 +497,8 @@ class Store:
             return
         except OSError as exc:
             raise self._unremovable(self.runs_dir, exc) from exc
+        from ckdn.removal import rmtree
+
         for name in names:
             if name.startswith(_TRASH_PREFIX):
                 try:
