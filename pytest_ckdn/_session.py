@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -84,7 +85,7 @@ class Recorder:
             raise pytest.UsageError(f"ckdn: {exc}") from None
         self._store = store
         writer = self.config.get_terminal_writer() if self._reporter is not None else None
-        self._tee = LogTee(self._run.path / "full.log", writer)
+        self._tee = LogTee(Path(self._run.path, "full.log"), writer)
         if writer is None:
             self.notes.append("pytest's terminal reporter is disabled: full.log is empty")
 

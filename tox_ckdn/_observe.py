@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tox.tox_env.errors import Fail
@@ -26,7 +27,6 @@ from tox_ckdn._report import members_of, show
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from tox.execute import Outcome as ToxOutcome
     from tox.tox_env.api import ToxEnv
@@ -93,7 +93,7 @@ def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
 
     config, run = seen.config, seen.run
     try:
-        log_sha256, log_bytes = _write_log(run.path / "full.log", outcomes)
+        log_sha256, log_bytes = _write_log(Path(run.path, "full.log"), outcomes)
         name = run_name(tox_env.name)
         exit = Exit(rc=exit_code, duration=sum(o.elapsed for o in outcomes))
         ctx = ParseContext(check=name, run_dir=run.path, cwd=config.cwd, rc=exit_code,
@@ -108,7 +108,8 @@ def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
     except OSError as exc:
-        raise Fail(f"ckdn: cannot write {run.path / 'full.log'}: {exc.strerror or exc}") from None
+        where = Path(run.path, "full.log")
+        raise Fail(f"ckdn: cannot write {where}: {exc.strerror or exc}") from None
     finally:
         run.release()
     session.record(tox_env.name, members_of(outcome))

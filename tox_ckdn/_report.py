@@ -9,11 +9,11 @@ reader acts on. Everything goes to the env's own output stream, so under
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from tox.tox_env.api import ToxEnv
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["members_of", "show"]
 
 
-def show(tox_env: ToxEnv, cwd: Path, doc: dict[str, Any]) -> None:
+def show(tox_env: ToxEnv, cwd: str | os.PathLike[str], doc: dict[str, Any]) -> None:
     from ckdn.digest import encode, render
     from ckdn.reconcile import PASS
 
@@ -48,7 +48,7 @@ def members_of(outcome: Outcome) -> list[Member]:
                    run_dir=m.get("run_dir")) for m in doc["members"]]
 
 
-def _red_members(cwd: Path, doc: dict[str, Any]) -> Iterator[str]:
+def _red_members(cwd: str | os.PathLike[str], doc: dict[str, Any]) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
     from ckdn.app import red_members
     from ckdn.digest import render

@@ -16,6 +16,7 @@ runs in the main thread once tox has printed its own report.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -164,7 +165,7 @@ class Session:
         try:
             store = store_for(config)
             where = store.new_dir(AGGREGATE)
-            store.write_atomic(where / "aggregate.json", line + b"\n")
+            store.write_atomic(os.path.join(where, "aggregate.json"), line + b"\n")
             store.prune(AGGREGATE, config.run.keep)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc.message}\n")

@@ -12,10 +12,8 @@ evidence as ``ckdn run``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from ckdn._record import Record, record
 from ckdn.config import Alias, Check, Config
@@ -53,10 +51,10 @@ class Outcome(Record):
     __slots__ = ("document", "exit_code", "run_dir")
     document: dict[str, Any]
     exit_code: int
-    run_dir: Path | None
+    run_dir: str | None
 
     def __init__(self, document: dict[str, Any], exit_code: int,
-                 run_dir: Path | None = None) -> None:
+                 run_dir: str | None = None) -> None:
         self._assign(document, exit_code, run_dir)
 
     @property
@@ -92,23 +90,23 @@ def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
 
 
 def _config_name(config: Config) -> str:
-    return config.path.name if config.path else "the configuration"
+    return os.path.basename(config.path) if config.path else "the configuration"
 
 
-def substitute(value: str, run_dir: Path) -> str:
-    return value.replace("{run_dir}", str(run_dir))
+def substitute(value: str, run_dir: str) -> str:
+    return value.replace("{run_dir}", run_dir)
 
 
-def child_env(check: Check, run_dir: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+def child_env(check: Check, run_dir: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: ours, the check's ``env`` (with ``{run_dir}``), the ckdn markers."""
     env = dict(os.environ if base is None else base)
     env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
-    env["CKDN_RUN_DIR"] = str(run_dir)
+    env["CKDN_RUN_DIR"] = run_dir
     env["CKDN_CHECK"] = check.name
     return env
 
 
-def options_for(check: Check, run_dir: Path) -> dict[str, Any]:
+def options_for(check: Check, run_dir: str) -> dict[str, Any]:
     """Parser options with ``{run_dir}`` substituted in every string."""
     out: dict[str, Any] = {}
     for key, value in check.options.items():
@@ -132,7 +130,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         run_dir = rd.path
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         ran = run_process(argv, cwd=config.cwd, env=child_env(check, run_dir, env),
-                          log_path=run_dir / "full.log", timeout=check.timeout,
+                          log_path=os.path.join(run_dir, "full.log"), timeout=check.timeout,
                           label=check.name)
         ctx = ParseContext(
             check=check.name, run_dir=run_dir, cwd=config.cwd, rc=ran.exit.rc,
@@ -140,30 +138,36 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
             max_snippet_lines=config.run.max_snippet_lines,
         )
         result = parse_safely(parser, ctx) if ran.exit.started else ParseResult()
-        with _evidence_first():
+        with _EvidenceFirst():
             return seal(config, store, rd, check=check.name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top)
 
 
-@contextlib.contextmanager
-def _evidence_first() -> Iterator[None]:
+class _EvidenceFirst:
     """Ignore Ctrl-C while the evidence is written: a second press must not lose the digest.
 
     Only the main thread can touch signal handlers; elsewhere the host owns them.
+    (A class, not ``contextlib.contextmanager``: ``ckdn run`` does not import contextlib.)
     """
-    import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    def __enter__(self) -> None:
+        import signal
+
+        self._restore: Any = None
+        try:
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            return
+        # None: a handler set outside Python, which cannot be put back; the default is closest
+        self._restore = signal.SIG_DFL if previous is None else previous
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._restore is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._restore)
 
 
 def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
@@ -183,7 +187,7 @@ def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
     return result
 
 
-def list_artifacts(run_dir: Path) -> list[str]:
+def list_artifacts(run_dir: str) -> list[str]:
     """Names in the run dir a reader may open (dirs with a trailing slash), bounded."""
     try:
         entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
@@ -209,16 +213,17 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     meta = build_meta(check=check, run_dir=shown, argv=argv, cwd=str(config.cwd), exit=exit,
                       started_at=started_at, finished_at=finished_at, log_sha256=log_sha256,
                       log_bytes=log_bytes, parser=parser, status=verdict.status)
-    store.write_atomic(rd.path / "meta.json", encode(meta) + b"\n")
+    store.write_atomic(os.path.join(rd.path, "meta.json"), encode(meta) + b"\n")
     settings = config.run
     bounds = Bounds(top=top or settings.top, max_snippet_lines=settings.max_snippet_lines,
                     log_tail_lines=settings.log_tail_lines)
     digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
-                          artifacts=list_artifacts(rd.path), log_path=rd.path / "full.log",
+                          artifacts=list_artifacts(rd.path),
+                          log_path=os.path.join(rd.path, "full.log"),
                           bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
-    store.write_atomic(rd.path / "digest.json", encode(digest) + b"\n")
+    store.write_atomic(os.path.join(rd.path, "digest.json"), encode(digest) + b"\n")
     store.publish(rd.path)
-    store.prune(check, settings.keep)
+    store.prune(check, settings.keep, holding=rd if rd.locked else None)
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
@@ -242,7 +247,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
     aggregate = build_aggregate(alias=alias, members=results)
     store = store_for(config)
     agg_dir = store.new_dir(alias)
-    store.write_atomic(agg_dir / "aggregate.json", encode(aggregate) + b"\n")
+    store.write_atomic(os.path.join(agg_dir, "aggregate.json"), encode(aggregate) + b"\n")
     store.prune(alias, config.run.keep)
     return Outcome(aggregate, int(aggregate["rc"]), agg_dir)
 
@@ -258,7 +263,8 @@ def headline(doc: Mapping[str, Any]) -> str:
     return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
 
 
-def red_members(cwd: Path, doc: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+def red_members(cwd: str | os.PathLike[str], doc: Mapping[str, Any]
+                ) -> Iterator[tuple[str, dict[str, Any] | None]]:
     """``(run_dir, digest)`` of each non-green member of an aggregate, in member order.
 
     The aggregate only routes; hosts show these member digests, which are what a
@@ -271,7 +277,8 @@ def red_members(cwd: Path, doc: Mapping[str, Any]) -> Iterator[tuple[str, dict[s
             continue
         run_dir = entry["run_dir"]
         try:
-            member = json.loads((cwd / run_dir / "digest.json").read_bytes())
+            with open(os.path.join(cwd, run_dir, "digest.json"), "rb") as handle:
+                member = json.loads(handle.read())
         except (OSError, ValueError):
             member = None
         yield run_dir, member if isinstance(member, dict) else None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 from ckdn import __version__
@@ -144,10 +143,10 @@ def _parse(argv: list[str]) -> SimpleNamespace:
     return build_parser().parse_args(argv, namespace=SimpleNamespace())
 
 
-def _cwd(args: SimpleNamespace) -> Path:
+def _cwd(args: SimpleNamespace) -> str:
     raw = getattr(args, "cwd", None) or os.environ.get("CKDN_CWD") or os.getcwd()
-    path = Path(raw).expanduser().absolute()
-    if not path.is_dir():
+    path = os.path.abspath(os.path.expanduser(raw))
+    if not os.path.isdir(path):
         raise UsageError(f"--cwd {raw}: not a directory")
     return path
 
@@ -158,10 +157,21 @@ def _out(text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ckdn`` console script and ``python -m ckdn``."""
-    if argv is None:
-        _end_lightly()
-    args_list, extra = _split_extra(list(sys.argv[1:] if argv is None else argv))
+    """Entry point of the ``ckdn`` console script and ``python -m ckdn``.
+
+    With no ``argv``, ckdn is the program: it runs without the cyclic collector
+    and ends the process itself (:func:`_run_lightly`, :func:`_exit_now`). A host
+    passing its own arguments gets the exit code back and keeps its interpreter
+    as it was.
+    """
+    if argv is not None:
+        return _main(list(argv))
+    _run_lightly()
+    return _exit_now(_main(sys.argv[1:]))
+
+
+def _main(argv: list[str]) -> int:
+    args_list, extra = _split_extra(argv)
     try:
         args = _quick_run(args_list) or _parse(args_list)
         if args.verb is None:
@@ -188,23 +198,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
 
 
-def _end_lightly() -> None:
+def _run_lightly() -> None:
     """No cyclic garbage collection in the short-lived ``ckdn`` process.
 
-    Importing the hundred modules a run needs allocates enough to trigger the
-    cyclic collector over and over (about 5 ms of a trivial ``ckdn run``), and at
-    exit Python walks every object it still tracks, for nothing, since ckdn has
-    closed its files by then. ckdn's own data makes no reference cycles worth
-    collecting (logs and reports are streamed; reference counting frees them),
-    and ``bench/bench_junit.py`` / ``bench/bench_ruff.py`` show the same peak RSS
-    with the collector off. Only when ckdn is the program (no ``argv`` given): a
-    host calling :func:`main` with its own arguments keeps its collector.
+    Importing the modules a run needs allocates enough to trigger the cyclic
+    collector over and over (about 5 ms of a trivial ``ckdn run``). ckdn's own
+    data makes no reference cycles worth collecting (logs and reports are
+    streamed; reference counting frees them), and ``bench/bench_junit.py`` /
+    ``bench/bench_ruff.py`` show the same peak RSS with the collector off.
     """
-    import atexit
     import gc
 
     gc.disable()
-    atexit.register(gc.freeze)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the ``ckdn`` process with ``code``, skipping the interpreter's teardown.
+
+    Tearing down the hundred modules a run loaded (the standard library's
+    ``re`` and ``enum`` most of all) cost 3-6 ms of a trivial ``ckdn run``
+    (bench/bench_startup.py), about as much as the run's own work, and buys
+    nothing: by now every file ckdn wrote is closed and its documents renamed
+    into place. Only the standard streams may still hold bytes, so they are
+    flushed first. The price, documented for parser plugins (docs/parsers.md):
+    nothing registered to run at interpreter exit (``atexit``, non-daemon
+    threads) runs in the ``ckdn`` process.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - contextlib is not imported on the run path
+            stream.flush()
+        except (OSError, ValueError):  # the reader went away, or the stream was closed
+            pass
+    os._exit(code)
 
 
 def _fail(message: str) -> None:
@@ -247,19 +272,20 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
     return outcome.exit_code
 
 
-def _read_document(path: Path) -> dict[str, Any]:
+def _read_document(path: str) -> dict[str, Any]:
     import json
 
     for name in ("digest.json", "aggregate.json"):
-        target = path / name
-        if target.is_file():
+        target = os.path.join(path, name)
+        if os.path.isfile(target):
             try:
-                doc: dict[str, Any] = json.loads(target.read_bytes())
+                with open(target, "rb") as handle:
+                    doc: dict[str, Any] = json.loads(handle.read())
             except (OSError, ValueError) as exc:
                 raise UsageError(f"{target}: cannot read: {exc}") from exc
             return doc
-    raise UsageError(f"{path.name} has no digest yet (the run is unfinished or was killed); "
-                     f"its log is {path / 'full.log'}")
+    raise UsageError(f"{os.path.basename(path)} has no digest yet (the run is unfinished or "
+                     f"was killed); its log is {os.path.join(path, 'full.log')}")
 
 
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
@@ -355,10 +381,11 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
 
     cwd = _cwd(args)
     path = config_path(cwd, getattr(args, "config", None))
-    if path.exists() and not args.force:
+    if os.path.exists(path) and not args.force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     try:
-        path.write_text(STARTER, encoding="utf-8")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(STARTER)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _out(f"wrote {path}; add .agent-runs/ to .gitignore")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from types import MappingProxyType
 
 from ckdn._record import Record, record
@@ -76,13 +75,13 @@ class RunSettings(Record):
     """The ``[run]`` table; ``runs_dir`` is absolute, taken from the invocation cwd."""
 
     __slots__ = ("keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
-    runs_dir: Path
+    runs_dir: str
     keep: int
     top: int
     max_snippet_lines: int
     log_tail_lines: int
 
-    def __init__(self, runs_dir: Path, keep: int = 20, top: int = 20,
+    def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40) -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines)
 
@@ -139,13 +138,13 @@ class Config(Record):
     """A validated ``ckdn.toml`` (``path`` None: no file, defaults in use)."""
 
     __slots__ = ("aliases", "checks", "cwd", "path", "run")
-    path: Path | None
-    cwd: Path
+    path: str | None
+    cwd: str
     run: RunSettings
     checks: Mapping[str, Check]
     aliases: Mapping[str, Alias]
 
-    def __init__(self, path: Path | None, cwd: Path, run: RunSettings,
+    def __init__(self, path: str | None, cwd: str, run: RunSettings,
                  checks: Mapping[str, Check] = _EMPTY,
                  aliases: Mapping[str, Alias] = _EMPTY) -> None:
         self._assign(path, cwd, run, checks, aliases)
@@ -166,7 +165,7 @@ class Config(Record):
             f"unknown check {name!r}{hint} (configured: {', '.join(names)})"))
 
 
-def config_path(cwd: Path, explicit: str | None = None) -> Path:
+def config_path(cwd: str | os.PathLike[str], explicit: str | None = None) -> str:
     """The config file to read: ``--config``, else ``$CKDN_CONFIG``, else ``cwd/ckdn.toml``.
 
     Relative paths are taken from ``cwd`` (the invocation cwd), so ``--cwd``
@@ -175,17 +174,18 @@ def config_path(cwd: Path, explicit: str | None = None) -> Path:
     base = _absolute(cwd)
     chosen = explicit if explicit is not None else os.environ.get(CONFIG_ENV) or None
     if chosen is None:
-        return base / CONFIG_NAME
-    return _absolute(base / Path(chosen).expanduser())
+        return os.path.join(base, CONFIG_NAME)
+    return _absolute(os.path.join(base, os.path.expanduser(chosen)))
 
 
-def default_config(cwd: Path) -> Config:
+def default_config(cwd: str | os.PathLike[str]) -> Config:
     """The settings in force when there is no config file (read-only commands)."""
     base = _absolute(cwd)
-    return Config(path=None, cwd=base, run=RunSettings(runs_dir=base / ".agent-runs"))
+    return Config(path=None, cwd=base, run=RunSettings(runs_dir=os.path.join(base, ".agent-runs")))
 
 
-def load_config(cwd: Path, explicit: str | None = None, *, required: bool = True) -> Config:
+def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
+                required: bool = True) -> Config:
     """Read and validate the config file for ``cwd``.
 
     A missing default ``ckdn.toml`` gives :func:`default_config` when not
@@ -197,7 +197,8 @@ def load_config(cwd: Path, explicit: str | None = None, *, required: bool = True
     path = config_path(base, explicit)
     shown = _display(path, base)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         if explicit is not None or os.environ.get(CONFIG_ENV):
             source = "--config" if explicit is not None else f"${CONFIG_ENV}"
@@ -219,7 +220,7 @@ def load_config(cwd: Path, explicit: str | None = None, *, required: bool = True
 class _Loader:
     """Validates one parsed document; every error names ``shown`` and the table."""
 
-    def __init__(self, shown: str, cwd: Path) -> None:
+    def __init__(self, shown: str, cwd: str) -> None:
         self.shown = shown
         self.cwd = cwd
 
@@ -227,7 +228,7 @@ class _Loader:
         head = f"{self.shown}: [{table}] " if table else f"{self.shown}: "
         return ConfigError(_one_line(head + text))
 
-    def load(self, path: Path, data: bytes) -> Config:
+    def load(self, path: str, data: bytes) -> Config:
         doc = self.parse_toml(data)
         for key in doc:
             if key not in _TOP_KEYS:
@@ -287,7 +288,8 @@ class _Loader:
                                     f"not {_show(runs_dir)}")
         ints = {key: self.integer("run", key, table[key], 0 if key == "log_tail_lines" else 1)
                 for key in _RUN_KEYS[1:] if key in table}
-        return RunSettings(runs_dir=_absolute(self.cwd / Path(runs_dir).expanduser()), **ints)
+        runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
+        return RunSettings(runs_dir=_absolute(runs), **ints)
 
     def check_name(self, where: str, name: str, folded: dict[str, str]) -> None:
         if not (0 < len(name) <= 64 and name[0] in _NAME_FIRST and _NAME_CHARS.issuperset(name)):
@@ -513,13 +515,14 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def _absolute(path: Path) -> Path:
+def _absolute(path: str | os.PathLike[str]) -> str:
     """Absolute and normalised, without following symlinks (so relative displays hold)."""
-    return Path(os.path.abspath(path))
+    return os.path.abspath(path)
 
 
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.relative_to(cwd))
-    except ValueError:
-        return str(path)
+def _display(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when it is inside it, else as it is."""
+    if path == cwd:
+        return "."
+    inside = cwd.rstrip(os.sep) + os.sep
+    return path[len(inside):] if path.startswith(inside) else path

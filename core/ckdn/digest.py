@@ -36,7 +36,6 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
-from pathlib import Path
 
 from ckdn._record import Record, record
 from ckdn.documents import (
@@ -135,7 +134,7 @@ class Bounds(Record):
 
 def build_digest(*, check: str, verdict: Verdict, exit: Exit,
                  result: ParseResult, run_dir: str, artifacts: Sequence[str],
-                 log_path: Path | None, bounds: Bounds,
+                 log_path: str | None, bounds: Bounds,
                  notes: Sequence[str] = ()) -> dict[str, Any]:
     """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
 

@@ -9,10 +9,14 @@ leaves out on purpose (times, argv, hashes).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+try:  # the escaper json.dumps(ensure_ascii=False) uses; json.encoder has it in Python too
+    from _json import encode_basestring as _quote
+except ImportError:  # pragma: no cover - CPython always has _json
+    from json.encoder import encode_basestring as _quote
 
 from ckdn._record import Record, record
 from ckdn.reconcile import ERROR, PASS, SKIPPED, STATUSES, Exit, exit_code
@@ -37,6 +41,7 @@ __all__ = [
 
 SCHEMA_AGGREGATE = "ckdn.aggregate/1"
 SCHEMA_META = "ckdn.meta/1"
+_INF = float("inf")
 
 
 # -------------------------------------------------------------------- encode/show
@@ -52,9 +57,52 @@ def encode(doc: Mapping[str, Any]) -> bytes:
 
 
 def canonical(value: Any) -> bytes:
-    """:func:`encode` for any JSON value, not only a document."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8", "replace")
+    """:func:`encode` for any JSON value, not only a document.
+
+    Byte for byte what ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False, allow_nan=False)`` gives, encoded to UTF-8 (pinned by a
+    property test in tests/core/test_digest.py), without importing :mod:`json`:
+    its decoder and scanner are a tenth of a trivial ``ckdn run``, which only
+    writes. Strings, the bulk of every document, go through the same C escaper
+    ``json`` uses.
+    """
+    parts: list[str] = []
+    _emit(value, parts.append)
+    return "".join(parts).encode("utf-8", "replace")
+
+
+def _emit(value: Any, out: Callable[[str], object]) -> None:
+    if isinstance(value, str):
+        out(_quote(value))
+    elif value is None:
+        out("null")
+    elif value is True:
+        out("true")
+    elif value is False:
+        out("false")
+    elif isinstance(value, int):
+        out(int.__repr__(value))
+    elif isinstance(value, float):
+        if not -_INF < value < _INF:  # NaN compares false too
+            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+        out(float.__repr__(value))
+    elif isinstance(value, dict):
+        out("{")
+        for index, key in enumerate(sorted(value)):
+            if not isinstance(key, str):
+                raise TypeError(f"keys must be str, not {type(key).__name__}")
+            out(("," if index else "") + _quote(key) + ":")
+            _emit(value[key], out)
+        out("}")
+    elif isinstance(value, list | tuple):
+        out("[")
+        for index, item in enumerate(value):
+            if index:
+                out(",")
+            _emit(item, out)
+        out("]")
+    else:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def encoded_size(value: Any) -> int:
@@ -74,6 +122,8 @@ _MEMBER_ORDER = ("check", "status", "rc", "run_dir")
 
 def render(doc: Mapping[str, Any]) -> str:
     """The human form ``ckdn show`` prints: indented, keys in reading order."""
+    import json  # lazy: only `ckdn show` renders
+
     return json.dumps(_ordered(doc, _ORDER), indent=2, ensure_ascii=False)
 
 

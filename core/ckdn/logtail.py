@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import codecs
 import os
-from pathlib import Path
 
 from ckdn.textcap import (
     LINE_WIDTH,
@@ -32,7 +31,8 @@ _CHUNK_MAX = 1 << 20
 _TAIL_IN_MEMORY = 1 << 22
 
 
-def read_log_tail(log_path: Path, lines: int, width: int = LINE_WIDTH) -> list[str]:
+def read_log_tail(log_path: str | os.PathLike[str], lines: int,
+                  width: int = LINE_WIDTH) -> list[str]:
     """The last ``lines`` lines of a log, cleaned and width-capped.
 
     Reads backwards from the end in bounded chunks, so the cost is the tail, never

@@ -8,10 +8,8 @@ fallback only where descriptor-relative removal is not supported.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -27,7 +25,7 @@ _FD_REMOVAL = ({os.open, os.unlink, os.rmdir} <= os.supports_dir_fd
                and os.scandir in os.supports_fd)
 
 
-def rmtree(path: Path) -> None:
+def rmtree(path: str) -> None:
     """Remove a tree that a concurrent prune may be removing too.
 
     Every run prunes one, so this walks the tree itself rather than import
@@ -46,8 +44,10 @@ def rmtree(path: Path) -> None:
         _clear_dir(fd)
     finally:
         os.close(fd)
-    with contextlib.suppress(FileNotFoundError):
+    try:  # noqa: SIM105 - `ckdn run` does not import contextlib
         os.rmdir(path)
+    except FileNotFoundError:
+        pass
 
 
 def _clear_dir(dir_fd: int) -> None:
@@ -55,8 +55,10 @@ def _clear_dir(dir_fd: int) -> None:
         entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
     for name, is_dir in entries:
         if not is_dir:
-            with contextlib.suppress(FileNotFoundError):
+            try:  # noqa: SIM105 - `ckdn run` does not import contextlib
                 os.unlink(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
             continue
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
@@ -66,11 +68,13 @@ def _clear_dir(dir_fd: int) -> None:
             _clear_dir(fd)
         finally:
             os.close(fd)
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - `ckdn run` does not import contextlib
             os.rmdir(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
 
 
-def _rmtree_shutil(path: Path) -> None:
+def _rmtree_shutil(path: str) -> None:
     import shutil  # lazy: only platforms without descriptor-relative removal need it
 
     if sys.version_info >= (3, 12):

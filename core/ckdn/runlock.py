@@ -19,7 +19,6 @@ from ckdn.runname import os_reason, parse_name, quote
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 __all__ = [
     "LOCKS",
@@ -50,19 +49,19 @@ class Holder:
         self.run_dir = run_dir
 
 
-def lock_path(runs_dir: Path, check: str) -> Path:
-    return runs_dir / LOCKS / f"{check}.lock"
+def lock_path(runs_dir: str, check: str) -> str:
+    return os.path.join(runs_dir, LOCKS, f"{check}.lock")
 
 
-def open_lock(path: Path) -> int:
+def open_lock(path: str) -> int:
     """The lock file's descriptor, made with its directory if need be; ``OSError`` if not."""
-    os.makedirs(path.parent, exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     # O_NOFOLLOW: a planted symlink must not make us truncate another file.
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
     return os.open(path, flags, 0o644)
 
 
-def acquire(fd: int, check: str, runs_dir: Path, shown: Callable[[Path], str]) -> None:
+def acquire(fd: int, check: str, runs_dir: str, shown: Callable[[str], str]) -> None:
     """Take ``check``'s lock on ``fd`` without waiting.
 
     Refused (one line) when another live process holds it, or when the file
@@ -101,13 +100,13 @@ def read_holder(fd: int) -> Holder | None:
 
 
 def write_holder(fd: int, run_dir: str | None) -> None:
-    import json  # lazy: keeps `import ckdn.store` cheap
+    from ckdn.documents import canonical  # lazy: keeps `import ckdn.store` cheap
 
     doc: dict[str, object] = {"pid": os.getpid()}
     if run_dir is not None:
         doc["run_dir"] = run_dir
     os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(doc).encode() + b"\n", 0)
+    os.pwrite(fd, canonical(doc) + b"\n", 0)
 
 
 def clear_holder(fd: int) -> None:
@@ -124,7 +123,7 @@ def release(fd: int) -> None:
         os.close(fd)
 
 
-def holding(runs_dir: Path, check: str) -> list[str]:
+def holding(runs_dir: str, check: str) -> list[str]:
     """The run dir a holder of ``check``'s lock is writing, if its record names one."""
     if check.startswith(".") or "/" in check:
         return []
@@ -139,25 +138,25 @@ def holding(runs_dir: Path, check: str) -> list[str]:
     return [] if holder is None or holder.run_dir is None else [holder.run_dir]
 
 
-def reclaimed_note(check: str, holder: Holder, runs_dir: Path, shown: Callable[[Path], str],
-                   finished: Callable[[Path], bool]) -> str:
+def reclaimed_note(check: str, holder: Holder, runs_dir: str, shown: Callable[[str], str],
+                   finished: Callable[[str], bool]) -> str:
     """The note a run carries when it took over a lock its holder never released."""
     who = "a previous run" if holder.pid is None else f"pid {holder.pid}"
     head = f"reclaimed the lock of check {quote(check)}: {who} ended without releasing it"
     if holder.run_dir is None:
         return f"{head} before creating its run dir"
-    run_dir = runs_dir / holder.run_dir
+    run_dir = os.path.join(runs_dir, holder.run_dir)
     state = "finished" if finished(run_dir) else "left unfinished"
     return f"{head}; its run dir {shown(run_dir)} was {state}"
 
 
-def _held(check: str, holder: Holder | None, runs_dir: Path,
-          shown: Callable[[Path], str]) -> RefusedError:
+def _held(check: str, holder: Holder | None, runs_dir: str,
+          shown: Callable[[str], str]) -> RefusedError:
     pid = "pid unknown" if holder is None or holder.pid is None else f"pid {holder.pid}"
     if holder is None or holder.run_dir is None:
         where = "run dir not created yet"
     else:
-        where = f"run dir {shown(runs_dir / holder.run_dir)}"
+        where = f"run dir {shown(os.path.join(runs_dir, holder.run_dir))}"
     return RefusedError(
         f"check {quote(check)} is already running ({pid}, {where});"
         " wait for it to finish or stop that process"

@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 
+from ckdn import spawn
 from ckdn._record import Record, record
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT, Exit
 
@@ -32,9 +32,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
     from types import FrameType
     from typing import Protocol, TextIO
+
+    from ckdn.spawn import Process
 
     class _Hash(Protocol):
         def update(self, data: memoryview, /) -> None: ...
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["Ran", "run_process"]
 
 _CHUNK = 1 << 20  # read size while following the log
+_SMALL_CHUNK = 64 << 10  # read size for a log hashed once at the end
 _STREAM_FROM = 256 << 10  # a log smaller than this is hashed once, at the end
 _MIN_READ = 64 << 10  # while the child runs, wait for this much before reading
 _IDLE_FIRST = 0.005  # seconds between looks at a quiet log, doubling up to _IDLE_MAX
@@ -79,9 +81,9 @@ class Ran(Record):
 def run_process(
     argv: Sequence[str],
     *,
-    cwd: Path,
+    cwd: str | os.PathLike[str],
     env: Mapping[str, str],
-    log_path: Path,
+    log_path: str | os.PathLike[str],
     timeout: float | None = None,
     grace: float = 3.0,
     label: str | None = None,
@@ -166,8 +168,8 @@ class _Ended(Record):
 
 
 def _spawn(
-    args: list[str], cwd: Path, env: Mapping[str, str], log_fd: int
-) -> subprocess.Popen[bytes] | _Ended:
+    args: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str], log_fd: int
+) -> Process | _Ended:
     """Start the child with the log as its stdout and stderr; closes ``log_fd`` either way.
 
     A child that never starts still explains itself in the log, so an empty log
@@ -175,15 +177,7 @@ def _spawn(
     """
     start = time.monotonic()
     try:
-        return subprocess.Popen(
-            args,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            start_new_session=True,
-        )
+        return spawn.start(args, cwd, env, log_fd)
     except OSError as error:
         rc, note = _never_started(args[0], cwd, error)
         os.write(log_fd, f"ckdn: {note}\n".encode(errors="surrogateescape"))
@@ -192,7 +186,7 @@ def _spawn(
         os.close(log_fd)
 
 
-def _never_started(program: str, cwd: Path, error: OSError) -> tuple[int, str]:
+def _never_started(program: str, cwd: str | os.PathLike[str], error: OSError) -> tuple[int, str]:
     """The shell's codes: 127 when nothing was found to run, 126 when it could not run."""
     missing = isinstance(error, FileNotFoundError | NotADirectoryError)
     rc = RC_NOT_FOUND if missing else RC_NOT_EXECUTABLE
@@ -207,7 +201,7 @@ def _never_started(program: str, cwd: Path, error: OSError) -> tuple[int, str]:
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes],
+    proc: Process,
     log: _LogHash,
     stops: _Stops,
     *,
@@ -311,7 +305,7 @@ def _how(killed: bool, grace: float) -> str:
 class _Child:
     """The spawned leader, with an fd that turns readable when it exits (poll needs no floor)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: Process) -> None:
         self.proc = proc
         self.pid = proc.pid  # also the process group id: the child leads its own session
         self._waiter: threading.Thread | None = None
@@ -346,6 +340,11 @@ class _Child:
         return bool(self._poll.poll(None if timeout is None else max(0.0, timeout) * 1000))
 
     def reap(self) -> int:
+        if self._waiter is not None:
+            # The waiter thread reaps; a second waitpid here would race it for the status.
+            self._waiter.join()
+            assert self.proc.returncode is not None
+            return self.proc.returncode
         return self.proc.wait()
 
     def close(self) -> None:
@@ -495,9 +494,9 @@ def _sha256(*, small: bool) -> _Hash:
 class _LogHash:
     """SHA-256 and size of the log, computed while the child writes it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
-        self._buffer = memoryview(bytearray(_CHUNK))
+        self._buffer: memoryview | None = None  # made on the first read, sized for the log
         self._hash: _Hash | None = None
         self._offset = 0
 
@@ -531,6 +530,10 @@ class _LogHash:
 
     def _read(self) -> int:
         assert self._hash is not None
+        if self._buffer is None:
+            # Zeroing a 1 MiB buffer costs a trivial run about as much as hashing its log.
+            small = self.size() < _STREAM_FROM
+            self._buffer = memoryview(bytearray(_SMALL_CHUNK if small else _CHUNK))
         count = self._file.readinto(self._buffer) or 0
         if count:
             self._hash.update(self._buffer[:count])

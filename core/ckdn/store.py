@@ -15,10 +15,8 @@ run dir directly inside the runs dir, so no reference can escape it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from pathlib import Path
 
 from ckdn import runlock
 from ckdn._record import Record, record
@@ -58,12 +56,12 @@ _parse = parse_name
 class RunInfo(Record):
     __slots__ = ("check", "finished", "kind", "name", "path")
     name: str
-    path: Path
+    path: str
     check: str
     finished: bool
     kind: str  # "digest" | "aggregate" | "unfinished"
 
-    def __init__(self, name: str, path: Path, check: str, finished: bool, kind: str) -> None:
+    def __init__(self, name: str, path: str, check: str, finished: bool, kind: str) -> None:
         self._assign(name, path, check, finished, kind)
 
 
@@ -79,9 +77,9 @@ class RunDir:
     clean-release mark) and closes the descriptor, which drops the lock.
     """
 
-    def __init__(self, path: Path, check: str, fd: int, notes: list[str]) -> None:
+    def __init__(self, path: str, check: str, fd: int, notes: list[str]) -> None:
         self.path = path
-        self.name = path.name
+        self.name = os.path.basename(path)
         self.check = check
         self.notes = notes
         self._fd: int | None = fd
@@ -110,7 +108,7 @@ class RunDir:
 
     def __repr__(self) -> str:
         state = "locked" if self.locked else "released"
-        return f"RunDir({str(self.path)!r}, {state})"
+        return f"RunDir({self.path!r}, {state})"
 
 
 class Store:
@@ -126,30 +124,31 @@ class Store:
 
     def __init__(
         self,
-        runs_dir: Path,
-        cwd: Path,
+        runs_dir: str | os.PathLike[str],
+        cwd: str | os.PathLike[str],
         *,
         clock: Callable[[], float] = time.time,
         durable: bool = True,
     ) -> None:
-        cwd = Path(os.path.normpath(os.path.abspath(cwd)))
-        runs = runs_dir if runs_dir.is_absolute() else cwd / runs_dir
-        self.cwd = cwd
-        self.runs_dir = Path(os.path.normpath(runs))
+        self.cwd = os.path.abspath(cwd)  # normalised too
+        self.runs_dir = os.path.normpath(os.path.join(self.cwd, runs_dir))
         self.durable = durable
         self._clock = clock
 
     # -- paths -----------------------------------------------------------------
 
-    def display(self, path: Path) -> str:
+    def display(self, path: str | os.PathLike[str]) -> str:
         """``path`` as a digest shows it: cwd-relative when under cwd, else absolute."""
-        path = path if path.is_absolute() else self.cwd / path
-        if path.is_relative_to(self.cwd):
-            return path.relative_to(self.cwd).as_posix()
-        return path.as_posix()
+        path = os.path.normpath(os.path.join(self.cwd, path))
+        if path == self.cwd:
+            return "."
+        inside = self.cwd.rstrip(os.sep) + os.sep
+        if path.startswith(inside):
+            path = path[len(inside):]
+        return path.replace(os.sep, "/") if os.sep != "/" else path
 
-    def _shown(self, path: Path | str) -> str:
-        return one_line(self.display(Path(path)))
+    def _shown(self, path: str | os.PathLike[str]) -> str:
+        return one_line(self.display(path))
 
     # -- creating runs ---------------------------------------------------------
 
@@ -180,7 +179,7 @@ class Store:
                 lambda run_dir: self._kind(run_dir) != "unfinished")]
             runlock.write_holder(fd, None)
             path = self._make_unique_dir(check)
-            runlock.write_holder(fd, path.name)
+            runlock.write_holder(fd, os.path.basename(path))
         except OSError as exc:
             runlock.clear_holder(fd)
             raise self._unwritable(exc) from exc
@@ -189,7 +188,7 @@ class Store:
             raise
         return RunDir(path, check, fd, notes)
 
-    def new_dir(self, name: str) -> Path:
+    def new_dir(self, name: str) -> str:
         """A fresh uniquely named run dir, without a lock (alias aggregates)."""
         validate_label(name)
         self._ensure_runs_dir()
@@ -204,11 +203,11 @@ class Store:
         except OSError as exc:
             raise self._unwritable(exc) from exc
 
-    def _make_unique_dir(self, label: str) -> Path:
+    def _make_unique_dir(self, label: str) -> str:
         stamp = time.strftime(TIMESTAMP, time.gmtime(self._clock()))
         seq = self._next_seq(stamp, label)
         while True:
-            path = self.runs_dir / run_name(stamp, seq, label)
+            path = os.path.join(self.runs_dir, run_name(stamp, seq, label))
             try:
                 os.mkdir(path)
             except FileExistsError:
@@ -227,7 +226,7 @@ class Store:
         return highest + 1
 
     def _unwritable(self, exc: OSError) -> RefusedError:
-        named = exc.filename is not None and Path(exc.filename) != self.runs_dir
+        named = exc.filename is not None and os.path.normpath(exc.filename) != self.runs_dir
         where = f"{self._shown(exc.filename)}: " if named else ""
         return RefusedError(
             f"runs dir {self._shown(self.runs_dir)} is not writable: {where}{os_reason(exc)};"
@@ -236,14 +235,15 @@ class Store:
 
     # -- writing ---------------------------------------------------------------
 
-    def write_atomic(self, path: Path, data: bytes) -> None:
+    def write_atomic(self, path: str, data: bytes) -> None:
         """Replace ``path`` with ``data`` so a reader sees the old file or the new one.
 
         The temp file is a dot-entry in the same directory (``os.replace`` must
         not cross file systems), so it is never read as evidence and never left
         behind on failure. It is fsynced first when the store is ``durable``.
         """
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        folder, name = os.path.split(path)
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         created = False
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
@@ -264,7 +264,7 @@ class Store:
             if created:
                 os.unlink(tmp)
 
-    def publish(self, run_dir: Path) -> None:
+    def publish(self, run_dir: str) -> None:
         """Point ``latest`` at ``run_dir`` atomically, or write ``LATEST`` where
         symlinks are unavailable.
 
@@ -272,12 +272,13 @@ class Store:
         a ``latest`` left from a time they worked is removed when falling back,
         so the two never disagree about the newest run.
         """
-        name = run_dir.name
-        if run_dir.parent != self.runs_dir or parse_name(name) is None:
+        parent, name = os.path.split(run_dir)
+        if parent != self.runs_dir or parse_name(name) is None:
             raise ValueError(f"{run_dir} is not a run dir of {self.runs_dir}")
-        link = self.runs_dir / _LATEST_LINK
-        marker = self.runs_dir / _LATEST_FILE
-        tmp = self.runs_dir / f".{_LATEST_LINK}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        link = os.path.join(self.runs_dir, _LATEST_LINK)
+        marker = os.path.join(self.runs_dir, _LATEST_FILE)
+        tmp = os.path.join(self.runs_dir,
+                           f".{_LATEST_LINK}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
             if self._swap_symlink(name, tmp, link):
                 _unlink_missing_ok(marker)
@@ -292,7 +293,7 @@ class Store:
             ) from exc
 
     @staticmethod
-    def _swap_symlink(name: str, tmp: Path, link: Path) -> bool:
+    def _swap_symlink(name: str, tmp: str, link: str) -> bool:
         """True when ``link`` now points at ``name``; False when symlinks are unavailable."""
         try:
             os.symlink(name, tmp)
@@ -327,7 +328,7 @@ class Store:
                 # is_dir() treats an entry pruned meanwhile as absent rather than raising.
                 if parsed is None or not entry.is_dir(follow_symlinks=False):
                     continue
-                path = self.runs_dir / entry.name
+                path = os.path.join(self.runs_dir, entry.name)
                 kind = self._kind(path)
                 try:
                     # Runs of different checks in the same second: the one sealed last
@@ -341,13 +342,13 @@ class Store:
         return found
 
     @staticmethod
-    def _kind(path: Path) -> str:
+    def _kind(path: str) -> str:
         for marker, kind in FINISHED_MARKERS:
-            if (path / marker).is_file():
+            if os.path.isfile(os.path.join(path, marker)):
                 return kind
         return "unfinished"
 
-    def resolve(self, ref: str | None, *, name_only: bool = False) -> Path:
+    def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
         """The run dir ``ref`` names, never anything outside the runs dir.
 
         ``None`` (or ``latest``) is the ``latest`` symlink, else the ``LATEST``
@@ -366,50 +367,53 @@ class Store:
                 " pass a run dir name from `ckdn list`"
             ) from exc
 
-    def _resolve_ref(self, ref: str, *, name_only: bool) -> Path:
+    def _resolve_ref(self, ref: str, *, name_only: bool) -> str:
         is_name = "/" not in ref and (os.altsep is None or os.altsep not in ref)
         if not ref or (is_name and ref.startswith(".")):
             raise UsageError(
                 f"run reference {quote(ref)} is not a run; pass a run dir name from `ckdn list`"
             )
         if is_name:
-            candidate = self.runs_dir / ref
+            candidate = os.path.join(self.runs_dir, ref)
         elif name_only:
             raise UsageError(
                 f"run reference {quote(ref)} is a path; pass a run dir name from `ckdn list`"
             )
         else:
-            path = Path(ref)
-            candidate = path if path.is_absolute() else self.cwd / path
-        real = Path(os.path.realpath(candidate))
-        if real.parent != Path(os.path.realpath(self.runs_dir)):
+            candidate = os.path.join(self.cwd, ref)
+        parent, name = os.path.split(os.path.realpath(candidate))
+        if parent != os.path.realpath(self.runs_dir):
             raise UsageError(
                 f"run reference {quote(ref)} is outside the runs dir"
                 f" {self._shown(self.runs_dir)}; pass a run dir name from `ckdn list`"
             )
-        if parse_name(real.name) is None or not real.is_dir():
+        if parse_name(name) is None or not os.path.isdir(os.path.join(parent, name)):
             raise UsageError(
                 f"no run {quote(ref)} in {self._shown(self.runs_dir)};"
                 " `ckdn list` shows the stored runs"
             )
-        return self.runs_dir / real.name
+        return os.path.join(self.runs_dir, name)
 
-    def _contained(self, name: str) -> Path | None:
+    def _contained(self, name: str) -> str | None:
         """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
         if "/" in name or "\0" in name or parse_name(name) is None:
             return None
-        real = Path(os.path.realpath(self.runs_dir / name))
-        if real.parent != Path(os.path.realpath(self.runs_dir)) or parse_name(real.name) is None:
+        parent, real = os.path.split(os.path.realpath(os.path.join(self.runs_dir, name)))
+        if parent != os.path.realpath(self.runs_dir) or parse_name(real) is None:
             return None
-        return self.runs_dir / real.name if real.is_dir() else None
+        if not os.path.isdir(os.path.join(parent, real)):
+            return None
+        return os.path.join(self.runs_dir, real)
 
     def _published(self) -> list[str]:
         """Names ``latest`` and ``LATEST`` point at, in that order of precedence."""
         names: list[str] = []
-        with contextlib.suppress(OSError):  # absent, or not a symlink: not published that way
-            names.append(os.readlink(self.runs_dir / _LATEST_LINK))
+        try:  # noqa: SIM105 - `ckdn run` does not import contextlib
+            names.append(os.readlink(os.path.join(self.runs_dir, _LATEST_LINK)))
+        except OSError:
+            pass  # absent, or not a symlink: not published that way
         try:
-            fd = os.open(self.runs_dir / _LATEST_FILE, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(os.path.join(self.runs_dir, _LATEST_FILE), os.O_RDONLY | os.O_CLOEXEC)
             try:
                 data = os.pread(fd, _SMALL_READ, 0)
             finally:
@@ -419,7 +423,7 @@ class Store:
         names.extend(data.decode("utf-8", "surrogateescape").splitlines()[:1])
         return names
 
-    def _latest(self) -> Path:
+    def _latest(self) -> str:
         for name in self._published():
             found = self._contained(name)
             if found is not None:
@@ -434,19 +438,22 @@ class Store:
 
     # -- pruning ---------------------------------------------------------------
 
-    def prune(self, check: str, keep: int) -> list[Path]:
+    def prune(self, check: str, keep: int, *, holding: RunDir | None = None) -> list[str]:
         """Delete all but the ``keep`` newest finished runs of ``check``.
 
         Unfinished runs are never touched, nor the run ``latest``/``LATEST``
         points at, nor the run a live holder of the check's lock is writing
-        (it may have its digest but not yet its meta).
+        (it may have its digest but not yet its meta). A caller ``holding`` the
+        lock says so, and the lock's record is not read back.
         """
         _validate_keep(keep)
         group = [info for info in self.runs() if info.check == check]
-        protected = {*self._published(), *runlock.holding(self.runs_dir, check)}
+        writing = ([holding.name] if holding is not None and holding.check == check
+                   else runlock.holding(self.runs_dir, check))
+        protected = {*self._published(), *writing}
         return self._prune_group(group, keep, protected)
 
-    def gc(self, keep: int) -> list[Path]:
+    def gc(self, keep: int) -> list[str]:
         """:meth:`prune` every check and alias found on disk, then sweep what an
         interrupted prune left behind."""
         _validate_keep(keep)
@@ -454,16 +461,16 @@ class Store:
         for info in self.runs():
             groups.setdefault(info.check, []).append(info)
         published = set(self._published())
-        removed: list[Path] = []
+        removed: list[str] = []
         for check in sorted(groups):
             protected = published | set(runlock.holding(self.runs_dir, check))
             removed.extend(self._prune_group(groups[check], keep, protected))
         self._sweep_trash()
         return removed
 
-    def _prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[Path]:
+    def _prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[str]:
         finished = [info for info in group if info.finished]
-        removed: list[Path] = []
+        removed: list[str] = []
         for info in finished[keep:]:
             if info.name in protected:
                 continue
@@ -475,7 +482,7 @@ class Store:
         """Rename to a dot-entry first, so a half-deleted run (say its digest gone
         first) is never listed as an unfinished run; False if someone else got
         there first."""
-        trash = self.runs_dir / f"{_TRASH_PREFIX}{info.name}.{os.urandom(4).hex()}"
+        trash = os.path.join(self.runs_dir, f"{_TRASH_PREFIX}{info.name}.{os.urandom(4).hex()}")
         try:
             os.rename(info.path, trash)
         except FileNotFoundError:
@@ -502,18 +509,18 @@ class Store:
         for name in names:
             if name.startswith(_TRASH_PREFIX):
                 try:
-                    rmtree(self.runs_dir / name)
+                    rmtree(os.path.join(self.runs_dir, name))
                 except OSError as exc:
-                    raise self._unremovable(self.runs_dir / name, exc) from exc
+                    raise self._unremovable(os.path.join(self.runs_dir, name), exc) from exc
 
-    def _unremovable(self, path: Path, exc: OSError) -> RefusedError:
+    def _unremovable(self, path: str, exc: OSError) -> RefusedError:
         return RefusedError(
             f"cannot remove {self._shown(path)}: {os_reason(exc)};"
             f" fix permissions in {self._shown(self.runs_dir)}"
         )
 
 
-def _unlink_missing_ok(path: Path) -> None:
+def _unlink_missing_ok(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:

@@ -14,6 +14,8 @@ import pytest
 
 from tests.project import PY, Project, py
 
+CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
@@ -478,3 +480,30 @@ def test_an_unexpected_failure_is_one_line_and_exit_2_never_a_traceback(
     monkeypatch.setenv("CKDN_DEBUG", "1")
     with pytest.raises(RuntimeError, match="a bug"):
         cli.main(["run", "ok"])
+
+
+def test_the_program_flushes_its_output_and_skips_interpreter_teardown(project: Project) -> None:
+    """`ckdn` ends with os._exit (start-up, docs/performance.md): output complete, no atexit."""
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write('teardown ran'))\n"
+             "sys.argv = ['ckdn', 'run', 'ok']\n"
+             "sys.stdout.write('before ')\n"  # buffered: only the exit's flush writes it
+             "from ckdn.cli import main\nmain()\n")
+    proc = subprocess.run([PY, "-c", probe], cwd=project.root, capture_output=True, text=True,
+                          check=False, env=CLEAN_ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("before {")
+    assert json.loads(proc.stdout[7:])["status"] == "pass"
+    assert proc.stderr == ""
+
+
+def test_a_host_calling_main_gets_the_code_back_and_keeps_its_collector(project: Project) -> None:
+    project.config('[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    probe = ("import gc\nfrom ckdn.cli import main\n"
+             "code = main(['--cwd', '.', 'run', '-q', 'bad'])\n"
+             "print('host', code, gc.isenabled())\n")
+    proc = subprocess.run([PY, "-c", probe], cwd=project.root, capture_output=True, text=True,
+                          check=False, env=CLEAN_ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "host 1 True"

@@ -361,7 +361,7 @@ def test_a_missing_optional_config_gives_the_defaults(tmp_path: Path) -> None:
     config = load_config(tmp_path, required=False)
     assert config == default_config(tmp_path)
     assert config.path is None
-    assert config.run == RunSettings(runs_dir=tmp_path / ".agent-runs")
+    assert config.run == RunSettings(runs_dir=str(tmp_path / ".agent-runs"))
     assert dict(config.checks) == {}
     assert dict(config.aliases) == {}
 
@@ -423,10 +423,10 @@ members = ["py3.12+x"]
 def test_a_full_config_loads_every_key(tmp_path: Path) -> None:
     path = write(tmp_path, FULL)
     config = load_config(tmp_path)
-    assert config.path == path
-    assert config.cwd == tmp_path
-    assert config.run == RunSettings(runs_dir=tmp_path / "evidence" / "runs", keep=5, top=7,
-                                     max_snippet_lines=3, log_tail_lines=0)
+    assert config.path == str(path)
+    assert config.cwd == str(tmp_path)
+    assert config.run == RunSettings(runs_dir=str(tmp_path / "evidence" / "runs"), keep=5,
+                                     top=7, max_snippet_lines=3, log_tail_lines=0)
     assert list(config.checks) == ["ruff", "cov", "py3.12+x"]
     assert list(config.aliases) == ["lint", "quick"]
     assert config.checks["ruff"] == Check(
@@ -474,7 +474,7 @@ def test_loaded_values_cannot_be_changed(tmp_path: Path) -> None:
 def test_defaults_apply_to_keys_left_out(tmp_path: Path) -> None:
     write(tmp_path, ATOMIC)
     config = load_config(tmp_path)
-    assert config.run == RunSettings(runs_dir=tmp_path / ".agent-runs")
+    assert config.run == RunSettings(runs_dir=str(tmp_path / ".agent-runs"))
     assert config.checks["ruff"] == Check(name="ruff", command="ruff check .",
                                           argv=("ruff", "check", "."), parser="generic")
 
@@ -489,22 +489,22 @@ def test_names_of_letters_digits_and_safe_punctuation_are_accepted(
 def test_relative_runs_dir_resolves_from_cwd_not_the_config_folder(tmp_path: Path) -> None:
     write(tmp_path, '[run]\nruns_dir = "out/runs"\n', "sub/dir/ckdn.toml")
     config = load_config(tmp_path, "sub/dir/ckdn.toml")
-    assert config.path == tmp_path / "sub" / "dir" / "ckdn.toml"
-    assert config.run.runs_dir == tmp_path / "out" / "runs"
+    assert config.path == str(tmp_path / "sub" / "dir" / "ckdn.toml")
+    assert config.run.runs_dir == str(tmp_path / "out" / "runs")
 
 
 def test_absolute_runs_dir_is_kept(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     write(tmp_path, f"[run]\nruns_dir = {json.dumps(str(target))}\n")
-    assert load_config(tmp_path).run.runs_dir == target
+    assert load_config(tmp_path).run.runs_dir == str(target)
 
 
 def test_a_relative_cwd_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, ATOMIC)
     monkeypatch.chdir(tmp_path.parent)
     config = load_config(Path(tmp_path.name))
-    assert config.cwd == tmp_path
-    assert config.run.runs_dir == tmp_path / ".agent-runs"
+    assert config.cwd == str(tmp_path)
+    assert config.run.runs_dir == str(tmp_path / ".agent-runs")
 
 
 def test_errors_in_a_config_below_cwd_name_it_relative_to_cwd(tmp_path: Path) -> None:
@@ -523,10 +523,10 @@ def test_errors_in_a_config_outside_cwd_name_it_absolute(tmp_path: Path) -> None
 
 def test_config_path_prefers_explicit_then_environment_then_default(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert config_path(tmp_path) == tmp_path / "ckdn.toml"
+    assert config_path(tmp_path) == str(tmp_path / "ckdn.toml")
     monkeypatch.setenv(CONFIG_ENV, "env/ckdn.toml")
-    assert config_path(tmp_path) == tmp_path / "env" / "ckdn.toml"
-    assert config_path(tmp_path, "cli.toml") == tmp_path / "cli.toml"
+    assert config_path(tmp_path) == str(tmp_path / "env" / "ckdn.toml")
+    assert config_path(tmp_path, "cli.toml") == str(tmp_path / "cli.toml")
 
 
 def test_the_config_environment_variable_is_honoured(
@@ -535,7 +535,7 @@ def test_the_config_environment_variable_is_honoured(
     write(tmp_path, '[check.other]\ncommand = "x"\nparser = "generic"\n', "conf/alt.toml")
     monkeypatch.setenv(CONFIG_ENV, "conf/alt.toml")
     config = load_config(tmp_path)
-    assert config.path == tmp_path / "conf" / "alt.toml"
+    assert config.path == str(tmp_path / "conf" / "alt.toml")
     assert list(config.checks) == ["other"]
 
 
@@ -543,7 +543,7 @@ def test_an_empty_config_environment_variable_means_unset(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, ATOMIC)
     monkeypatch.setenv(CONFIG_ENV, "")
-    assert load_config(tmp_path).path == tmp_path / "ckdn.toml"
+    assert load_config(tmp_path).path == str(tmp_path / "ckdn.toml")
 
 
 def test_run_dir_placeholder_is_kept_as_written(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from ckdn.digest import (
     read_log_tail,
     render,
 )
+from ckdn.documents import canonical
 from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, cap_line
 from ckdn.parsers.generic import GenericParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, Exit, reconcile
@@ -71,7 +72,7 @@ def digest(exit: Exit, result: ParseResult, run_dir: Path, *,
     """The digest of a finished run in ``run_dir``, reconciled as the app does it."""
     names = sorted(os.listdir(run_dir)) if artifacts is None else artifacts
     return build_digest(check=check, verdict=reconcile(exit, result), exit=exit, result=result,
-                        run_dir=RUN_DIR, artifacts=names, log_path=run_dir / "full.log",
+                        run_dir=RUN_DIR, artifacts=names, log_path=str(run_dir / "full.log"),
                         bounds=bounds or Bounds(), notes=notes)
 
 
@@ -270,6 +271,39 @@ def test_identical_inputs_give_byte_identical_digests(tmp_path: Path) -> None:
 def test_encode_is_canonical_compact_utf8_without_newline() -> None:
     data = encode({"b": 1, "a": ["é", {"d": 2, "c": 3}]})
     assert data == '{"a":["é",{"c":3,"d":2}],"b":1}'.encode()
+
+
+JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: st.lists(children, max_size=5) | st.tuples(children, children)
+    | st.dictionaries(st.text(), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES)
+def test_encode_is_byte_for_byte_what_json_dumps_gives(value: Any) -> None:
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8", "replace")
+    assert canonical(value) == expected
+
+
+def test_encode_turns_a_lone_surrogate_into_a_question_mark_as_before() -> None:
+    assert canonical({"k\ud800": ["a\udfffb"]}) == b'{"k?":["a?b"]}'
+
+
+@pytest.mark.parametrize("value", [float("nan"), [float("inf")], {"a": -float("inf")}])
+def test_encode_refuses_what_json_refuses_out_of_range_floats(value: Any) -> None:
+    with pytest.raises(ValueError, match="Out of range float"):
+        canonical(value)
+
+
+@pytest.mark.parametrize("value", [{1: "int key"}, {"a": {1, 2}}, [b"bytes"], object()])
+def test_encode_refuses_values_that_are_not_json(value: Any) -> None:
+    with pytest.raises(TypeError):
+        canonical(value)
 
 
 def test_run_level_notes_come_before_parser_notes_and_repeats_show_once(tmp_path: Path) -> None:
@@ -514,7 +548,7 @@ def test_every_part_huge_at_once_still_fits_under_the_ceiling(tmp_path: Path) ->
     doc = build_digest(check=wide[:200], verdict=reconcile(Exit(1), result), exit=Exit(1),
                        result=result, run_dir=RUN_DIR,
                        artifacts=[f"{i:04d}{wide}" for i in range(1000)],
-                       log_path=tmp_path / "full.log",
+                       log_path=str(tmp_path / "full.log"),
                        bounds=Bounds(top=100_000, max_snippet_lines=100_000,
                                      log_tail_lines=100_000))
     data = assert_bounded_and_valid(doc)
@@ -570,7 +604,7 @@ def test_any_input_gives_a_bounded_valid_digest_with_the_true_total(
     def build() -> dict[str, Any]:
         return build_digest(check="check", verdict=verdict, exit=exit, result=result,
                             run_dir=RUN_DIR, artifacts=case["artifacts"],
-                            log_path=tmp_path / "full.log",
+                            log_path=str(tmp_path / "full.log"),
                             bounds=Bounds(top=case["top"], max_snippet_lines=case["snippet"],
                                           log_tail_lines=case["tail_lines"]),
                             notes=case["run_notes"])

@@ -107,9 +107,7 @@ def test_an_unknown_parser_name_is_refused_with_a_suggestion(project: Project) -
 
 def test_built_in_parsers_never_pay_for_entry_point_discovery(tmp_path: Path) -> None:
     (tmp_path / "ckdn.toml").write_text('[check.ok]\ncommand = "true"\nparser = "generic"\n')
-    probe = ("import sys, runpy\nsys.argv = ['ckdn', 'run', 'ok']\n"
-             "try:\n    runpy.run_module('ckdn', run_name='__main__')\n"
-             "except SystemExit:\n    pass\n"
+    probe = ("import sys\nfrom ckdn.cli import main\nmain(['run', 'ok'])\n"
              "print('\\n' + str('importlib.metadata' in sys.modules))\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
     out = subprocess.run([PY, "-c", probe], cwd=tmp_path, env=env, capture_output=True,

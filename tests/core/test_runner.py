@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn import runner
+from ckdn import runner, spawn
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from ckdn.runner import Ran, run_process
 
@@ -43,9 +43,18 @@ print(json.dumps({"rc": ran.exit.rc, "interrupted": ran.exit.interrupted,
 """
 
 
-@pytest.fixture
-def run(tmp_path: Path) -> Run:
+#: The two ways the runner starts a child (ckdn.spawn): posix_spawn when the child runs in
+#: ckdn's own directory, Popen anywhere else. Every runner test runs through both.
+SPAWNS = ["posix_spawn", "popen"]
+
+
+@pytest.fixture(params=SPAWNS)
+def run(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
     """run_process with a minimal environment and the log at tmp_path/full.log."""
+    if request.param == "posix_spawn":
+        monkeypatch.chdir(tmp_path)
+    else:
+        monkeypatch.setattr(spawn, "_use_posix_spawn", False)
 
     def run(argv: Sequence[str], **options: object) -> Ran:
         options.setdefault("cwd", tmp_path)
@@ -282,13 +291,15 @@ def test_an_empty_argv_is_a_programming_error(run: Run) -> None:
 class CkdnLike:
     """CKDN_LIKE running a command that prints "ready <grandchild pid>" when it runs."""
 
-    def __init__(self, tmp_path: Path, script: str, grace: float) -> None:
+    def __init__(self, tmp_path: Path, script: str, grace: float, how: str) -> None:
         self.log = tmp_path / "full.log"
         argv = json.dumps(sh(script))
         self.proc = subprocess.Popen(
             [sys.executable, "-c", CKDN_LIKE, argv, str(self.log), str(grace)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            # posix_spawn starts the child only in ckdn's own directory (the log's here)
+            cwd=tmp_path if how == "posix_spawn" else None,
         )
 
     def grandchild(self) -> int:
@@ -306,12 +317,14 @@ class CkdnLike:
         return result
 
 
-@pytest.fixture
-def ckdn_like(tmp_path: Path) -> Iterator[Callable[[str, float], CkdnLike]]:
+@pytest.fixture(params=SPAWNS)
+def ckdn_like(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Callable[[str, float], CkdnLike]]:
     started: list[CkdnLike] = []
 
     def start(script: str, grace: float = 0.2) -> CkdnLike:
-        started.append(CkdnLike(tmp_path, script, grace))
+        started.append(CkdnLike(tmp_path, script, grace, request.param))
         return started[-1]
 
     yield start

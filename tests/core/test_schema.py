@@ -72,7 +72,7 @@ def make_digest(name: str, run_dir: Path) -> dict[str, Any]:
     exit, result, notes = DIGEST_VARIANTS[name]
     return build_digest(check="ruff", verdict=reconcile(exit, result), exit=exit, result=result,
                         run_dir=".agent-runs/20260707T101500Z-ruff",
-                        artifacts=["full.log", "ruff.json"], log_path=run_dir / "full.log",
+                        artifacts=["full.log", "ruff.json"], log_path=str(run_dir / "full.log"),
                         bounds=Bounds(top=2), notes=notes)
 
 

@@ -48,6 +48,9 @@ COSTLY = (
     "dataclasses", "inspect", "ast", "dis", "tokenize",  # values
     "tomllib", "typing", "string", "datetime",  # the config file
     "hashlib", "shutil", "bz2", "lzma", "importlib.util",  # hashing, pruning, parsers
+    "pathlib", "urllib.parse", "ipaddress", "fnmatch",  # paths (plain str on the run path)
+    "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn.spawn)
+    "json", "json.decoder", "json.scanner",  # the documents are written by ckdn.documents
 )
 
 PLAIN_CONFIG = """\

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ckdn import runlock
 from ckdn.errors import RefusedError, UsageError
 from ckdn.store import RunDir, RunInfo, Store, check_of
 
@@ -113,18 +114,18 @@ def fixed_store(root: Path, now: float = FIXED_NOW) -> Store:
     return Store(root / ".agent-runs", root, clock=lambda: now)
 
 
-def finish(run_dir: Path, marker: str = "digest.json") -> Path:
-    (run_dir / marker).write_text("{}\n")
-    return run_dir
+def finish(run_dir: str | os.PathLike[str], marker: str = "digest.json") -> str:
+    Path(run_dir, marker).write_text("{}\n")
+    return os.fspath(run_dir)
 
 
-def finished_run(store: Store, check: str) -> Path:
+def finished_run(store: Store, check: str) -> str:
     with store.begin(check) as run:
         return finish(run.path)
 
 
 def lock_file(store: Store, check: str) -> Path:
-    return store.runs_dir / ".locks" / f"{check}.lock"
+    return Path(store.runs_dir, ".locks", f"{check}.lock")
 
 
 # -- locks -----------------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_a_lock_left_by_a_killed_run_is_reclaimed_with_a_note(
             f" its run dir .agent-runs/{name} was left unfinished"
         ]
         assert run.name != name
-    assert (store.runs_dir / name).is_dir()  # the dead run's evidence stays
+    assert Path(store.runs_dir, name).is_dir()  # the dead run's evidence stays
 
 
 def test_a_killed_holder_that_had_finished_its_run_is_noted_as_finished(
@@ -227,7 +228,7 @@ def test_a_killed_holder_that_had_finished_its_run_is_noted_as_finished(
     holder = spawn_holder(store, "ruff")
     holder.send("go")
     name = holder.read_line().split()[1]
-    finish(store.runs_dir / name)
+    finish(os.path.join(store.runs_dir, name))
     holder.proc.kill()
     holder.proc.wait()
 
@@ -259,7 +260,7 @@ def test_a_lock_file_that_is_a_symlink_is_refused_rather_than_followed(
 ) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
-    (store.runs_dir / ".locks").mkdir(parents=True)
+    Path(store.runs_dir, ".locks").mkdir(parents=True)
     lock_file(store, "ruff").symlink_to(victim)
 
     with pytest.raises(RefusedError, match="not writable"):
@@ -273,15 +274,15 @@ def test_a_lock_file_that_is_a_symlink_is_refused_rather_than_followed(
 def test_a_run_dir_is_named_by_its_utc_second_and_check(tmp_path: Path) -> None:
     with fixed_store(tmp_path).begin("ruff") as run:
         assert run.name == f"{FIXED_STAMP}-ruff"
-        assert run.path == tmp_path / ".agent-runs" / run.name
-        assert run.path.is_dir()
+        assert run.path == str(tmp_path / ".agent-runs" / run.name)
+        assert os.path.isdir(run.path)
 
 
 def test_many_runs_in_the_same_second_get_unique_names_in_creation_order(
     tmp_path: Path,
 ) -> None:
     store = fixed_store(tmp_path)
-    created = [finished_run(store, "ruff").name for _ in range(25)]
+    created = [os.path.basename(finished_run(store, "ruff")) for _ in range(25)]
 
     assert created[:3] == [
         f"{FIXED_STAMP}-ruff",
@@ -296,7 +297,7 @@ def test_many_runs_in_the_same_second_get_unique_names_in_creation_order(
 def test_runs_started_back_to_back_on_the_real_clock_are_unique_and_ordered(
     store: Store,
 ) -> None:
-    created = [finished_run(store, "ruff").name for _ in range(40)]
+    created = [os.path.basename(finished_run(store, "ruff")) for _ in range(40)]
 
     assert len(set(created)) == 40
     assert [info.name for info in store.runs()] == created[::-1]
@@ -313,7 +314,7 @@ def test_a_run_after_older_names_of_its_second_were_pruned_still_sorts_newest(
 
     newest = finished_run(store, "ruff")
 
-    assert newest.name == f"{FIXED_STAMP}.003-ruff"
+    assert os.path.basename(newest) == f"{FIXED_STAMP}.003-ruff"
     assert store.runs()[0].path == newest
 
 
@@ -335,7 +336,7 @@ def test_runs_list_newest_first_per_check_whatever_the_interleaving(
         for check, advance in steps:
             now[0] += advance
             path = store.new_dir(check) if check == "lint" else finished_run(store, check)
-            created.setdefault(check, []).append(path.name)
+            created.setdefault(check, []).append(os.path.basename(path))
         listed = store.runs()
 
     assert len({info.name for info in listed}) == len(steps)
@@ -354,7 +355,7 @@ label_chars = st.characters(exclude_categories=["Cs"], exclude_characters="/\0")
 def test_check_of_reads_back_the_label_of_any_run_dir_name(label: str, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as root:
         store = fixed_store(Path(root))
-        names = [store.new_dir(label).name for _ in range(repeats)]
+        names = [os.path.basename(store.new_dir(label)) for _ in range(repeats)]
     assert [check_of(name) for name in names] == [label] * repeats
 
 
@@ -383,8 +384,11 @@ def test_new_dir_makes_unique_dirs_without_a_lock(tmp_path: Path) -> None:
     store = fixed_store(tmp_path)
     first, second = store.new_dir("lint"), store.new_dir("lint")
 
-    assert (first.name, second.name) == (f"{FIXED_STAMP}-lint", f"{FIXED_STAMP}.001-lint")
-    assert not (store.runs_dir / ".locks").exists()
+    assert (os.path.basename(first), os.path.basename(second)) == (
+        f"{FIXED_STAMP}-lint",
+        f"{FIXED_STAMP}.001-lint",
+    )
+    assert not Path(store.runs_dir, ".locks").exists()
 
 
 # -- an unwritable runs dir ------------------------------------------------------
@@ -419,8 +423,8 @@ def test_a_runs_dir_under_a_file_refuses_the_run(tmp_path: Path) -> None:
 
 
 def test_a_file_where_the_locks_dir_should_be_refuses_the_run(store: Store) -> None:
-    store.runs_dir.mkdir()
-    (store.runs_dir / ".locks").write_text("oops\n")
+    os.mkdir(store.runs_dir)
+    Path(store.runs_dir, ".locks").write_text("oops\n")
 
     assert_refused_in_one_line(lambda: store.begin("ruff"), ".agent-runs/.locks", "Errno")
 
@@ -428,24 +432,24 @@ def test_a_file_where_the_locks_dir_should_be_refuses_the_run(store: Store) -> N
 def test_the_runs_dir_and_its_parents_are_created_on_first_use(tmp_path: Path) -> None:
     store = Store(tmp_path / "a" / "b" / "runs", tmp_path)
     with store.begin("ruff") as run:
-        assert run.path.parent == tmp_path / "a" / "b" / "runs"
+        assert os.path.dirname(run.path) == str(tmp_path / "a" / "b" / "runs")
 
 
 # -- writing and publishing ------------------------------------------------------
 
 
 def test_write_atomic_replaces_the_file_and_leaves_no_temp_file(store: Store) -> None:
-    target = store.new_dir("ruff") / "digest.json"
+    target = os.path.join(store.new_dir("ruff"), "digest.json")
     store.write_atomic(target, b"old\n")
     store.write_atomic(target, b"new\n")
 
-    assert target.read_bytes() == b"new\n"
-    assert os.listdir(target.parent) == ["digest.json"]
+    assert Path(target).read_bytes() == b"new\n"
+    assert os.listdir(os.path.dirname(target)) == ["digest.json"]
 
 
 def test_a_reader_sees_the_whole_old_or_the_whole_new_document(tmp_path: Path) -> None:
     store = Store(tmp_path / "runs", tmp_path, durable=False)
-    target = store.new_dir("ruff") / "meta.json"
+    target = os.path.join(store.new_dir("ruff"), "meta.json")
     versions = {b"a" * 200_000, b"b" * 200_000}
     store.write_atomic(target, b"a" * 200_000)
     seen: list[bytes] = []
@@ -453,7 +457,7 @@ def test_a_reader_sees_the_whole_old_or_the_whole_new_document(tmp_path: Path) -
 
     def read() -> None:
         while not stop.is_set():
-            seen.append(target.read_bytes())
+            seen.append(Path(target).read_bytes())
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -472,23 +476,25 @@ def test_write_atomic_over_a_directory_is_refused_and_leaves_no_temp_file(
     store: Store,
 ) -> None:
     run_dir = store.new_dir("ruff")
-    (run_dir / "digest.json").mkdir()
+    os.mkdir(os.path.join(run_dir, "digest.json"))
 
     assert_refused_in_one_line(
-        lambda: store.write_atomic(run_dir / "digest.json", b"{}"), "digest.json", "Errno"
+        lambda: store.write_atomic(os.path.join(run_dir, "digest.json"), b"{}"),
+        "digest.json",
+        "Errno",
     )
     assert os.listdir(run_dir) == ["digest.json"]
 
 
 def test_publish_points_latest_at_the_run_and_swaps_it_on_the_next(store: Store) -> None:
     first, second = finished_run(store, "ruff"), finished_run(store, "mypy")
-    latest = store.runs_dir / "latest"
+    latest = Path(store.runs_dir, "latest")
 
     store.publish(first)
-    assert os.readlink(latest) == first.name
+    assert os.readlink(latest) == os.path.basename(first)
     store.publish(second)
 
-    assert os.readlink(latest) == second.name
+    assert os.readlink(latest) == os.path.basename(second)
     assert store.resolve(None) == second
     assert not [name for name in os.listdir(store.runs_dir) if name.endswith(".tmp")]
 
@@ -496,8 +502,8 @@ def test_publish_points_latest_at_the_run_and_swaps_it_on_the_next(store: Store)
 def test_latest_never_disappears_while_it_is_swapped(store: Store) -> None:
     runs = [finished_run(store, "ruff"), finished_run(store, "mypy")]
     store.publish(runs[0])
-    latest = store.runs_dir / "latest"
-    names = {run.name for run in runs}
+    latest = Path(store.runs_dir, "latest")
+    names = {os.path.basename(run) for run in runs}
     seen: list[str] = []
     failures: list[OSError] = []
     stop = threading.Event()
@@ -538,8 +544,8 @@ def test_without_symlinks_publish_writes_a_latest_marker_file(
 
     store.publish(run)
 
-    assert (store.runs_dir / "LATEST").read_text() == f"{run.name}\n"
-    assert not os.path.lexists(store.runs_dir / "latest")
+    assert Path(store.runs_dir, "LATEST").read_text() == f"{os.path.basename(run)}\n"
+    assert not os.path.lexists(Path(store.runs_dir, "latest"))
     assert store.resolve(None) == run
     assert store.resolve("latest") == run
 
@@ -553,7 +559,7 @@ def test_falling_back_to_the_marker_removes_a_stale_latest_symlink(
 
     store.publish(new)
 
-    assert not os.path.lexists(store.runs_dir / "latest")
+    assert not os.path.lexists(Path(store.runs_dir, "latest"))
     assert store.resolve(None) == new
 
 
@@ -564,23 +570,23 @@ def test_a_stale_latest_marker_is_removed_once_a_symlink_works(
     with monkeypatch.context() as patch:
         symlinks_unavailable(patch)
         store.publish(old)
-    assert (store.runs_dir / "LATEST").exists()
+    assert Path(store.runs_dir, "LATEST").exists()
 
     store.publish(new)
 
-    assert not (store.runs_dir / "LATEST").exists()
-    assert os.readlink(store.runs_dir / "latest") == new.name
+    assert not Path(store.runs_dir, "LATEST").exists()
+    assert os.readlink(Path(store.runs_dir, "latest")) == os.path.basename(new)
 
 
 def test_publish_falls_back_to_the_marker_when_a_directory_named_latest_is_in_the_way(
     store: Store,
 ) -> None:
     run = finished_run(store, "ruff")
-    (store.runs_dir / "latest").mkdir()
+    Path(store.runs_dir, "latest").mkdir()
 
     store.publish(run)
 
-    assert (store.runs_dir / "LATEST").read_text() == f"{run.name}\n"
+    assert Path(store.runs_dir, "LATEST").read_text() == f"{os.path.basename(run)}\n"
     assert store.resolve(None) == run
     assert not [name for name in os.listdir(store.runs_dir) if name.endswith(".tmp")]
 
@@ -594,18 +600,22 @@ def test_runs_lists_run_dirs_with_their_kind_and_nothing_else(store: Store) -> N
     with store.begin("mypy") as unfinished_run:
         unfinished = unfinished_run.path
     store.publish(digest)
-    (store.runs_dir / "LATEST").write_text(digest.name + "\n")
-    (store.runs_dir / ".20260707T101500Z-ruff.tmp").mkdir()
-    (store.runs_dir / "notes").mkdir()
-    (store.runs_dir / "20260101T000000Z-file").write_text("")
-    (store.runs_dir / "20260101T000000Z-link").symlink_to(digest)
+    Path(store.runs_dir, "LATEST").write_text(os.path.basename(digest) + "\n")
+    Path(store.runs_dir, ".20260707T101500Z-ruff.tmp").mkdir()
+    Path(store.runs_dir, "notes").mkdir()
+    Path(store.runs_dir, "20260101T000000Z-file").write_text("")
+    Path(store.runs_dir, "20260101T000000Z-link").symlink_to(digest)
 
     infos = {info.name: info for info in store.runs()}
 
     assert infos == {
-        digest.name: RunInfo(digest.name, digest, "ruff", True, "digest"),
-        aggregate.name: RunInfo(aggregate.name, aggregate, "lint", True, "aggregate"),
-        unfinished.name: RunInfo(unfinished.name, unfinished, "mypy", False, "unfinished"),
+        os.path.basename(digest): RunInfo(os.path.basename(digest), digest, "ruff", True, "digest"),
+        os.path.basename(aggregate): RunInfo(
+            os.path.basename(aggregate), aggregate, "lint", True, "aggregate"
+        ),
+        os.path.basename(unfinished): RunInfo(
+            os.path.basename(unfinished), unfinished, "mypy", False, "unfinished"
+        ),
     }
 
 
@@ -620,6 +630,8 @@ def test_display_is_cwd_relative_with_forward_slashes_or_else_absolute(
 
     assert store.display(tmp_path / "proj" / ".agent-runs" / "x") == ".agent-runs/x"
     assert store.display(tmp_path / "elsewhere" / "x") == (tmp_path / "elsewhere" / "x").as_posix()
+    assert store.display(str(tmp_path / "proj" / ".agent-runs" / "x")) == ".agent-runs/x"
+    assert store.display(".agent-runs/x") == ".agent-runs/x"
 
 
 # -- resolving references --------------------------------------------------------
@@ -630,10 +642,10 @@ def test_resolve_finds_a_run_by_name_by_displayed_path_and_by_absolute_path(
 ) -> None:
     run = finished_run(store, "ruff")
 
-    assert store.resolve(run.name) == run
-    assert store.resolve(f".agent-runs/{run.name}") == run
-    assert store.resolve(f".agent-runs/{run.name}/") == run
-    assert store.resolve(str(run)) == run
+    assert store.resolve(os.path.basename(run)) == run
+    assert store.resolve(f".agent-runs/{os.path.basename(run)}") == run
+    assert store.resolve(f".agent-runs/{os.path.basename(run)}/") == run
+    assert store.resolve(run) == run  # absolute
 
 
 @pytest.mark.parametrize(
@@ -669,8 +681,8 @@ def test_resolve_refuses_a_symlinked_run_that_escapes(store: Store, tmp_path: Pa
     outside = tmp_path / "outside" / "20260707T101500Z-ruff"
     outside.mkdir(parents=True)
     finish(outside)
-    store.runs_dir.mkdir()
-    (store.runs_dir / "20260707T101500Z-ruff").symlink_to(outside)
+    os.mkdir(store.runs_dir)
+    Path(store.runs_dir, "20260707T101500Z-ruff").symlink_to(outside)
 
     with pytest.raises(UsageError, match="is outside the runs dir"):
         store.resolve("20260707T101500Z-ruff")
@@ -682,14 +694,14 @@ def test_a_latest_symlink_that_escapes_is_never_followed(store: Store, tmp_path:
     run = finished_run(store, "ruff")
     outside = tmp_path / "20260707T101500Z-evil"
     outside.mkdir()
-    (store.runs_dir / "latest").symlink_to(outside)
+    Path(store.runs_dir, "latest").symlink_to(outside)
 
     assert store.resolve(None) == run
 
 
 def test_resolve_follows_a_symlink_between_runs_inside_the_runs_dir(store: Store) -> None:
     run = finished_run(store, "ruff")
-    (store.runs_dir / "20200101T000000Z-alias").symlink_to(run.name)
+    Path(store.runs_dir, "20200101T000000Z-alias").symlink_to(os.path.basename(run))
 
     assert store.resolve("20200101T000000Z-alias") == run
 
@@ -710,9 +722,9 @@ def test_resolve_refuses_a_run_that_does_not_exist(store: Store) -> None:
 def test_resolve_by_name_only_refuses_paths(store: Store) -> None:
     run = finished_run(store, "ruff")
 
-    assert store.resolve(run.name, name_only=True) == run
+    assert store.resolve(os.path.basename(run), name_only=True) == run
     with pytest.raises(UsageError, match="is a path"):
-        store.resolve(f".agent-runs/{run.name}", name_only=True)
+        store.resolve(f".agent-runs/{os.path.basename(run)}", name_only=True)
 
 
 def test_resolve_latest_falls_back_to_the_newest_finished_run(tmp_path: Path) -> None:
@@ -756,8 +768,8 @@ def escape_tree(tmp_path_factory: pytest.TempPathFactory) -> Store:
     outside = root / "outside" / "20260707T101501Z-evil"
     outside.mkdir(parents=True)
     finish(outside)
-    (store.runs_dir / "20260707T101501Z-evil").symlink_to(outside)
-    (store.runs_dir / "escape").symlink_to(root / "outside")
+    Path(store.runs_dir, "20260707T101501Z-evil").symlink_to(outside)
+    Path(store.runs_dir, "escape").symlink_to(root / "outside")
     return store
 
 
@@ -783,10 +795,10 @@ def test_resolve_never_returns_a_path_outside_the_runs_dir(
         except UsageError as exc:
             refusals.append(str(exc))
             continue
-        assert found.parent == store.runs_dir
+        assert os.path.dirname(found) == store.runs_dir
         assert Path(os.path.realpath(found)).parent == Path(os.path.realpath(store.runs_dir))
-        assert found.is_dir()
-        assert check_of(found.name) == "ruff"
+        assert os.path.isdir(found)
+        assert check_of(os.path.basename(found)) == "ruff"
     assert all("\n" not in refusal for refusal in refusals)
 
 
@@ -802,8 +814,8 @@ def test_prune_keeps_the_newest_finished_runs_and_nothing_else_of_that_check(
     def tick() -> None:
         now[0] += 1
 
-    ruff: list[Path] = []
-    unfinished: list[Path] = []
+    ruff: list[str] = []
+    unfinished: list[str] = []
     for i in range(5):
         ruff.append(finished_run(store, "ruff"))
         tick()
@@ -813,7 +825,7 @@ def test_prune_keeps_the_newest_finished_runs_and_nothing_else_of_that_check(
             tick()
     mypy = [finished_run(store, "mypy") for _ in range(3)]
     lint = finish(store.new_dir("lint"), "aggregate.json")
-    (store.runs_dir / ".keepme").mkdir()
+    Path(store.runs_dir, ".keepme").mkdir()
 
     removed = store.prune("ruff", keep=2)
 
@@ -832,7 +844,7 @@ def test_prune_never_removes_the_run_latest_points_at(store: Store) -> None:
     store.publish(oldest)
 
     assert store.prune("ruff", keep=0) == [newer]
-    assert oldest.is_dir()
+    assert os.path.isdir(oldest)
 
 
 def test_prune_never_removes_the_run_a_live_lock_holder_is_finishing(store: Store) -> None:
@@ -841,6 +853,17 @@ def test_prune_never_removes_the_run_a_live_lock_holder_is_finishing(store: Stor
         assert store.prune("ruff", keep=0) == []
         assert store.gc(keep=0) == []
     assert store.prune("ruff", keep=0) == [run.path]
+
+
+def test_the_lock_holder_pruning_protects_its_own_run_without_reading_the_lock(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = finished_run(store, "ruff")
+    with store.begin("ruff") as run:
+        finish(run.path)
+        monkeypatch.setattr(runlock, "holding", lambda *a: pytest.fail("read the lock back"))
+        assert store.prune("ruff", keep=0, holding=run) == [older]
+    assert os.path.isdir(run.path)
 
 
 def test_prune_refuses_a_negative_keep(store: Store) -> None:
@@ -858,7 +881,7 @@ def test_gc_prunes_every_check_and_alias_and_sweeps_interrupted_prunes(
     mypy = [finished_run(store, "mypy") for _ in range(2)]
     lint = [finish(store.new_dir("lint"), "aggregate.json") for _ in range(3)]
     open_alias = store.new_dir("lint")
-    leftover = store.runs_dir / ".pruning.20200101T000000Z-ruff.abcd"
+    leftover = Path(store.runs_dir, ".pruning.20200101T000000Z-ruff.abcd")
     (leftover / "sub").mkdir(parents=True)
 
     removed = store.gc(keep=1)
@@ -870,7 +893,7 @@ def test_gc_prunes_every_check_and_alias_and_sweeps_interrupted_prunes(
 
 def test_gc_on_a_runs_dir_not_created_yet_removes_nothing(store: Store) -> None:
     assert store.gc(keep=1) == []
-    assert not store.runs_dir.exists()
+    assert not os.path.exists(store.runs_dir)
 
 
 def test_a_run_dir_is_a_context_manager_that_releases(store: Store) -> None:

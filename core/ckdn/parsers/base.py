@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from ckdn._record import Record, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, ClassVar, Protocol, runtime_checkable
 
     @runtime_checkable
@@ -173,29 +173,31 @@ class FindingSink:
 class ParseContext(Record):
     """What a parser may look at: the run directory, the log, its options.
 
-    ``run_dir`` and ``cwd`` are absolute. Artifacts are read only from inside
-    ``run_dir`` (see :meth:`artifact`). ``options`` defaults to a new empty dict.
+    ``run_dir`` and ``cwd`` are absolute path strings (a :class:`~pathlib.Path` given
+    is kept as its string: ``ckdn run`` does not import :mod:`pathlib`). Artifacts are
+    read only from inside ``run_dir`` (see :meth:`artifact`, which returns a ``Path``).
+    ``options`` defaults to a new empty dict.
     """
 
     __slots__ = ("check", "cwd", "max_snippet_lines", "options", "rc", "run_dir", "top")
     check: str
-    run_dir: Path
-    cwd: Path
+    run_dir: str
+    cwd: str
     rc: int
     options: Mapping[str, Any]
     top: int
     max_snippet_lines: int
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
-            self, check: str, run_dir: Path, cwd: Path, rc: int,
-            options: Mapping[str, Any] | None = None, top: int = 20,
+            self, check: str, run_dir: str | os.PathLike[str], cwd: str | os.PathLike[str],
+            rc: int, options: Mapping[str, Any] | None = None, top: int = 20,
             max_snippet_lines: int = 12) -> None:
-        self._assign(check, run_dir, cwd, rc, {} if options is None else options, top,
-                     max_snippet_lines)
+        self._assign(check, os.fspath(run_dir), os.fspath(cwd), rc,
+                     {} if options is None else options, top, max_snippet_lines)
 
     @property
-    def log_path(self) -> Path:
-        return self.run_dir / "full.log"
+    def log_path(self) -> str:
+        return os.path.join(self.run_dir, "full.log")
 
     def artifact(self, option: str, default: str) -> Path:
         """The path of an artifact named by ``option`` (or ``default``), inside the run dir.
@@ -206,11 +208,11 @@ class ParseContext(Record):
         which the caller turns into ``parser_ok=False``: reports are read only from
         inside the run directory.
         """
-        raw = str(self.options.get(option, default)).replace("{run_dir}", str(self.run_dir))
-        candidate = Path(raw)
-        if not candidate.is_absolute():
-            candidate = self.run_dir / candidate
-        root = self.run_dir.resolve()
+        from pathlib import Path  # lazy: the generic parser reads no artifact
+
+        raw = str(self.options.get(option, default)).replace("{run_dir}", self.run_dir)
+        candidate = Path(self.run_dir, raw)  # an absolute raw replaces run_dir
+        root = Path(self.run_dir).resolve()
         resolved = candidate.resolve()
         if resolved != root and root not in resolved.parents:
             raise ArtifactError(f"artifact {option}={raw!r} resolves outside the run directory")
@@ -219,15 +221,16 @@ class ParseContext(Record):
     def location(self, path: str | os.PathLike[str], line: int | None = None,
                  col: int | None = None) -> str:
         """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
-        text = str(path)
-        p = Path(text)
-        if p.is_absolute():
+        text = os.fspath(path)
+        if os.path.isabs(text):
+            absolute = os.path.normpath(text)
             try:
-                text = os.path.relpath(p, self.cwd)
+                text = os.path.relpath(absolute, self.cwd)
             except ValueError:  # another drive on Windows
-                text = str(p)
-            if text.startswith(".." + os.sep) and not Path(self.cwd, text).exists():
-                text = str(p)
+                text = absolute
+            if text.startswith(".." + os.sep) and not os.path.exists(
+                    os.path.join(self.cwd, text)):
+                text = absolute
         text = text.replace(os.sep, "/")
         if text.startswith("./"):
             text = text[2:]

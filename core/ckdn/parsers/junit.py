@@ -346,7 +346,7 @@ class _JUnitReader(XmlReader):
         case = self.case or {}
         file = case.get("file") or None
         base_id, test_file = node_id(case.get("classname", ""), case.get("name", ""), file,
-                                     self.ctx.cwd)
+                                     Path(self.ctx.cwd))
         raw_message = attrs.get("message", "")
         if kind == "test_error" and raw_message.startswith("failed on teardown with"):
             base_id += "@teardown"
@@ -486,7 +486,7 @@ class PytestParser(BaseParser):
         # pytest's own hooks and beats any JUnit file (imported only then).
         from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, evidence_result
 
-        evidence = ctx.run_dir / EVIDENCE_FILE
+        evidence = Path(ctx.run_dir, EVIDENCE_FILE)
         if evidence.is_file():
             return evidence_result(ctx, evidence)
         result = read_junit(ctx)

@@ -200,7 +200,7 @@ def parse_evidence(ctx: ParseContext) -> ParseResult | None:
     ``None`` when the run dir holds no evidence file (the parser goes on to JUnit
     XML); otherwise :func:`evidence_result`.
     """
-    path = ctx.run_dir / EVIDENCE_FILE
+    path = Path(ctx.run_dir, EVIDENCE_FILE)
     if not path.is_file():
         return None
     return evidence_result(ctx, path)

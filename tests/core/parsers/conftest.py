@@ -30,7 +30,7 @@ def status(ctx: ParseContext, result: ParseResult) -> str:
 
 def rewrite_json(ctx: ParseContext, name: str, change: Callable[[Any], object]) -> None:
     """Apply ``change`` to the decoded JSON of report ``name`` in the run dir; write it back."""
-    path = ctx.run_dir / name
+    path = Path(ctx.run_dir, name)
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data)
     path.write_text(json.dumps(data), encoding="utf-8")

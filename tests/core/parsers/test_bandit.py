@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,7 +123,7 @@ def test_a_config_error_leaves_an_empty_report_and_is_an_error_quoting_bandit(
 
 def test_a_missing_report_names_the_flags(load_case: CaseLoader) -> None:
     ctx = load_case("bandit", "clean")
-    (ctx.run_dir / "bandit.json").unlink()
+    Path(ctx.run_dir, "bandit.json").unlink()
     result = PARSER.parse(ctx)
     assert "-f json -o {run_dir}/bandit.json" in result.notes[0]
     assert status(ctx, result) == PARSE_MISMATCH

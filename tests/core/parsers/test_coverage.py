@@ -60,9 +60,9 @@ def test_gate_agrees_with_coverage_report_fail_under_at_the_boundary(
         load_case: CaseLoader, check: dict[str, Any], reports: str) -> None:
     ctx = load_case("coverage", "boundary", options=options_for(check))
     if reports == "xml_only":
-        (ctx.run_dir / "coverage.json").unlink()
+        Path(ctx.run_dir, "coverage.json").unlink()
     elif reports == "json_only":
-        (ctx.run_dir / "coverage.xml").unlink()
+        Path(ctx.run_dir, "coverage.xml").unlink()
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert bool(result.gate_failures) == (check["rc"] == 2)
@@ -87,7 +87,7 @@ def test_xml_only_needs_the_precision_option_to_match_a_configured_precision(
         load_case: CaseLoader, check: dict[str, Any]) -> None:
     ctx = load_case("coverage", "boundary_precision2",
                     options={"fail_under": check["fail_under"], "precision": 2})
-    (ctx.run_dir / "coverage.json").unlink()
+    Path(ctx.run_dir, "coverage.json").unlink()
     assert bool(PARSER.parse(ctx).gate_failures) == (check["rc"] == 2)
 
 
@@ -213,11 +213,11 @@ def test_junit_is_optional(load_case: CaseLoader) -> None:
 
 def test_zero_tests_in_junit_is_a_gate_failure_here_too(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "junit.xml").write_bytes(
+    Path(ctx.run_dir, "junit.xml").write_bytes(
         (FIXTURES / "pytest" / "zero_tests" / "junit.xml").read_bytes())
     assert PARSER.parse(ctx).gate_failures == ["no tests ran"]
     ctx = load_case("coverage", "below", options={"allow_no_tests": True})
-    (ctx.run_dir / "junit.xml").write_bytes(
+    Path(ctx.run_dir, "junit.xml").write_bytes(
         (FIXTURES / "pytest" / "zero_tests" / "junit.xml").read_bytes())
     assert PARSER.parse(ctx).gate_failures == []
 
@@ -245,9 +245,9 @@ def test_no_coverage_report_is_never_clean(load_case: CaseLoader) -> None:
 
 def test_a_missing_report_with_a_failing_exit_code_is_an_error(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "below")
-    (ctx.run_dir / "coverage.xml").unlink()
-    (ctx.run_dir / "coverage.json").unlink()
-    (ctx.run_dir / "junit.xml").unlink()
+    Path(ctx.run_dir, "coverage.xml").unlink()
+    Path(ctx.run_dir, "coverage.json").unlink()
+    Path(ctx.run_dir, "junit.xml").unlink()
     assert status(ctx, PARSER.parse(ctx)) == ERROR
 
 
@@ -260,8 +260,8 @@ def edit(path: Path, pattern: str, new: str) -> None:
 
 def test_xml_declared_totals_must_match_its_lines(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.json").unlink()
-    edit(ctx.run_dir / "coverage.xml", r'lines-covered="35"', 'lines-covered="36"')
+    Path(ctx.run_dir, "coverage.json").unlink()
+    edit(Path(ctx.run_dir, "coverage.xml"), r'lines-covered="35"', 'lines-covered="36"')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert result.notes == ["coverage.xml declares lines-covered=36 but its <line> elements "
@@ -271,8 +271,8 @@ def test_xml_declared_totals_must_match_its_lines(load_case: CaseLoader) -> None
 
 def test_xml_line_rate_must_match_its_counts(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.json").unlink()
-    edit(ctx.run_dir / "coverage.xml", r'line-rate="0.7955"', 'line-rate="0.9"')
+    Path(ctx.run_dir, "coverage.json").unlink()
+    edit(Path(ctx.run_dir, "coverage.xml"), r'line-rate="0.7955"', 'line-rate="0.9"')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "line-rate=0.9" in result.notes[0]
@@ -280,8 +280,8 @@ def test_xml_line_rate_must_match_its_counts(load_case: CaseLoader) -> None:
 
 def test_xml_with_a_line_dropped_is_loud(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.json").unlink()
-    edit(ctx.run_dir / "coverage.xml", r'\s*<line number="\d+" hits="0"/>', "")
+    Path(ctx.run_dir, "coverage.json").unlink()
+    edit(Path(ctx.run_dir, "coverage.xml"), r'\s*<line number="\d+" hits="0"/>', "")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "lines-valid=44 but its <line> elements give 43" in result.notes[0]
@@ -289,9 +289,9 @@ def test_xml_with_a_line_dropped_is_loud(load_case: CaseLoader) -> None:
 
 def test_json_percent_must_match_its_counts(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary_json_only")
-    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data = json.loads(Path(ctx.run_dir, "coverage.json").read_text())
     data["totals"]["percent_covered"] = 81.0
-    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    Path(ctx.run_dir, "coverage.json").write_text(json.dumps(data))
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "percent_covered=81.0" in result.notes[0]
@@ -299,10 +299,10 @@ def test_json_percent_must_match_its_counts(load_case: CaseLoader) -> None:
 
 def test_json_totals_must_match_its_files(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary_json_only")
-    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data = json.loads(Path(ctx.run_dir, "coverage.json").read_text())
     data["totals"]["covered_lines"] = 36
     data["totals"]["percent_covered"] = 3600 / 44
-    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    Path(ctx.run_dir, "coverage.json").write_text(json.dumps(data))
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "but its files add up to (44, 35, 0, 0)" in result.notes[0]
@@ -310,7 +310,7 @@ def test_json_totals_must_match_its_files(load_case: CaseLoader) -> None:
 
 def test_json_and_xml_that_disagree_are_loud(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.xml").write_bytes((CASES / "below" / "coverage.xml").read_bytes())
+    Path(ctx.run_dir, "coverage.xml").write_bytes((CASES / "below" / "coverage.xml").read_bytes())
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert result.notes == ["coverage.json and coverage.xml disagree: (statements, covered, "
@@ -319,7 +319,7 @@ def test_json_and_xml_that_disagree_are_loud(load_case: CaseLoader) -> None:
 
 def test_an_unrecognised_json_document_is_loud(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary_json_only")
-    (ctx.run_dir / "coverage.json").write_text('{"summary": {}}')
+    Path(ctx.run_dir, "coverage.json").write_text('{"summary": {}}')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "not coverage.py's JSON report" in result.notes[0]
@@ -334,8 +334,8 @@ def test_a_junit_file_is_not_coverage_xml(load_case: CaseLoader) -> None:
 
 def test_a_namespaced_coverage_root_is_not_recognised(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.json").unlink()
-    edit(ctx.run_dir / "coverage.xml", r"<coverage ", '<coverage xmlns="urn:x" ')
+    Path(ctx.run_dir, "coverage.json").unlink()
+    edit(Path(ctx.run_dir, "coverage.xml"), r"<coverage ", '<coverage xmlns="urn:x" ')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "namespaced root element <coverage>" in result.notes[0]
@@ -343,8 +343,8 @@ def test_a_namespaced_coverage_root_is_not_recognised(load_case: CaseLoader) -> 
 
 def test_a_doctype_in_coverage_xml_is_refused(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary")
-    (ctx.run_dir / "coverage.json").unlink()
-    edit(ctx.run_dir / "coverage.xml", r"<coverage ",
+    Path(ctx.run_dir, "coverage.json").unlink()
+    edit(Path(ctx.run_dir, "coverage.xml"), r"<coverage ",
          '<!DOCTYPE coverage [<!ENTITY a "aaaaaaaaaa">]><coverage ')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
@@ -353,10 +353,10 @@ def test_a_doctype_in_coverage_xml_is_refused(load_case: CaseLoader) -> None:
 
 def test_a_report_measuring_no_file_is_a_gate_failure(load_case: CaseLoader) -> None:
     ctx = load_case("coverage", "boundary_json_only")
-    data = json.loads((ctx.run_dir / "coverage.json").read_text())
+    data = json.loads(Path(ctx.run_dir, "coverage.json").read_text())
     data["files"] = {}
     data["totals"].update(covered_lines=0, num_statements=0, percent_covered=100.0)
-    (ctx.run_dir / "coverage.json").write_text(json.dumps(data))
+    Path(ctx.run_dir, "coverage.json").write_text(json.dumps(data))
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert result.gate_failures == ["coverage measured no files"]

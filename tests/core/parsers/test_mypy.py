@@ -120,7 +120,7 @@ def test_json_run_exiting_1_with_only_a_note_is_an_explained_error(load_case: Ca
 def test_empty_json_run_passes_but_an_empty_text_run_cannot_be_confirmed(
         load_case: CaseLoader) -> None:
     json_ctx = load_case("mypy", "json_clean", options=JSON)
-    assert json_ctx.log_path.read_text().strip() == ""
+    assert Path(json_ctx.log_path).read_text().strip() == ""
     assert status(json_ctx, PARSER.parse(json_ctx)) == PASS
     ctx = replace(json_ctx, options={"format": "text"})
     result = PARSER.parse(ctx)
@@ -150,8 +150,9 @@ def test_an_invocation_error_is_quoted_not_a_finding(load_case: CaseLoader) -> N
 def test_found_count_disagreeing_with_the_errors_read_is_not_understood(
         load_case: CaseLoader) -> None:
     ctx = load_case("mypy", "text_errors")
-    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    ctx.log_path.write_text("".join(ln for ln in lines if "use.py" not in ln), encoding="utf-8")
+    log = Path(ctx.log_path)
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(ln for ln in lines if "use.py" not in ln), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "found 4 error(s) but 3 were read" in result.notes[0]
@@ -160,15 +161,15 @@ def test_found_count_disagreeing_with_the_errors_read_is_not_understood(
 def test_success_line_beside_errors_is_not_understood(load_case: CaseLoader) -> None:
     ctx = load_case("mypy", "text_errors")
     success = (FIXTURES / "mypy" / "text_clean" / "full.log").read_text(encoding="utf-8")
-    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    ctx.log_path.write_text("".join(lines[:-1]) + success, encoding="utf-8")
+    lines = Path(ctx.log_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    Path(ctx.log_path).write_text("".join(lines[:-1]) + success, encoding="utf-8")
     assert not PARSER.parse(ctx).parser_ok
 
 
 def test_unreadable_json_record_is_format_drift(load_case: CaseLoader) -> None:
     ctx = load_case("mypy", "json_errors", options=JSON)
-    text = ctx.log_path.read_text(encoding="utf-8")
-    ctx.log_path.write_text(text.replace('"line": 7,', '"line": "seven",'), encoding="utf-8")
+    text = Path(ctx.log_path).read_text(encoding="utf-8")
+    Path(ctx.log_path).write_text(text.replace('"line": 7,', '"line": "seven",'), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "format drift" in result.notes[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,7 +156,7 @@ def test_exit_code_one_with_nothing_unfixed_is_unreadable(load_case: CaseLoader)
 
 def test_a_report_without_dependencies_is_format_drift(load_case: CaseLoader) -> None:
     ctx = load_case("pip_audit", "clean")
-    (ctx.run_dir / "pip-audit.json").write_text('[{"name": "idna"}]')
+    Path(ctx.run_dir, "pip-audit.json").write_text('[{"name": "idna"}]')
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert status(ctx, result) == PARSE_MISMATCH

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -138,8 +140,8 @@ def test_failed_hooks_with_exit_code_zero_are_a_parse_mismatch(load_case: CaseLo
 
 def test_the_same_hook_id_twice_gets_distinct_ids(load_case: CaseLoader) -> None:
     ctx = load_case("pre_commit", "modified_only")
-    log = ctx.log_path.read_bytes()
-    ctx.log_path.write_bytes(log + log)
+    log = Path(ctx.log_path).read_bytes()
+    Path(ctx.log_path).write_bytes(log + log)
     assert [f.id for f in PARSER.parse(ctx).findings] == ["append-marker", "append-marker#2"]
 
 

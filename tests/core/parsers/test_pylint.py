@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -188,7 +189,7 @@ def test_text_output_without_json2_is_an_error_naming_the_flag(load_case: CaseLo
 
 def test_a_missing_report_with_exit_code_zero_is_a_parse_mismatch(load_case: CaseLoader) -> None:
     ctx = load_case("pylint", "clean")
-    (ctx.run_dir / "pylint.json").unlink()
+    Path(ctx.run_dir, "pylint.json").unlink()
     assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
 
 
@@ -219,7 +220,7 @@ def test_statistics_that_disagree_with_the_messages_are_unreadable(load_case: Ca
 
 def test_the_old_json_format_is_recognised_as_the_wrong_format(load_case: CaseLoader) -> None:
     ctx = load_case("pylint", "scored_default")
-    (ctx.run_dir / "pylint.json").write_text(json.dumps([{"type": "convention"}]))
+    Path(ctx.run_dir, "pylint.json").write_text(json.dumps([{"type": "convention"}]))
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "json2 is an object, json is an array" in result.notes[0]

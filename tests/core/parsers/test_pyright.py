@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -82,7 +83,7 @@ def test_text_before_the_json_is_skipped(load_case: CaseLoader) -> None:
 
 def test_text_after_the_json_is_ignored(load_case: CaseLoader) -> None:
     ctx = load_case("pyright", "errors")
-    ctx.log_path.write_bytes(PREAMBLE + ERRORS_LOG + PREAMBLE)
+    Path(ctx.log_path).write_bytes(PREAMBLE + ERRORS_LOG + PREAMBLE)
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert [f.id for f in result.findings] == ERROR_IDS
@@ -91,7 +92,7 @@ def test_text_after_the_json_is_ignored(load_case: CaseLoader) -> None:
 def test_a_compact_one_line_document_is_read(load_case: CaseLoader) -> None:
     ctx = load_case("pyright", "errors")
     doc = json.loads(ERRORS_LOG)
-    ctx.log_path.write_bytes(PREAMBLE + json.dumps(doc).encode() + b"\n")
+    Path(ctx.log_path).write_bytes(PREAMBLE + json.dumps(doc).encode() + b"\n")
     assert [f.id for f in PARSER.parse(ctx).findings] == ERROR_IDS
 
 
@@ -127,7 +128,7 @@ def test_summary_counts_disagreeing_with_diagnostics_are_not_understood(
     ctx = load_case("pyright", "errors")
     doc = json.loads(ERRORS_LOG)
     doc["summary"][key] += 1
-    ctx.log_path.write_text(json.dumps(doc, indent=4), encoding="utf-8")
+    Path(ctx.log_path).write_text(json.dumps(doc, indent=4), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert f"summary.{key}" in result.notes[0]
@@ -137,7 +138,7 @@ def test_an_unknown_severity_is_format_drift(load_case: CaseLoader) -> None:
     ctx = load_case("pyright", "errors")
     doc = json.loads(ERRORS_LOG)
     doc["generalDiagnostics"][0]["severity"] = "fatal"
-    ctx.log_path.write_text(json.dumps(doc, indent=4), encoding="utf-8")
+    Path(ctx.log_path).write_text(json.dumps(doc, indent=4), encoding="utf-8")
     assert not PARSER.parse(ctx).parser_ok
 
 

@@ -41,7 +41,7 @@ def facts(result: ParseResult) -> list[tuple[str, str, str, str | None, int]]:
 
 
 def edit_report(ctx: ParseContext, old: str, new: str, count: int = 1) -> None:
-    report = ctx.run_dir / "junit.xml"
+    report = Path(ctx.run_dir, "junit.xml")
     text = report.read_text(encoding="utf-8")
     assert old in text
     report.write_text(text.replace(old, new, count), encoding="utf-8")
@@ -71,7 +71,7 @@ def test_failures_in_call_become_test_failures_named_by_node_id(load_case: CaseL
 
 def test_node_ids_are_the_ones_pytest_prints_in_its_summary(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    printed = {line.split(" ")[1] for line in (ctx.run_dir / "full.log").read_text().splitlines()
+    printed = {line.split(" ")[1] for line in Path(ctx.run_dir, "full.log").read_text().splitlines()
                if line.startswith("FAILED ")}
     assert {f.id for f in PARSER.parse(ctx).findings} == printed
 
@@ -144,7 +144,7 @@ def test_setup_and_teardown_errors_are_test_errors(load_case: CaseLoader) -> Non
 def test_a_failing_call_and_a_teardown_error_of_one_test_are_two_distinct_findings(
         load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "erroring")
-    report = (ctx.run_dir / "junit.xml").read_text()
+    report = Path(ctx.run_dir, "junit.xml").read_text()
     assert report.count('name="test_fail_and_teardown_error"') == 2  # pytest's real shape
     result = PARSER.parse(ctx)
     ids = [f.id for f in result.findings]
@@ -182,7 +182,7 @@ def test_xunit1_line_attribute_is_zero_based_and_located_one_based(
     # which pytest sets to the 0-based first line of the (decorated) function.
     ctx = load_case("pytest", "xpass_strict_xunit1")
     assert 'name="test_unexpected_pass_strict" file="tests/check_xpass_strict.py" line="5"' \
-        in (ctx.run_dir / "junit.xml").read_text()
+        in Path(ctx.run_dir, "junit.xml").read_text()
     source = (PROJECTS / "skips" / "tests" / "check_xpass_strict.py").read_text().splitlines()
     (finding,) = PARSER.parse(ctx).findings
     assert finding.location == "tests/check_xpass_strict.py:6"
@@ -278,10 +278,10 @@ def test_declared_totals_that_disagree_with_the_report_are_loud(load_case: CaseL
 
 def test_a_testcase_missing_from_the_report_is_loud(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "all_pass")
-    text = (ctx.run_dir / "junit.xml").read_text()
+    text = Path(ctx.run_dir, "junit.xml").read_text()
     first = re.search(r"<testcase [^>]*/>", text)
     assert first is not None
-    (ctx.run_dir / "junit.xml").write_text(text.replace(first.group(0), "", 1))
+    Path(ctx.run_dir, "junit.xml").write_text(text.replace(first.group(0), "", 1))
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "declares tests=3 but the report holds 2 <testcase>" in result.notes[0]
@@ -289,8 +289,8 @@ def test_a_testcase_missing_from_the_report_is_loud(load_case: CaseLoader) -> No
 
 def test_a_truncated_report_is_unreadable_not_short(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    data = (ctx.run_dir / "junit.xml").read_bytes()
-    (ctx.run_dir / "junit.xml").write_bytes(data[: len(data) // 2])
+    data = Path(ctx.run_dir, "junit.xml").read_bytes()
+    Path(ctx.run_dir, "junit.xml").write_bytes(data[: len(data) // 2])
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert result.notes[0].startswith("junit.xml is not readable JUnit XML: ")
@@ -300,7 +300,7 @@ def test_a_truncated_report_is_unreadable_not_short(load_case: CaseLoader) -> No
 @pytest.mark.parametrize("rc", [0, 1])
 def test_a_missing_report_is_never_clean(load_case: CaseLoader, rc: int) -> None:
     ctx = load_case("pytest", "failing", rc=rc)
-    (ctx.run_dir / "junit.xml").unlink()
+    Path(ctx.run_dir, "junit.xml").unlink()
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "--junitxml {run_dir}/junit.xml" in result.notes[0]
@@ -329,7 +329,7 @@ def test_a_report_of_another_format_is_not_recognised(load_case: CaseLoader) -> 
 def test_an_entity_expansion_bomb_fails_fast_as_unreadable(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "all_pass", rc=0)
     levels = "".join(f'<!ENTITY e{i} "{f"&e{i - 1};" * 10}">' for i in range(1, 12))
-    (ctx.run_dir / "junit.xml").write_text(
+    Path(ctx.run_dir, "junit.xml").write_text(
         f'<?xml version="1.0"?><!DOCTYPE testsuites [<!ENTITY e0 "ha">{levels}]>'
         '<testsuites><testsuite tests="1"><testcase classname="a" name="&e11;"/>'
         "</testsuite></testsuites>")
@@ -345,7 +345,7 @@ def test_external_entities_are_never_read(load_case: CaseLoader, tmp_path: Path)
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
     ctx = load_case("pytest", "all_pass", rc=1)
-    (ctx.run_dir / "junit.xml").write_text(
+    Path(ctx.run_dir, "junit.xml").write_text(
         f'<?xml version="1.0"?><!DOCTYPE t [<!ENTITY x SYSTEM "file://{secret}">]>'
         '<testsuites><testsuite><testcase classname="a" name="b"><failure message="&x;"/>'
         "</testcase></testsuite></testsuites>")
@@ -371,11 +371,11 @@ def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader) -> 
 
 def test_duplicate_ids_in_a_report_get_a_counted_suffix(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "xpass_strict")
-    text = (ctx.run_dir / "junit.xml").read_text()
+    text = Path(ctx.run_dir, "junit.xml").read_text()
     case = re.search(r"<testcase [^>]*test_unexpected_pass_strict.*?</testcase>", text)
     assert case is not None
     text = text.replace(case.group(0), case.group(0) * 2).replace('tests="2"', 'tests="3"')
-    (ctx.run_dir / "junit.xml").write_text(text.replace('failures="1"', 'failures="2"'))
+    Path(ctx.run_dir, "junit.xml").write_text(text.replace('failures="1"', 'failures="2"'))
     ids = [f.id for f in PARSER.parse(ctx).findings]
     assert ids == ["tests/check_xpass_strict.py::test_unexpected_pass_strict",
                    "tests/check_xpass_strict.py::test_unexpected_pass_strict#2"]
@@ -385,13 +385,13 @@ def test_the_pytest_plugins_evidence_is_preferred_over_junit(load_case: CaseLoad
     ctx = load_case("pytest", "failing")
     assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
     recorded = ParseResult(summary={"counts": {"tests": 3, "passed": 3}})
-    write_evidence(ctx.run_dir / EVIDENCE_FILE, recorded, ctx.rc)
+    write_evidence(Path(ctx.run_dir, EVIDENCE_FILE), recorded, ctx.rc)
     assert PARSER.parse(ctx).summary == {"counts": {"tests": 3, "passed": 3}}
 
 
 def test_evidence_that_disagrees_with_the_exit_code_is_not_trusted(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    write_evidence(ctx.run_dir / EVIDENCE_FILE, ParseResult(), 0)  # plugin saw 0, rc is not
+    write_evidence(Path(ctx.run_dir, EVIDENCE_FILE), ParseResult(), 0)  # plugin saw 0, rc is not
     assert ctx.rc != 0
     assert not PARSER.parse(ctx).parser_ok
 
@@ -423,8 +423,8 @@ def test_options_are_validated() -> None:
 
 def test_the_junit_option_names_the_report(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing", options={"junit": "{run_dir}/reports/j.xml"})
-    (ctx.run_dir / "reports").mkdir()
-    (ctx.run_dir / "junit.xml").rename(ctx.run_dir / "reports" / "j.xml")
+    Path(ctx.run_dir, "reports").mkdir()
+    Path(ctx.run_dir, "junit.xml").rename(Path(ctx.run_dir, "reports", "j.xml"))
     assert PARSER.parse(ctx).total == 9
 
 

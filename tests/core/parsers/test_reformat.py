@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,8 +117,8 @@ def test_quiet_black_cannot_confirm_a_clean_run(load_case: CaseLoader) -> None:
 
 
 def _rewrite_log(ctx: ParseContext, drop: str) -> None:
-    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    ctx.log_path.write_text("".join(ln for ln in lines if drop not in ln), encoding="utf-8")
+    lines = Path(ctx.log_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    Path(ctx.log_path).write_text("".join(ln for ln in lines if drop not in ln), encoding="utf-8")
 
 
 def test_a_summary_disagreeing_with_the_lines_is_not_understood(load_case: CaseLoader) -> None:

@@ -126,7 +126,7 @@ def test_text_output_without_the_report_flags_is_an_error_naming_them(
 
 def test_missing_report_with_exit_code_zero_is_a_parse_mismatch(load_case: CaseLoader) -> None:
     ctx = load_case("ruff", "clean")
-    (ctx.run_dir / "ruff.json").unlink()
+    Path(ctx.run_dir, "ruff.json").unlink()
     assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
 
 
@@ -148,9 +148,9 @@ def test_ruff_count_in_the_log_must_match_the_report(load_case: CaseLoader) -> N
     # The text run's log says "Found 19 errors."; the syntax_error report holds 4.
     found_line = (FIXTURES / "ruff" / "text_output" / "full.log").read_bytes()
     agree = load_case("ruff", "violations")
-    (agree.log_path).write_bytes(found_line)
+    Path(agree.log_path).write_bytes(found_line)
     disagree = load_case("ruff", "syntax_error")
-    (disagree.log_path).write_bytes(found_line)
+    Path(disagree.log_path).write_bytes(found_line)
     assert PARSER.parse(agree).parser_ok
     result = PARSER.parse(disagree)
     assert not result.parser_ok
@@ -167,17 +167,17 @@ def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader, rep
 
 def test_a_report_symlink_escaping_the_run_dir_is_refused(load_case: CaseLoader) -> None:
     ctx = load_case("ruff", "violations")
-    outside = ctx.run_dir.parent / "elsewhere.json"
+    outside = Path(ctx.run_dir).parent / "elsewhere.json"
     outside.write_bytes(REAL_REPORT)
-    (ctx.run_dir / "ruff.json").unlink()
-    (ctx.run_dir / "ruff.json").symlink_to(outside)
+    Path(ctx.run_dir, "ruff.json").unlink()
+    Path(ctx.run_dir, "ruff.json").symlink_to(outside)
     assert not PARSER.parse(ctx).parser_ok
 
 
 def test_report_option_names_another_file_in_the_run_dir(load_case: CaseLoader) -> None:
     ctx = load_case("ruff", "violations", options={"report": "{run_dir}/lint/out.json"})
-    (ctx.run_dir / "lint").mkdir()
-    (ctx.run_dir / "ruff.json").rename(ctx.run_dir / "lint" / "out.json")
+    Path(ctx.run_dir, "lint").mkdir()
+    Path(ctx.run_dir, "ruff.json").rename(Path(ctx.run_dir, "lint", "out.json"))
     assert PARSER.parse(ctx).total == 19
 
 
@@ -196,7 +196,7 @@ def test_entries_without_filename_or_location_are_format_drift(load_case: CaseLo
     ctx = load_case("ruff", "violations")
     entries = json.loads(REAL_REPORT)
     del entries[3]["location"]
-    (ctx.run_dir / "ruff.json").write_text(json.dumps(entries))
+    Path(ctx.run_dir, "ruff.json").write_text(json.dumps(entries))
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "format drift" in result.notes[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +46,7 @@ def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader
 def test_semgrep_results_without_a_level_take_their_rules_default_level(
         load_case: CaseLoader) -> None:
     ctx = load_case("sarif", "semgrep")
-    raw = json.loads((ctx.run_dir / "report.sarif").read_text())
+    raw = json.loads(Path(ctx.run_dir, "report.sarif").read_text())
     assert all("level" not in r for r in raw["runs"][0]["results"])  # semgrep's real shape
     result = PARSER.parse(ctx)
     assert levels(result) == {"error": 3, "warning": 1, "note": 1, "none": 0}
@@ -293,7 +294,7 @@ def test_a_log_that_is_not_usable_sarif_is_unreadable(load_case: CaseLoader, cha
 
 def test_a_missing_log_names_what_the_command_must_write(load_case: CaseLoader) -> None:
     ctx = load_case("sarif", "semgrep_clean")
-    (ctx.run_dir / "report.sarif").unlink()
+    Path(ctx.run_dir, "report.sarif").unlink()
     result = PARSER.parse(ctx)
     assert "must write SARIF to {run_dir}/report.sarif" in result.notes[0]
     assert status(ctx, result) == PARSE_MISMATCH

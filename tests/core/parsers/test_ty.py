@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -117,8 +119,9 @@ def test_no_python_files_is_a_gate_failure_unless_allowed(load_case: CaseLoader)
 def test_found_count_disagreeing_with_diagnostics_read_is_not_understood(
         load_case: CaseLoader) -> None:
     ctx = load_case("ty", "concise_errors")
-    lines = ctx.log_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    ctx.log_path.write_text("".join(ln for ln in lines if "info[" not in ln), encoding="utf-8")
+    log = Path(ctx.log_path)
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(ln for ln in lines if "info[" not in ln), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
     assert "found 5 diagnostic(s) but 4 were read" in result.notes[0]
@@ -126,22 +129,22 @@ def test_found_count_disagreeing_with_diagnostics_read_is_not_understood(
 
 def test_exit_0_without_a_verdict_line_is_a_parse_mismatch(load_case: CaseLoader) -> None:
     ctx = load_case("ty", "full_clean")
-    ctx.log_path.write_text("", encoding="utf-8")
+    Path(ctx.log_path).write_text("", encoding="utf-8")
     assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
 
 
 def test_exit_0_with_warnings_but_no_found_line_is_a_parse_mismatch(
         load_case: CaseLoader) -> None:
     ctx = load_case("ty", "full_warning_exit_zero")
-    text = ctx.log_path.read_text(encoding="utf-8")
-    ctx.log_path.write_text(text.replace("Found 2 diagnostics\n", ""), encoding="utf-8")
+    text = Path(ctx.log_path).read_text(encoding="utf-8")
+    Path(ctx.log_path).write_text(text.replace("Found 2 diagnostics\n", ""), encoding="utf-8")
     assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
 
 
 def test_found_line_right_after_a_frame_still_closes_the_block(load_case: CaseLoader) -> None:
     ctx = load_case("ty", "full_errors")
-    text = ctx.log_path.read_text(encoding="utf-8")
-    ctx.log_path.write_text(text.replace("\n\nFound 5", "\nFound 5"), encoding="utf-8")
+    text = Path(ctx.log_path).read_text(encoding="utf-8")
+    Path(ctx.log_path).write_text(text.replace("\n\nFound 5", "\nFound 5"), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert "Found 5 diagnostics" not in result.findings[-1].detail
