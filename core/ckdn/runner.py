@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping, Sequence
     from types import FrameType
-    from typing import Protocol, TextIO
+    from typing import Protocol
 
+    from ckdn.progress import Progress
     from ckdn.spawn import Process
 
     class _Hash(Protocol):
@@ -50,7 +51,6 @@ _STREAM_FROM = 256 << 10  # a log smaller than this is hashed once, at the end
 _MIN_READ = 64 << 10  # while the child runs, wait for this much before reading
 _IDLE_FIRST = 0.005  # seconds between looks at a quiet log, doubling up to _IDLE_MAX
 _IDLE_MAX = 0.05
-_PROGRESS_EVERY = 0.25
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _SIGNAL_WORDS: dict[int, str] = {
@@ -216,7 +216,7 @@ def _supervise(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
-    progress = _Progress.on_terminal(label, start)
+    progress = _progress_line(label, start)
     try:
         cause = _wait(child, log, stops, progress, None if timeout is None else start + timeout)
         if progress is not None:
@@ -231,11 +231,25 @@ def _supervise(
         child.close()
 
 
+def _progress_line(label: str, start: float) -> Progress | None:
+    """The live status line, only when stderr is a terminal (and only then imported)."""
+    stream = sys.stderr
+    try:
+        terminal = stream is not None and stream.isatty()
+    except ValueError:  # closed
+        terminal = False
+    if not terminal:
+        return None
+    from ckdn.progress import Progress
+
+    return Progress(stream, label, start)
+
+
 def _wait(
     child: _Child,
     log: _LogHash,
     stops: _Stops,
-    progress: _Progress | None,
+    progress: Progress | None,
     deadline: float | None,
 ) -> str:
     """Hash the log as it grows until the child exits, time runs out, or ckdn must stop."""
@@ -546,62 +560,3 @@ class _LogHash:
         self._offset = 0
         if self._hash is not None:
             self._hash = _sha256(small=False)
-
-
-class _Progress:
-    """One live status line on a terminal's stderr; never created for anything else."""
-
-    def __init__(self, stream: TextIO, label: str, start: float) -> None:
-        self._stream = stream
-        self._label = "".join(c if c.isprintable() else "?" for c in label)
-        self._start = start
-        self.due = start + _PROGRESS_EVERY
-        self._shown = False
-
-    @classmethod
-    def on_terminal(cls, label: str, start: float) -> _Progress | None:
-        stream = sys.stderr
-        try:
-            terminal = stream is not None and stream.isatty()
-        except ValueError:  # closed
-            terminal = False
-        return cls(stream, label, start) if terminal else None
-
-    def tick(self, now: float, size: int) -> None:
-        if now < self.due:
-            return
-        self.due = now + _PROGRESS_EVERY
-        try:
-            columns = os.get_terminal_size(self._stream.fileno()).columns
-        except (OSError, ValueError):
-            columns = 0
-        width = columns - 1 if columns > 1 else 79  # 0: the terminal does not say
-        figures = f"  {now - self._start:.1f}s  {_human(size)}"
-        room = width - len("ckdn: ") - len(figures)
-        label = self._label if len(self._label) <= room else self._label[: max(room - 1, 1)] + "~"
-        self._shown = self._write(f"\rckdn: {label}{figures}"[: width + 1] + "\x1b[K")
-
-    def clear(self) -> None:
-        if self._shown:
-            self._shown = False
-            self._write("\r\x1b[K")
-
-    def _write(self, text: str) -> bool:
-        try:
-            self._stream.write(text)
-            self._stream.flush()
-        except (OSError, UnicodeError):  # terminal gone, or cannot show the name: carry on
-            self.due = float("inf")
-            return False
-        return True
-
-
-def _human(size: int) -> str:
-    if size < 1000:
-        return f"{size} B"
-    value = float(size)
-    for unit in ("kB", "MB", "GB"):
-        value /= 1000
-        if value < 1000:
-            return f"{value:.1f} {unit}"
-    return f"{value:.1f} GB"

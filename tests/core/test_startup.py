@@ -51,6 +51,7 @@ COSTLY = (
     "pathlib", "urllib.parse", "ipaddress", "fnmatch",  # paths (plain str on the run path)
     "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn.spawn)
     "json", "json.decoder", "json.scanner",  # the documents are written by ckdn.documents
+    "ckdn.progress",  # the live line: only on a terminal
 )
 
 PLAIN_CONFIG = """\
