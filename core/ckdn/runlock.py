@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 
 from ckdn.errors import RefusedError
 from ckdn.runname import os_reason, parse_name, quote
@@ -37,6 +38,8 @@ __all__ = [
 LOCKS = ".locks"
 #: A holder record is one short line; never read more than this.
 _HOLDER_BYTES = 4096
+#: How long a refused run waits for the holder's record to be complete (seconds).
+_SETTLE = 0.2
 
 
 class Holder:
@@ -70,12 +73,30 @@ def acquire(fd: int, check: str, runs_dir: str, shown: Callable[[str], str]) -> 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise _held(check, read_holder(fd), runs_dir, shown) from None
+        raise _held(check, _settled_holder(fd), runs_dir, shown) from None
     except OSError as exc:
         raise RefusedError(
             f"cannot lock {shown(lock_path(runs_dir, check))}: {os_reason(exc)}; the runs dir"
             " must be on a file system with flock support (set [run].runs_dir in ckdn.toml)"
         ) from exc
+
+
+def _settled_holder(fd: int) -> Holder | None:
+    """The busy lock's record, once the holder has had a moment to complete it.
+
+    A holder writes its pid right after taking the lock and its run dir name
+    right after making the dir. A run refused in between would read an empty or
+    partial record and say "pid unknown"; the refusal is worth up to ``_SETTLE``
+    seconds of waiting to name both. A holder that never completes it (stopped
+    in between) is reported as it stands.
+    """
+    deadline = time.monotonic() + _SETTLE
+    holder = read_holder(fd)
+    while (holder is None or holder.pid is None or holder.run_dir is None) \
+            and time.monotonic() < deadline:
+        time.sleep(0.005)
+        holder = read_holder(fd)
+    return holder
 
 
 def read_holder(fd: int) -> Holder | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -161,6 +162,40 @@ def test_a_cleanly_released_lock_is_taken_again_without_a_note(
 
     with store.begin("ruff") as run:
         assert run.notes == []
+
+
+def held_lock(store: Store, check: str) -> int:
+    """Take ``check``'s lock as a holder that has not written its record yet."""
+    fd = runlock.open_lock(runlock.lock_path(store.runs_dir, check))
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def test_a_run_refused_while_the_holder_writes_its_record_waits_to_name_it(
+    store: Store,
+) -> None:
+    fd = held_lock(store, "ruff")
+    name = "20260101T000000Z-ruff"
+    writer = threading.Timer(0.05, lambda: runlock.write_holder(fd, name))
+    writer.start()
+    try:
+        with pytest.raises(RefusedError) as refused:
+            store.begin("ruff")
+    finally:
+        writer.join()
+        os.close(fd)
+    assert f"(pid {os.getpid()}, run dir .agent-runs/{name})" in refused.value.message
+
+
+def test_a_holder_that_never_writes_its_record_is_reported_as_it_stands(store: Store) -> None:
+    fd = held_lock(store, "ruff")
+    began = time.monotonic()
+    try:
+        with pytest.raises(RefusedError, match=r"\(pid unknown, run dir not created yet\)"):
+            store.begin("ruff")
+    finally:
+        os.close(fd)
+    assert time.monotonic() - began < 2  # it waited a moment, not forever
 
 
 def test_racing_processes_take_one_checks_lock_exactly_once(
