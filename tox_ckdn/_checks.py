@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from tox.tox_env.errors import Fail
 
+from tox_ckdn._interrupt import stop_on_interrupt
 from tox_ckdn._report import members_of, show
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from ckdn.app import Outcome
     from ckdn.config import Alias, Check, Config
+    from ckdn.stop import StopRequest
     from tox_ckdn._session import Session
 
 __all__ = ["KEY", "add_config", "add_requires", "planned", "run_checks", "run_name"]
@@ -127,15 +129,18 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
 
     base = dict(tox_env.environment_variables)
     red = []
-    for target in targets:
-        label = run_name(target.name, env)
-        _LOGGER.warning("ckdn run %s%s", target.name,
-                        "" if label == target.name else f" (as {label})")
-        outcome = _run(config, target, env, extra, base)
-        session.record(env, members_of(outcome))
-        show(tox_env, config.cwd, outcome.document)
-        if outcome.status != PASS:
-            red.append(headline(outcome.document))
+    with stop_on_interrupt(tox_env) as stop:
+        for target in targets:
+            label = run_name(target.name, env)
+            _LOGGER.warning("ckdn run %s%s", target.name,
+                            "" if label == target.name else f" (as {label})")
+            outcome = _run(config, target, env, extra, base, stop=stop)
+            session.record(env, members_of(outcome))
+            show(tox_env, config.cwd, outcome.document)
+            if outcome.status != PASS:
+                red.append(headline(outcome.document))
+            if stop.requested:
+                break  # tox was interrupted: the env's remaining checks do not start
     if red:
         raise Fail("ckdn: " + "; ".join(red))
 
@@ -151,7 +156,7 @@ def planned(config: Config | None, names: list[str], env: str) -> list[str]:
 
 
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
-         base: dict[str, str]) -> Outcome:
+         base: dict[str, str], *, stop: StopRequest) -> Outcome:
     from ckdn.app import run_alias, run_check
     from ckdn.config import Alias
     from ckdn.errors import CkdnError
@@ -160,8 +165,8 @@ def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...]
         if isinstance(target, Alias):
             members = [_renamed(config.checks[m], env) for m in target.members]
             return run_alias(config, run_name(target.name, env), members, target.fail_fast,
-                             env=base)
-        return run_check(config, _renamed(target, env), extra_args=extra, env=base)
+                             env=base, stop=stop)
+        return run_check(config, _renamed(target, env), extra_args=extra, env=base, stop=stop)
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
 

@@ -26,6 +26,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any
 
+    from ckdn.stop import StopRequest
+
 __all__ = [
     "ALL",
     "Outcome",
@@ -67,8 +69,9 @@ def store_for(config: Config) -> Store:
 
 
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
-        fail_fast: bool | None = None, env: Mapping[str, str] | None = None) -> Outcome:
-    """Run a check or an alias by name; ``env`` is the base environment (see run_check)."""
+        fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
+        stop: StopRequest | None = None) -> Outcome:
+    """Run a check or an alias by name; ``env`` and ``stop`` as for :func:`run_check`."""
     target = config.get(name)
     if isinstance(target, Alias):
         if extra_args:
@@ -78,8 +81,9 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
             )
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
-                         target.fail_fast if fail_fast is None else fail_fast, env=env)
-    return run_check(config, target, extra_args=extra_args, env=env)
+                         target.fail_fast if fail_fast is None else fail_fast, env=env,
+                         stop=stop)
+    return run_check(config, target, extra_args=extra_args, env=env, stop=stop)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
@@ -119,8 +123,9 @@ def options_for(check: Check, run_dir: str) -> dict[str, Any]:
 
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
-              env: Mapping[str, str] | None = None) -> Outcome:
-    """One atomic check, end to end. ``env`` replaces ``os.environ`` as the base environment."""
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
+    """One atomic check, end to end. ``env`` replaces ``os.environ`` as the base environment;
+    ``stop`` lets a host stop it from another thread, as Ctrl-C would (:mod:`ckdn.stop`)."""
     from ckdn.parsers import get_parser
     from ckdn.runner import run_process
 
@@ -131,7 +136,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         ran = run_process(argv, cwd=config.cwd, env=child_env(check, run_dir, env),
                           log_path=os.path.join(run_dir, "full.log"), timeout=check.timeout,
-                          label=check.name)
+                          label=check.name, stop=stop)
         ctx = ParseContext(
             check=check.name, run_dir=run_dir, cwd=config.cwd, rc=ran.exit.rc,
             options=options_for(check, run_dir), top=check.top or config.run.top,
@@ -228,22 +233,23 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
-              env: Mapping[str, str] | None = None) -> Outcome:
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None
+              ) -> Outcome:
     """Run members in order; the aggregate is printed and stored in its own run dir."""
     from ckdn.digest import Member, build_aggregate, encode
 
     results: list[Member] = []
-    stop = False
+    halt = False
     for check in members:
-        if stop:
+        if halt:
             results.append(Member(check=check.name, status=SKIPPED))
             continue
-        outcome = run_check(config, check, env=env)
+        outcome = run_check(config, check, env=env, stop=stop)
         doc = outcome.document
         results.append(Member(check=check.name, status=doc["status"], rc=doc["rc"],
                               run_dir=doc["run_dir"]))
-        # Ctrl-C stops the whole alias whatever fail_fast says: the user asked to stop.
-        stop = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+        # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
+        halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
     aggregate = build_aggregate(alias=alias, members=results)
     store = store_for(config)
     agg_dir = store.new_dir(alias)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from ckdn.progress import Progress
     from ckdn.spawn import Process
+    from ckdn.stop import StopRequest
 
     class _Hash(Protocol):
         def update(self, data: memoryview, /) -> None: ...
@@ -87,13 +88,16 @@ def run_process(
     timeout: float | None = None,
     grace: float = 3.0,
     label: str | None = None,
+    stop: StopRequest | None = None,
 ) -> Ran:
     """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
 
     Whatever the child does (missing, crashing, hanging, ignoring SIGTERM, leaving
     processes behind) and however ckdn is told to stop, the tree is stopped and the
     log sealed before this returns, so the caller can still write its evidence.
-    Raises ``OSError`` only when ``log_path`` cannot be created.
+    ``stop`` lets a host that runs this off its main thread stop the run as Ctrl-C
+    would (:mod:`ckdn.stop`). Raises ``OSError`` only when ``log_path`` cannot be
+    created.
     """
     args = list(argv)
     if not args:
@@ -109,7 +113,7 @@ def run_process(
         os.close(log_fd)
         raise
     try:
-        with _Stops() as stops:  # installed before the spawn: no signal can orphan the child
+        with _Stops(stop) as stops:  # installed before the spawn: no signal can orphan the child
             started_at, start = time.time(), time.monotonic()
             spawned = _spawn(args, cwd, env, log_fd)
             if isinstance(spawned, _Ended):
@@ -126,7 +130,8 @@ def run_process(
                 )
             finished_at = time.time()
             sha256, size = log.seal()
-            ended = ended.called_off(stops.signum)
+            stops.host_stopped()
+            ended = ended.called_off(stops.signum, stops.words())
     finally:
         log.close()
     return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
@@ -147,11 +152,11 @@ class _Ended(Record):
             timed_out: bool = False, interrupted: bool = False) -> None:
         self._assign(rc, duration, notes, started, timed_out, interrupted)
 
-    def called_off(self, signum: int | None) -> _Ended:
+    def called_off(self, signum: int | None, words: str) -> _Ended:
         """A stop request during the clean-up still calls the run off: the user wants out."""
         if signum is None or self.interrupted or self.timed_out or not self.started:
             return self
-        note = f"{_stop_word(signum)} after the command exited with code {self.rc}"
+        note = f"{words} after the command exited with code {self.rc}"
         return _Ended(128 + signum, self.duration, (*self.notes, note), self.started,
                       self.timed_out, interrupted=True)
 
@@ -212,6 +217,8 @@ def _supervise(
 ) -> _Ended:
     try:
         child = _Child(proc)
+        if stops.request is not None:
+            child.watch(stops.request.fileno())
     except BaseException:  # out of file descriptors, say: nothing may outlive ckdn's failure
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -296,7 +303,7 @@ def _conclude(
     else:
         killed = _stop_group(child, grace)
         signum = stops.signum or signal.SIGINT
-        why = f"timed out after {timeout:g}s" if cause == "timeout" else _stop_word(signum)
+        why = f"timed out after {timeout:g}s" if cause == "timeout" else stops.words()
         notes.append(f"{why}; stopped the process group ({_how(killed, grace)})")
         rc = RC_TIMEOUT if cause == "timeout" else 128 + signum
     return _Ended(
@@ -323,6 +330,7 @@ class _Child:
         self.proc = proc
         self.pid = proc.pid  # also the process group id: the child leads its own session
         self._waiter: threading.Thread | None = None
+        self._watched: int | None = None
         try:
             if _pidfd_open is None:
                 raise OSError("pidfd_open is not available")
@@ -331,6 +339,18 @@ class _Child:
             self._fd = self._start_waiter()
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLIN)
+
+    def watch(self, fd: int) -> None:
+        """Also wake :meth:`exited` when ``fd`` turns readable (a host's stop request)."""
+        self._poll.register(fd, select.POLLIN)
+        self._watched = fd
+
+    def unwatch(self) -> None:
+        """Stop waking on the watched fd: it stays readable, and the waits of the tree
+        stop that follows must last their grace period."""
+        if self._watched is not None:
+            self._poll.unregister(self._watched)
+            self._watched = None
 
     def _start_waiter(self) -> int:
         """Elsewhere a thread blocks in waitpid and reports the exit through a pipe."""
@@ -351,7 +371,8 @@ class _Child:
 
     def exited(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (None: forever) for the leader to exit."""
-        return bool(self._poll.poll(None if timeout is None else max(0.0, timeout) * 1000))
+        ready = self._poll.poll(None if timeout is None else max(0.0, timeout) * 1000)
+        return any(fd == self._fd for fd, _ in ready)
 
     def reap(self) -> int:
         if self._waiter is not None:
@@ -447,11 +468,14 @@ class _Stops:
     The handler interrupts only the wait for the child; anywhere else (spawning,
     stopping the tree, sealing the log) it just records the request, so a second
     Ctrl-C can never abort the clean-up. Signals someone ignores on purpose
-    (``nohup``) stay ignored, and old handlers come back on exit.
+    (``nohup``) stay ignored, and old handlers come back on exit. A host's
+    :class:`~ckdn.stop.StopRequest` counts as Ctrl-C, with the host's reason.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, request: StopRequest | None = None) -> None:
         self.signum: int | None = None
+        self.request = request
+        self._host_reason: str | None = None
         self._armed = False
         self._saved: dict[int, Callable[[int, FrameType | None], object] | int] = {}
 
@@ -478,14 +502,30 @@ class _Stops:
             self._armed = False
             raise _StopRequested
 
+    def host_stopped(self) -> bool:
+        """True once the host asked to stop; from then on it is ``signum`` SIGINT."""
+        request = self.request
+        if self.signum is None and request is not None and request.reason is not None:
+            self.signum = signal.SIGINT
+            self._host_reason = request.reason
+        return self._host_reason is not None
+
+    def words(self) -> str:
+        """Why the run was called off, for its note."""
+        if self._host_reason is not None:
+            return f"stopped at the host's request ({self._host_reason})"
+        return _stop_word(self.signum or signal.SIGINT)
+
     def wait(self, child: _Child, timeout: float) -> bool:
         """Wait for the leader's exit; a stop request cuts the wait short (returns False)."""
         try:
             self._armed = True
-            exited = self.signum is None and child.exited(timeout)
+            exited = self.signum is None and not self.host_stopped() and child.exited(timeout)
             self._armed = False
         except _StopRequested:
             return False
+        if not exited and self.host_stopped():
+            child.unwatch()
         return exited
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from ckdn import runner, spawn
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from ckdn.runner import Ran, run_process
+from ckdn.stop import StopRequest
 
 Run = Callable[..., Ran]
 
@@ -156,6 +157,62 @@ def test_a_timeout_kills_a_grandchild_that_ignores_sigterm(run: Run, tmp_path: P
     )
     assert not running(first_pid(tmp_path / "full.log"))
     assert ran.exit.duration < 5
+
+
+def test_a_hosts_stop_request_from_another_thread_stops_the_tree_as_ctrl_c_would(
+    run: Run, tmp_path: Path
+) -> None:
+    with StopRequest() as stop:
+        asker = threading.Timer(0.3, stop.request, args=("tox was interrupted",))
+        asker.start()
+        ran = run(sh("sleep 30 & echo $!; wait"), stop=stop)
+        asker.join()
+    assert (ran.exit.rc, ran.exit.interrupted, ran.exit.timed_out) == (130, True, False)
+    assert ran.exit.notes == (
+        "stopped at the host's request (tox was interrupted); stopped the process group"
+        " (SIGTERM)",
+    )
+    assert not running(first_pid(tmp_path / "full.log"))
+    assert ran.exit.duration < 5
+
+
+def test_after_a_hosts_stop_request_the_tree_still_gets_its_grace_period(
+    run: Run, tmp_path: Path
+) -> None:
+    log = tmp_path / "full.log"
+
+    def ask_once_ready(stop: StopRequest) -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (log.exists() and log.read_text().strip()):
+            time.sleep(0.01)
+        stop.request()
+
+    with StopRequest() as stop:
+        asker = threading.Thread(target=ask_once_ready, args=(stop,))
+        asker.start()  # the shell ignores SIGTERM by the time it prints the pid
+        ran = run(sh("trap '' TERM; sleep 30 & echo $!; wait"), stop=stop, grace=0.4)
+        asker.join()
+    assert ran.exit.rc == 130
+    assert ran.exit.notes == (
+        "stopped at the host's request (the host asked to stop); stopped the process group"
+        " (SIGTERM, then SIGKILL after 0.4s)",
+    )
+    assert 0.4 <= ran.exit.duration < 5
+    assert not running(first_pid(tmp_path / "full.log"))
+
+
+def test_a_stop_requested_before_the_run_stops_it_at_once(run: Run) -> None:
+    with StopRequest() as stop:
+        stop.request()
+        ran = run(sh("sleep 30"), stop=stop)
+    assert (ran.exit.rc, ran.exit.interrupted) == (130, True)
+    assert ran.exit.duration < 5
+
+
+def test_an_unused_stop_request_changes_nothing(run: Run) -> None:
+    with StopRequest() as stop:
+        ran = run(sh("exit 3"), stop=stop)
+    assert (ran.exit.rc, ran.exit.interrupted, ran.exit.notes) == (3, False, ())
 
 
 def test_a_grandchild_holding_the_log_open_cannot_block_the_return(

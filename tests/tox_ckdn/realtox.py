@@ -18,8 +18,8 @@ _VOLATILE = (
 )
 
 
-def run_tox(root: Path, *args: str, wheels: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """tox as a user starts it, isolated from user config, with none of our tools on PATH.
+def tox_environment(wheels: Path | None = None) -> dict[str, str]:
+    """The environment tox runs in: isolated from user config, none of our tools on PATH.
 
     ``wheels``: install from that directory only (no index), as pip's
     ``--find-links --no-index``, so an env is set up without the network.
@@ -30,8 +30,19 @@ def run_tox(root: Path, *args: str, wheels: Path | None = None) -> subprocess.Co
     env["TOX_USER_CONFIG_FILE"] = os.devnull
     if wheels is not None:
         env.update(PIP_FIND_LINKS=str(wheels), PIP_NO_INDEX="1")
-    return subprocess.run([str(TOX), *args], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600, check=False)
+    return env
+
+
+def run_tox(root: Path, *args: str, wheels: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """tox as a user starts it (see :func:`tox_environment`), to the end."""
+    return subprocess.run([str(TOX), *args], cwd=root, env=tox_environment(wheels),
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+def start_tox(root: Path, *args: str) -> subprocess.Popen[str]:
+    """tox as a user starts it, left running (to be sent signals)."""
+    return subprocess.Popen([str(TOX), *args], cwd=root, env=tox_environment(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def examples(page: str) -> dict[str, str]:

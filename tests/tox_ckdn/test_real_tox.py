@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.tox_ckdn.realtox import run_tox
+from tests.tox_ckdn.realtox import run_tox, start_tox
 
 CKDN_TOML = """\
 [check.ruff]
@@ -44,3 +46,41 @@ def test_real_tox_installs_a_checks_requires_into_a_new_virtualenv_and_runs_it_t
     assert again.returncode == 0, again.stdout + again.stderr
     assert "install_deps>" not in again.stdout
     assert json.loads(latest.read_text())["status"] == "pass"
+
+
+def test_ctrl_c_under_tox_stops_the_running_check_and_its_evidence_says_so(
+        tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(
+        "[check.long]\n"
+        "command = \"sh -c 'sleep 60 & echo $! > sleeper.pid; wait'\"\n"
+        'parser = "generic"\ntimeout = 120\n'
+        '[check.next]\ncommand = "true"\nparser = "generic"\n'
+        '[check.both]\nmembers = ["long", "next"]\nfail_fast = false\n')
+    (tmp_path / "tox.toml").write_text(
+        '[env_run_base]\nskip_install = true\n[env.work]\nckdn_checks = ["both"]\n')
+    tox = start_tox(tmp_path, "-e", "work")
+    pid_file = tmp_path / "sleeper.pid"
+    try:
+        deadline = time.monotonic() + 120  # the env's virtualenv is made first
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert tox.poll() is None, tox.communicate()[0]
+            assert time.monotonic() < deadline, "the check never started"
+            time.sleep(0.05)
+        sleeper = int(pid_file.read_text())
+        interrupted_at = time.monotonic()
+        tox.send_signal(signal.SIGINT)
+        out, _ = tox.communicate(timeout=60)
+    finally:
+        if tox.poll() is None:
+            tox.kill()
+            tox.communicate()
+    assert time.monotonic() - interrupted_at < 20, out  # not the check's 60 s, nor its timeout
+    assert tox.returncode != 0, out
+    runs = tmp_path / ".agent-runs"
+    (long_run,) = runs.glob("*-long@work")
+    digest = json.loads((long_run / "digest.json").read_text())
+    assert (digest["status"], digest["rc"], digest["interrupted"]) == ("error", 130, True)
+    assert digest["notes"][0].startswith("stopped at the host's request (tox was interrupted);")
+    assert not list(runs.glob("*-next@work"))  # the alias's next member never started
+    assert not Path(f"/proc/{sleeper}").exists() or "Z" in Path(
+        f"/proc/{sleeper}/stat").read_text().rsplit(")", 1)[1].split()[0]
