@@ -226,6 +226,7 @@ def _supervise(
     progress = _progress_line(label, start)
     try:
         cause = _wait(child, log, stops, progress, None if timeout is None else start + timeout)
+        child.unwatch()  # whatever ended the wait, the tree stop's waits need their grace
         if progress is not None:
             progress.clear()
         return _conclude(child, cause, stops, start=start, timeout=timeout, grace=grace)
