@@ -309,8 +309,12 @@ class Store:
 
     # -- reading ---------------------------------------------------------------
 
-    def runs(self) -> list[RunInfo]:
-        """Every run dir, newest first."""
+    def runs(self, check: str | None = None) -> list[RunInfo]:
+        """Every run dir (or every one of ``check``), newest first.
+
+        Naming ``check`` filters by name before anything is looked up on disk: a
+        prune after each run must not pay for every other check's runs.
+        """
         found: list[RunInfo] = []
         order: dict[str, tuple[str, int, int, str]] = {}
         try:
@@ -326,7 +330,8 @@ class Store:
             for entry in entries:
                 parsed = parse_name(entry.name)
                 # is_dir() treats an entry pruned meanwhile as absent rather than raising.
-                if parsed is None or not entry.is_dir(follow_symlinks=False):
+                if parsed is None or (check is not None and parsed[2] != check) \
+                        or not entry.is_dir(follow_symlinks=False):
                     continue
                 path = os.path.join(self.runs_dir, entry.name)
                 kind = self._kind(path)
@@ -447,7 +452,7 @@ class Store:
         lock says so, and the lock's record is not read back.
         """
         _validate_keep(keep)
-        group = [info for info in self.runs() if info.check == check]
+        group = self.runs(check)
         writing = ([holding.name] if holding is not None and holding.check == check
                    else runlock.holding(self.runs_dir, check))
         protected = {*self._published(), *writing}

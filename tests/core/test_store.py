@@ -654,6 +654,24 @@ def test_runs_lists_run_dirs_with_their_kind_and_nothing_else(store: Store) -> N
     }
 
 
+def test_runs_of_one_check_are_its_runs_and_never_look_at_the_others(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ruff = [finished_run(store, "ruff") for _ in range(3)]
+    for check in ("mypy", "ruff-format", "pytest"):
+        finished_run(store, check)
+    looked: list[str] = []
+    kind = Store._kind
+
+    def spy(path: str) -> str:
+        looked.append(os.path.basename(path))
+        return kind(path)
+
+    monkeypatch.setattr(Store, "_kind", staticmethod(spy))
+    assert [info.path for info in store.runs("ruff")] == ruff[::-1]
+    assert sorted(looked) == sorted(os.path.basename(p) for p in ruff)
+
+
 def test_runs_of_a_runs_dir_not_created_yet_is_empty(store: Store) -> None:
     assert store.runs() == []
 
