@@ -41,7 +41,7 @@ def stop_on_interrupt(tox_env: ToxEnv) -> Iterator[StopRequest]:
             stop.request(REASON)
             interrupt()
 
-        setattr(tox_env, "interrupt", interrupt_checks_too)  # noqa: B010 - mypy: method
+        setattr(tox_env, "interrupt", interrupt_checks_too)  # noqa: B010 - assigning to a method is a type error
         try:
             yield stop
         finally:
