@@ -1,4 +1,5 @@
-"""A throwaway project with a ckdn.toml, and the real `ckdn` CLI run in it."""
+"""A throwaway project with a ckdn.toml and the real `ckdn` CLI run in it, plus the
+process helpers tests share (a clean environment, "is this pid still running")."""
 
 from __future__ import annotations
 
@@ -10,6 +11,27 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import Any
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without ``CKDN_*``: a ckdn started by a test must not
+    believe it runs inside the ckdn that may be running this suite."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+
+
+def running(pid: int) -> bool:
+    """Alive and able to run; a zombie nobody reaps (PID 1 in many containers) is not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:  # no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
 
 
 class Project:
@@ -25,7 +47,7 @@ class Project:
 
     def ckdn(self, *args: str, env: dict[str, str] | None = None,
              timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+        full_env = clean_env()
         full_env.update(env or {})
         return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
                               env=full_env, capture_output=True, text=True, timeout=timeout,

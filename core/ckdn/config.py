@@ -23,6 +23,7 @@ from ckdn._toml import read_plain
 from ckdn.errors import ConfigError, UsageError
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import OptionError, option_names
+from ckdn.runname import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class Config(Record):
         names = [*self.checks, *self.aliases]
         if not names:
             where = (f"no {CONFIG_NAME} in {self.cwd}" if self.path is None
-                     else f"{_display(self.path, self.cwd)} defines no checks")
+                     else f"{shown_path(self.path, self.cwd)} defines no checks")
             raise UsageError(_one_line(
                 f"unknown check {name!r}; {where}; run `ckdn init` or pass --config"))
         hint = _suggest(name, names)
@@ -195,7 +196,7 @@ def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
     """
     base = _absolute(cwd)
     path = config_path(base, explicit)
-    shown = _display(path, base)
+    shown = shown_path(path, base)
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -518,11 +519,3 @@ def _one_line(text: str) -> str:
 def _absolute(path: str | os.PathLike[str]) -> str:
     """Absolute and normalised, without following symlinks (so relative displays hold)."""
     return os.path.abspath(path)
-
-
-def _display(path: str, cwd: str) -> str:
-    """``path`` relative to ``cwd`` when it is inside it, else as it is."""
-    if path == cwd:
-        return "."
-    inside = cwd.rstrip(os.sep) + os.sep
-    return path[len(inside):] if path.startswith(inside) else path

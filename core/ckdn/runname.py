@@ -11,7 +11,8 @@ order for one label up to 999 runs in one second; ckdn itself orders by the
 parsed key (timestamp, sequence, name), which stays right beyond that.
 
 A name, a check or a run reference also shows up in refusals, so the one-line
-quoting of user-supplied text (and of the OS's reasons) lives here too.
+quoting of user-supplied text (and of the OS's reasons) lives here too, and so
+does the one way a path is shown: relative to cwd when it lies under it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "parse_name",
     "quote",
     "run_name",
+    "shown_path",
     "validate_label",
 ]
 
@@ -104,6 +106,18 @@ def quote(text: str) -> str:
     if len(text) > _REF_SHOWN:
         return repr(text[:_REF_SHOWN]) + "..."
     return repr(text)
+
+
+def shown_path(path: str, cwd: str) -> str:
+    """``path`` (absolute, normalised) relative to ``cwd`` when it lies under it, else as is.
+
+    How digests, listings and messages show a path: ``.agent-runs/...`` for the
+    usual run dir, the full path for one elsewhere (never a ``../`` climb).
+    """
+    if path == cwd:
+        return "."
+    inside = cwd.rstrip(os.sep) + os.sep
+    return path[len(inside):] if path.startswith(inside) else path
 
 
 def one_line(text: str) -> str:

@@ -29,6 +29,7 @@ from ckdn.runname import (
     parse_name,
     quote,
     run_name,
+    shown_path,
     validate_label,
 )
 
@@ -139,13 +140,7 @@ class Store:
 
     def display(self, path: str | os.PathLike[str]) -> str:
         """``path`` as a digest shows it: cwd-relative when under cwd, else absolute."""
-        path = os.path.normpath(os.path.join(self.cwd, path))
-        if path == self.cwd:
-            return "."
-        inside = self.cwd.rstrip(os.sep) + os.sep
-        if path.startswith(inside):
-            path = path[len(inside):]
-        return path.replace(os.sep, "/") if os.sep != "/" else path
+        return shown_path(os.path.normpath(os.path.join(self.cwd, path)), self.cwd)
 
     def _shown(self, path: str | os.PathLike[str]) -> str:
         return one_line(self.display(path))

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import PY, Project, py
-
-CLEAN_ENV = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+from tests.project import PY, Project, clean_env, py
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -99,7 +97,7 @@ def test_a_timeout_kills_the_check_and_exits_124(project: Project) -> None:
 def test_ctrl_c_stops_the_check_and_still_writes_the_evidence(project: Project) -> None:
     code = "import time; print('working', flush=True); time.sleep(30)"
     project.config(f'[check.long]\ncommand = """{py(code)}"""\nparser = "generic"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    env = clean_env()
     proc = subprocess.Popen([PY, "-m", "ckdn", "run", "long"], cwd=project.root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
@@ -122,7 +120,7 @@ def test_a_second_concurrent_run_of_one_check_is_refused(project: Project) -> No
     code = "import time; print('x', flush=True); time.sleep(30)"
     project.config(f'[check.hold]\ncommand = """{py(code)}"""\nparser = "generic"\n'
                    "timeout = 20\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    env = clean_env()
     first = subprocess.Popen([PY, "-m", "ckdn", "run", "hold"], cwd=project.root, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -140,7 +138,7 @@ def test_a_second_concurrent_run_of_one_check_is_refused(project: Project) -> No
 def test_a_lock_left_by_a_killed_run_is_reclaimed_with_a_note(project: Project) -> None:
     code = "import time; print('x', flush=True); time.sleep(30)"
     project.config(f'[check.hold]\ncommand = """{py(code)}"""\nparser = "generic"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    env = clean_env()
     first = subprocess.Popen([PY, "-m", "ckdn", "run", "hold"], cwd=project.root, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              start_new_session=True)
@@ -491,7 +489,7 @@ def test_the_program_flushes_its_output_and_skips_interpreter_teardown(project: 
              "sys.stdout.write('before ')\n"  # buffered: only the exit's flush writes it
              "from ckdn.cli import main\nmain()\n")
     proc = subprocess.run([PY, "-c", probe], cwd=project.root, capture_output=True, text=True,
-                          check=False, env=CLEAN_ENV)
+                          check=False, env=clean_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("before {")
     assert json.loads(proc.stdout[7:])["status"] == "pass"
@@ -504,6 +502,6 @@ def test_a_host_calling_main_gets_the_code_back_and_keeps_its_collector(project:
              "code = main(['--cwd', '.', 'run', '-q', 'bad'])\n"
              "print('host', code, gc.isenabled())\n")
     proc = subprocess.run([PY, "-c", probe], cwd=project.root, capture_output=True, text=True,
-                          check=False, env=CLEAN_ENV)
+                          check=False, env=clean_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "host 1 True"

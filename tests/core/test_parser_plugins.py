@@ -8,12 +8,11 @@ distribution (a ``.dist-info`` with ``entry_points.txt`` on ``PYTHONPATH``), so
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 
-from tests.project import PY, Project, py
+from tests.project import PY, Project, clean_env, py
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "parsers.md"
 
@@ -109,7 +108,7 @@ def test_built_in_parsers_never_pay_for_entry_point_discovery(tmp_path: Path) ->
     (tmp_path / "ckdn.toml").write_text('[check.ok]\ncommand = "true"\nparser = "generic"\n')
     probe = ("import sys\nfrom ckdn.cli import main\nmain(['run', 'ok'])\n"
              "print('\\n' + str('importlib.metadata' in sys.modules))\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    env = clean_env()
     out = subprocess.run([PY, "-c", probe], cwd=tmp_path, env=env, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"

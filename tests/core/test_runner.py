@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn import runner, spawn
+from ckdn import runner
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from ckdn.runner import Ran, run_process
 from ckdn.stop import StopRequest
+from tests.project import running
 
 Run = Callable[..., Ran]
 
@@ -44,18 +45,10 @@ print(json.dumps({"rc": ran.exit.rc, "interrupted": ran.exit.interrupted,
 """
 
 
-#: The two ways the runner starts a child (ckdn.spawn): posix_spawn when the child runs in
-#: ckdn's own directory, Popen anywhere else. Every runner test runs through both.
-SPAWNS = ["posix_spawn", "popen"]
-
-
-@pytest.fixture(params=SPAWNS)
-def run(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """run_process with a minimal environment and the log at tmp_path/full.log."""
-    if request.param == "posix_spawn":
-        monkeypatch.chdir(tmp_path)
-    else:
-        monkeypatch.setattr(spawn, "_use_posix_spawn", False)
+@pytest.fixture
+def run(spawn_path: str, tmp_path: Path) -> Run:
+    """run_process with a minimal environment and the log at tmp_path/full.log, through
+    each spawn path in turn (every runner test runs through both)."""
 
     def run(argv: Sequence[str], **options: object) -> Ran:
         options.setdefault("cwd", tmp_path)
@@ -68,21 +61,6 @@ def run(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Monk
 
 def sh(script: str) -> list[str]:
     return ["sh", "-c", script]
-
-
-def running(pid: int) -> bool:
-    """Alive and able to run; a zombie nobody reaps (PID 1 in many containers) is not."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    except NotADirectoryError:  # no /proc
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
 
 
 def first_pid(log: Path) -> int:
@@ -355,8 +333,9 @@ class CkdnLike:
             [sys.executable, "-c", CKDN_LIKE, argv, str(self.log), str(grace)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            # posix_spawn starts the child only in ckdn's own directory (the log's here)
-            cwd=tmp_path if how == "posix_spawn" else None,
+            # a process of its own, so it picks its spawn path by its own directory:
+            # posix_spawn only where the child runs (the log's directory)
+            cwd=tmp_path if how == "posix_spawn" else tmp_path.parent,
         )
 
     def grandchild(self) -> int:
@@ -374,14 +353,12 @@ class CkdnLike:
         return result
 
 
-@pytest.fixture(params=SPAWNS)
-def ckdn_like(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[Callable[[str, float], CkdnLike]]:
+@pytest.fixture
+def ckdn_like(spawn_path: str, tmp_path: Path) -> Iterator[Callable[[str, float], CkdnLike]]:
     started: list[CkdnLike] = []
 
     def start(script: str, grace: float = 0.2) -> CkdnLike:
-        started.append(CkdnLike(tmp_path, script, grace, request.param))
+        started.append(CkdnLike(tmp_path, script, grace, spawn_path))
         return started[-1]
 
     yield start

@@ -29,14 +29,6 @@ print(repr((fds, os.getsid(0) == os.getpid(), sys.stdin.read(5))))
 """
 
 
-@pytest.fixture(params=["posix_spawn", "popen"])
-def how(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(tmp_path)
-    if request.param == "popen":
-        monkeypatch.setattr(spawn, "_use_posix_spawn", False)
-    return str(request.param)
-
-
 @pytest.fixture
 def log(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     path = tmp_path / "full.log"
@@ -51,11 +43,11 @@ def finish(proc: spawn.Process, path: Path) -> str:
 
 
 def test_the_path_taken_is_posix_spawn_only_in_the_current_directory(
-    how: str, tmp_path: Path, log: tuple[int, Path]
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path]
 ) -> None:
     here = spawn.start(["true"], tmp_path, {"PATH": os.environ["PATH"]}, log[0])
     elsewhere = spawn.start(["true"], "/", {"PATH": os.environ["PATH"]}, log[0])
-    assert isinstance(here, spawn.Spawned) == (how == "posix_spawn")
+    assert isinstance(here, spawn.Spawned) == (spawn_path == "posix_spawn")
     assert isinstance(elsewhere, subprocess.Popen)
     assert (here.wait(), elsewhere.wait()) == (0, 0)
 
@@ -71,7 +63,7 @@ def test_a_symlink_to_the_current_directory_counts_as_current(
 
 
 def test_the_child_inherits_no_other_descriptor_leads_its_session_and_reads_devnull(
-    how: str, log: tuple[int, Path]
+    spawn_path: str, log: tuple[int, Path]
 ) -> None:
     inherited = os.open(os.devnull, os.O_RDONLY)
     os.set_inheritable(inherited, True)
@@ -85,7 +77,7 @@ def test_the_child_inherits_no_other_descriptor_leads_its_session_and_reads_devn
 
 
 def test_the_signals_python_ignores_are_not_ignored_in_the_child(
-    how: str, log: tuple[int, Path]
+    spawn_path: str, log: tuple[int, Path]
 ) -> None:
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN  # what the child must not inherit
     child = spawn.start(["grep", "SigIgn", "/proc/self/status"], ".",
@@ -95,7 +87,9 @@ def test_the_signals_python_ignores_are_not_ignored_in_the_child(
         assert not ignored >> (signum - 1) & 1, signum
 
 
-def test_a_signal_death_is_the_negative_signal_number(how: str, log: tuple[int, Path]) -> None:
+def test_a_signal_death_is_the_negative_signal_number(
+    spawn_path: str, log: tuple[int, Path]
+) -> None:
     child = spawn.start(["sh", "-c", "kill -TERM $$"], ".", {"PATH": os.environ["PATH"]}, log[0])
     assert child.wait() == -15
     assert child.returncode == -15
@@ -110,7 +104,7 @@ def tool(folder: Path, mode: int) -> Path:
 
 
 def test_the_program_is_looked_up_on_the_childs_path_past_unrunnable_entries(
-    how: str, tmp_path: Path, log: tuple[int, Path]
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path]
 ) -> None:
     tool(tmp_path / "a", 0o644)  # not executable: Popen goes on, and so must we
     tool(tmp_path / "b", 0o755)
@@ -129,7 +123,7 @@ def test_the_program_is_looked_up_on_the_childs_path_past_unrunnable_entries(
     ],
 )
 def test_a_command_that_cannot_start_raises_what_popen_raises(
-    how: str, tmp_path: Path, log: tuple[int, Path], layout: str, expected: type[OSError]
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path], layout: str, expected: type[OSError]
 ) -> None:
     folders = [tmp_path / "x", tmp_path / "y"]
     for folder in folders:
@@ -146,7 +140,7 @@ def test_a_command_that_cannot_start_raises_what_popen_raises(
 
 @pytest.mark.parametrize("name", ["./no-such", "sub/no-such", "./plain-file"])
 def test_a_path_with_a_slash_is_not_searched(
-    how: str, tmp_path: Path, log: tuple[int, Path], name: str
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path], name: str
 ) -> None:
     (tmp_path / "plain-file").write_text("data\n")
     (tmp_path / "plain-file").chmod(stat.S_IRUSR)

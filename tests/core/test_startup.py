@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import pickle
 import re
 import subprocess
@@ -37,6 +36,7 @@ from ckdn.reconcile import Exit, Verdict
 from ckdn.starter import STARTER
 from ckdn.store import _parse as store_parse
 from ckdn.store import check_of
+from tests.project import clean_env
 
 HYPOTHESIS = settings(max_examples=300, deadline=None,
                       suppress_health_check=[HealthCheck.too_slow,
@@ -83,7 +83,7 @@ raise SystemExit(code)
 
 
 def loaded_by_ckdn(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    env = clean_env()
     core = str(Path(ckdn.__file__).parent.parent)
     proc = subprocess.run([sys.executable, "-S", "-c", WRAPPER, core, *args], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=60, check=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.project import running
 from tests.tox_ckdn.realtox import run_tox, start_tox
 
 CKDN_TOML = """\
@@ -82,5 +83,4 @@ def test_ctrl_c_under_tox_stops_the_running_check_and_its_evidence_says_so(
     assert (digest["status"], digest["rc"], digest["interrupted"]) == ("error", 130, True)
     assert digest["notes"][0].startswith("stopped at the host's request (tox was interrupted);")
     assert not list(runs.glob("*-next@work"))  # the alias's next member never started
-    assert not Path(f"/proc/{sleeper}").exists() or "Z" in Path(
-        f"/proc/{sleeper}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    assert not running(sleeper)
