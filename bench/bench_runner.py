@@ -35,12 +35,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ckdn.runner import run_process
+from ckdn.process import run_process
 
 DRIVER = r"""
 import json, os, resource, sys, time
 from pathlib import Path
-from ckdn.runner import run_process
+from ckdn.process import run_process
 argv, log = json.loads(sys.argv[1]), Path(sys.argv[2])
 begin = time.perf_counter()
 ran = run_process(argv, cwd=log.parent, env=dict(os.environ), log_path=log)
@@ -93,8 +93,8 @@ def bench_true(work: Path, runs: int) -> None:
     fresh: dict[str, list[float]] = {"pass": [], "import": [], "run": []}
     code = {
         "pass": "pass",
-        "import": "import ckdn.runner",
-        "run": "import os, pathlib; from ckdn.runner import run_process; "
+        "import": "import ckdn.process",
+        "run": "import os, pathlib; from ckdn.process import run_process; "
         f"run_process(['true'], cwd=pathlib.Path({str(work)!r}), env=dict(os.environ), "
         f"log_path=pathlib.Path({str(log)!r}))",
     }
@@ -103,7 +103,7 @@ def bench_true(work: Path, runs: int) -> None:
             fresh[key].append(timed(subprocess.run, [sys.executable, "-c", source], check=True))
     print("true, fresh interpreter each time (median)")
     print(f"  python -c pass                         {median_ms(fresh['pass'])}")
-    print(f"  python -c 'import ckdn.runner'         {median_ms(fresh['import'])}")
+    print(f"  python -c 'import ckdn.process'        {median_ms(fresh['import'])}")
     print(f"  python -c run_process(['true'])        {median_ms(fresh['run'])}")
 
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ckdn.config import Alias, Check, Config, load_config
+from ckdn.app import Alias, Check, Config, load_config, requirements
 from ckdn.errors import CkdnError
-from nox_ckdn._run import ConfigPath, execute, requirements_of
+from nox_ckdn._run import ConfigPath, execute
 from nox_ckdn._session import install_requirements, unique
 
 TYPE_CHECKING = False
@@ -78,7 +78,7 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
             continue
         kind = "alias" if isinstance(target, Alias) else "check"
         body = _session_body(loaded, target.name,
-                             unique([*install, *requirements_of(loaded, target.name)]))
+                             unique([*install, *requirements(loaded, [target.name])]))
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)

@@ -11,26 +11,25 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from ckdn.app import headline, red_members
-from ckdn.config import Alias, Config, load_config
+from ckdn.app import PASS, Config, encode, headline, load_config, red_members, render, requirements
 from ckdn.errors import CkdnError
-from ckdn.reconcile import PASS
-from nox_ckdn._session import base_env, install_requirements, unique
+from nox_ckdn._session import base_env, install_requirements
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import nox
 
-__all__ = ["ConfigPath", "execute", "install", "requirements_of", "run"]
+    from ckdn.app.types import Document
+
+__all__ = ["ConfigPath", "execute", "install", "run"]
 
 #: A path to ``ckdn.toml`` as ``ckdn --config`` takes it (relative to the project dir).
 ConfigPath = str | os.PathLike[str] | None
 
 
 def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
-        fail: bool = True, config: ConfigPath = None) -> dict[str, Any]:
+        fail: bool = True, config: ConfigPath = None) -> Document:
     """Run the check or alias ``name`` through ckdn with this session's environment.
 
     ``args`` (default: ``session.posargs``) are the check's extra arguments.
@@ -51,11 +50,11 @@ def install(session: nox.Session, *names: str, config: ConfigPath = None) -> lis
     """
     loaded = load(session, config)
     try:
-        wanted = [req for name in names for req in requirements_of(loaded, name)]
+        wanted = requirements(loaded, names)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     install_requirements(session, wanted)
-    return unique(wanted)
+    return wanted
 
 
 def load(session: nox.Session, config: ConfigPath) -> Config:
@@ -66,16 +65,8 @@ def load(session: nox.Session, config: ConfigPath) -> Config:
         session.error(f"ckdn: {exc.message}")
 
 
-def requirements_of(config: Config, name: str) -> list[str]:
-    """A check's ``requires``, or those of every member of an alias, in order."""
-    target = config.get(name)
-    if isinstance(target, Alias):
-        return [req for member in target.members for req in config.checks[member].requires]
-    return list(target.requires)
-
-
 def execute(session: nox.Session, config: Config, name: str, extra_args: Sequence[str], *,
-            fail: bool = True) -> dict[str, Any]:
+            fail: bool = True) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
     from ckdn.app import run as run_target
 
@@ -95,19 +86,17 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     return doc
 
 
-def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
+def _report(session: nox.Session, config: Config, doc: Document) -> bool:
     """Log the rendered document and, for an alias, each red member's digest.
 
     The aggregate only routes; the member digests are what a reader acts on,
     so they are printed right here rather than left for ``ckdn show``.
     Returns whether a run was interrupted (Ctrl-C reached ckdn, not nox).
     """
-    from ckdn.digest import render
-
     what = f"digest of {doc['check']}" if "check" in doc else f"aggregate of {doc['alias']}"
     session.log(f"ckdn: {what} ({doc['status']}):\n{render(doc)}")
     interrupted = bool(doc.get("interrupted"))
-    for run_dir, member in red_members(config.cwd, doc):
+    for run_dir, member in red_members(config, doc):
         if member is None:
             session.warn(f"ckdn: no readable digest in {run_dir}")
             continue
@@ -117,7 +106,5 @@ def _report(session: nox.Session, config: Config, doc: dict[str, Any]) -> bool:
     return interrupted
 
 
-def _compact(doc: dict[str, Any]) -> str:
-    from ckdn.digest import encode
-
+def _compact(doc: Document) -> str:
     return encode(doc).decode("utf-8")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ckdn.parsers.base import Finding, cap_line
+from ckdn.app import Finding, Snippet, cap_line
 
 __all__ = [
     "COLLECTION_ERROR",
@@ -95,16 +95,14 @@ def _e_lines(lines: Iterable[str]) -> list[str]:
     return [line for line in lines if line.startswith("E ")]
 
 
-def _bounded(lines: Sequence[str], limit: int, last: str | None = None) -> tuple[str, ...]:
-    """At most ``limit`` lines (``last`` always among them), each capped, and a counted
-    ``... [+N more lines]`` marker at the end (where the digest merges its own count)."""
+def _bounded(lines: Sequence[str], limit: int, last: str | None = None) -> Snippet:
+    """At most ``limit`` lines (``last`` always among them), each cut; the lines left out
+    are counted (the digest adds its own count to it)."""
     room = max(limit - (last is not None), 0)
     kept = [cap_line(line) for line in lines[:room]]
     if last is not None:
         kept.append(cap_line(last))
-    if len(lines) > room:
-        kept.append(f"... [+{len(lines) - room} more lines]")
-    return tuple(kept)
+    return Snippet(kept, max(0, len(lines) - room))
 
 
 def _last_entry(longrepr: Any) -> Any | None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -30,18 +29,15 @@ from pytest_ckdn._collect import Collector, Paths
 from pytest_ckdn._settings import Settings
 
 if TYPE_CHECKING:
-    from ckdn.app import Outcome
-    from ckdn.parsers.base import ParseResult
-    from ckdn.reconcile import Exit
-    from ckdn.store import RunDir, Store
+    from ckdn.app import HostRun, ParseResult
     from pytest_ckdn._tee import LogTee
 
 __all__ = ["PARSER_LABEL", "Recorder"]
 
 #: What ``meta.json`` names as the parser of a plugin session.
 PARSER_LABEL = "pytest-plugin"
-RC_INTERRUPTED = 130
-_NO_TESTS = "no tests ran"
+#: The outcomes of a test that ran (anything but skipped).
+_RAN = ("passed", "failures", "errors", "xfailed", "xpassed")
 
 
 class Recorder:
@@ -55,11 +51,9 @@ class Recorder:
         self.session: pytest.Session | None = None
         self.interrupted = False
         self.notes: list[str] = list(settings.notes)
-        self.started_at = time.time()
         self._clock = time.perf_counter()
         self._reporter: Any = None
-        self._store: Store | None = None
-        self._run: RunDir | None = None
+        self._run: HostRun | None = None
         self._tee: LogTee | None = None
 
     # -- session hooks -----------------------------------------------------------------------
@@ -73,19 +67,17 @@ class Recorder:
         self.session = session
 
     def _begin(self) -> None:
-        from ckdn.app import store_for
+        from ckdn.app import begin_host_run
         from ckdn.errors import CkdnError
         from pytest_ckdn._tee import LogTee
 
         assert self.settings.ckdn is not None
-        store = store_for(self.settings.ckdn)
         try:
-            self._run = store.begin(self.settings.check)
+            self._run = begin_host_run(self.settings.ckdn, self.settings.check)
         except CkdnError as exc:
             raise pytest.UsageError(f"ckdn: {exc}") from None
-        self._store = store
         writer = self.config.get_terminal_writer() if self._reporter is not None else None
-        self._tee = LogTee(Path(self._run.path, "full.log"), writer)
+        self._tee = LogTee(self._run.open_log(), writer)
         if writer is None:
             self.notes.append("pytest's terminal reporter is disabled: full.log is empty")
 
@@ -164,8 +156,14 @@ class Recorder:
 
     def result(self) -> ParseResult:
         """The session's facts (findings, counts, coverage, gates), before other plugins add."""
-        from ckdn.parsers.base import ParseResult
-        from pytest_ckdn._coverage import coverage_gates, coverage_of
+        from ckdn.app import (
+            ALLOW_NO_TESTS_HINT,
+            ParseResult,
+            coverage_gates,
+            max_warnings_gate,
+            no_tests_gate,
+        )
+        from pytest_ckdn._coverage import coverage_of
 
         collector = self.collector
         stats = getattr(self._reporter, "stats", None) if self._reporter is not None else None
@@ -179,16 +177,18 @@ class Recorder:
             summary["coverage"] = covered
         gates.extend(coverage_failures)
         status = self.exit_status()
-        if status == pytest.ExitCode.MAX_WARNINGS_ERROR:
-            gates.append(f"{counts['warnings']} warning(s) exceed pytest's --max-warnings")
+        warnings = max_warnings_gate(status, counts["warnings"])
+        if warnings is not None:
+            gates.append(warnings)
         # Only where pytest believed it finished normally (0, or 5: nothing
         # collected): any other exit status already has its own cause.
         if status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) \
                 and collector.findings_total == 0 and not self.settings.allow_no_tests:
-            unverified = _unverified(counts)
-            gates.extend(unverified)
-            notes.extend(f"{gate}; set allow_no_tests = true if this check may legitimately "
-                         "run none" for gate in unverified)
+            unverified = no_tests_gate(counts["tests"], sum(counts[name] for name in _RAN),
+                                       deselected=counts["deselected"])
+            if unverified is not None:
+                gates.append(unverified)
+                notes.append(f"{unverified}; {ALLOW_NO_TESTS_HINT}")
         if self.interrupted:
             notes.append(f"interrupted by Ctrl-C (pytest exit status {status})")
         return ParseResult(findings=collector.findings(), findings_total=collector.findings_total,
@@ -200,44 +200,31 @@ class Recorder:
         return result
 
     def _write_evidence(self) -> None:
-        from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, write_evidence
+        from ckdn.app import write_evidence
 
         assert self.settings.evidence_dir is not None
-        path = self.settings.evidence_dir / EVIDENCE_FILE
+        where = self.settings.evidence_dir
         try:
-            write_evidence(path, self._facts(), self.exit_status())
+            write_evidence(str(where), self._facts(), self.exit_status())
         except OSError as exc:
-            sys.stderr.write(f"ckdn: cannot write {path}: {exc.strerror or exc}; the outer run "
-                             "falls back to other evidence\n")
-
-    def _exit(self, status: int) -> Exit:
-        from ckdn.reconcile import Exit
-
-        duration = time.perf_counter() - self._clock
-        if self.interrupted:
-            return Exit(rc=RC_INTERRUPTED, interrupted=True, duration=duration)
-        return Exit(rc=status, duration=duration)
+            sys.stderr.write(f"ckdn: cannot write evidence into {where}: {exc.strerror or exc};"
+                             " the outer run falls back to other evidence\n")
 
     def _seal(self) -> None:
-        from ckdn.app import seal
-        from ckdn.digest import encode
+        from ckdn.app import RC_INTERRUPTED, encode
         from ckdn.errors import CkdnError
 
         assert self._run is not None
-        assert self._store is not None
         assert self._tee is not None
-        assert self.settings.ckdn is not None
         status = self.exit_status()
         result = self._facts()
-        log_bytes = self._tee.size
-        log_sha256 = self._tee.close()
+        self._tee.close()
         argv = ["pytest", *map(str, self.config.invocation_params.args)]
         try:
-            outcome: Outcome = seal(
-                self.settings.ckdn, self._store, self._run, check=self.settings.check,
-                parser=PARSER_LABEL, argv=argv, exit=self._exit(status), result=result,
-                started_at=self.started_at, finished_at=time.time(), log_sha256=log_sha256,
-                log_bytes=log_bytes, top=self.settings.check_top)
+            outcome = self._run.seal(
+                argv=argv, rc=RC_INTERRUPTED if self.interrupted else status,
+                interrupted=self.interrupted, duration=time.perf_counter() - self._clock,
+                result=result, parser=PARSER_LABEL, top=self.settings.check_top)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return
@@ -256,14 +243,3 @@ class Recorder:
         else:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
-
-
-def _unverified(counts: dict[str, int]) -> list[str]:
-    """A session that ran no test checked nothing: never a pass (zero tests is not green)."""
-    if counts["tests"] == 0:
-        deselected = counts["deselected"]
-        return [_NO_TESTS + (f" ({deselected} deselected)" if deselected else "")]
-    outcomes = ("passed", "failures", "errors", "xfailed", "xpassed")
-    if counts["skipped"] and not any(counts[name] for name in outcomes):
-        return [f"{_NO_TESTS}: all {counts['tests']} test(s) skipped"]
-    return []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ckdn.config import Config
+    from ckdn.app import Config
 
 __all__ = ["RUN_DIR_ENV", "Settings", "resolve"]
 
@@ -58,7 +58,7 @@ def _fail_under(value: Any, where: str) -> float | None:
 
 def resolve(config: pytest.Config) -> Settings:
     """Settings for an enabled session; ``pytest.UsageError`` (one line, exit 4) on a bad config."""
-    from ckdn.config import default_config, load_config
+    from ckdn.app import default_config, load_config
     from ckdn.errors import CkdnError
 
     outer = os.environ.get(RUN_DIR_ENV) or None

@@ -12,27 +12,26 @@ What it cannot see: output that bypasses pytest, such as a test printing with
 file descriptors. Under ``ckdn run`` the runner owns ``full.log`` at the file
 descriptor level instead and this tee is not used.
 
-The file is written as the session runs (never held in memory) and hashed as
-it goes, so sealing needs no second pass over a large log.
+The text goes into the run's :class:`ckdn.app.HostLog`, which writes it as the
+session runs (never held in memory) and hashes it as it goes, so sealing needs
+no second pass over a large log.
 """
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ckdn.app import HostLog
 
 __all__ = ["LogTee"]
 
 
 class LogTee:
-    """Copies a terminal writer's text into ``path`` until :meth:`close`."""
+    """Copies a terminal writer's text into a run's log until :meth:`close`."""
 
-    def __init__(self, path: Path, writer: Any | None) -> None:
-        self.path = path
-        self._file: IO[bytes] | None = open(path, "wb")  # noqa: SIM115 - closed in close()
-        self._sha = hashlib.sha256()
-        self.size = 0
+    def __init__(self, log: HostLog, writer: Any | None) -> None:
+        self._log: HostLog | None = log
         self._writer = writer
         self._previous: Any = None
         self._tee: Any = None
@@ -47,16 +46,11 @@ class LogTee:
             self._tee = writer.write = tee_write
 
     def write(self, text: str) -> None:
-        handle = self._file
-        if handle is None or not text:
-            return
-        data = text.encode("utf-8", "backslashreplace")
-        handle.write(data)
-        self._sha.update(data)
-        self.size += len(data)
+        if self._log is not None and text:
+            self._log.write(text)
 
-    def close(self) -> str:
-        """Stop copying, close the file and return its sha256 (hex)."""
+    def close(self) -> None:
+        """Stop copying; the run's seal closes the log itself."""
         writer, self._writer = self._writer, None
         # Unhook only if nobody wrapped the writer after us; otherwise our
         # wrapper stays in their chain and passes text through untouched.
@@ -65,7 +59,4 @@ class LogTee:
                 del vars(writer)["write"]
             else:
                 writer.write = self._previous
-        handle, self._file = self._file, None
-        if handle is not None:
-            handle.close()
-        return self._sha.hexdigest()
+        self._log = None

@@ -8,12 +8,13 @@ and after pytest's final exit status is known (in ``pytest_unconfigure``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from ckdn.parsers.base import ParseResult
+    from ckdn.app import ParseResult
+    from ckdn.app.types import Digest
 
 __all__ = ["pytest_ckdn_collect", "pytest_ckdn_digest"]
 
@@ -22,7 +23,7 @@ __all__ = ["pytest_ckdn_collect", "pytest_ckdn_digest"]
 def pytest_ckdn_collect(result: ParseResult, config: pytest.Config) -> None:
     """Add to the session's facts before they are sealed.
 
-    ``result`` is the :class:`ckdn.parsers.base.ParseResult` built from the
+    ``result`` is the :class:`ckdn.app.ParseResult` built from the
     session's hooks; an implementation may append to ``result.notes``,
     ``result.gate_failures`` (a failed gate turns exit code 0 into ``fail``) or
     add keys to ``result.summary``. Findings are pytest's to report: do not
@@ -31,7 +32,7 @@ def pytest_ckdn_collect(result: ParseResult, config: pytest.Config) -> None:
 
 
 @pytest.hookspec
-def pytest_ckdn_digest(digest: dict[str, Any], config: pytest.Config) -> None:
+def pytest_ckdn_digest(digest: Digest, config: pytest.Config) -> None:
     """See the finished ``ckdn.digest/2`` document, after it was written to disk.
 
     ``digest`` is the document as stored in ``digest.json`` (treat it as

@@ -16,7 +16,6 @@ ckdn.toml name, so a run name can never be taken for another check's.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
@@ -29,9 +28,7 @@ if TYPE_CHECKING:
     from tox.config.sets import EnvConfigSet
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Outcome
-    from ckdn.config import Alias, Check, Config
-    from ckdn.stop import StopRequest
+    from ckdn.app import Alias, Check, Config, Outcome, StopRequest
     from tox_ckdn._session import Session
 
 __all__ = ["KEY", "add_config", "add_requires", "planned", "run_checks", "run_name"]
@@ -96,16 +93,13 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
 
 def requirements(config: Config, names: list[str]) -> list[str]:
     """The ``requires`` of these checks and aliases' members, in order, each once."""
-    from ckdn.config import Alias
+    from ckdn.app import requirements as requirements_of
+    from ckdn.errors import CkdnError
 
-    found: dict[str, None] = {}
-    for name in names:
-        target = _target(config, name)
-        checks = ([config.checks[m] for m in target.members] if isinstance(target, Alias)
-                  else [target])
-        for check in checks:
-            found.update(dict.fromkeys(check.requires))
-    return list(found)
+    try:
+        return requirements_of(config, names)
+    except CkdnError as exc:
+        raise Fail(f"ckdn: {KEY}: {exc.message}") from None
 
 
 def run_checks(session: Session, tox_env: ToxEnv) -> None:
@@ -114,7 +108,7 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     Every entry runs (so one CI job reports every red check); an alias stops at
     its first red member when its own ``fail_fast`` says so.
     """
-    from ckdn.reconcile import PASS
+    from ckdn.app import PASS, headline
 
     names = list(tox_env.conf[KEY])
     if not names:
@@ -125,8 +119,6 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     extra = session.posargs()
     if extra:
         _refuse_posargs(env, names, targets, extra)
-    from ckdn.app import headline
-
     base = dict(tox_env.environment_variables)
     red = []
     with stop_on_interrupt(tox_env) as stop:
@@ -136,7 +128,7 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
                             "" if label == target.name else f" (as {label})")
             outcome = _run(config, target, env, extra, base, stop=stop)
             session.record(env, members_of(outcome))
-            show(tox_env, config.cwd, outcome.document)
+            show(tox_env, config, outcome.document)
             if outcome.status != PASS:
                 red.append(headline(outcome.document))
             if stop.requested:
@@ -157,23 +149,14 @@ def planned(config: Config | None, names: list[str], env: str) -> list[str]:
 
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
          base: dict[str, str], *, stop: StopRequest) -> Outcome:
-    from ckdn.app import run_alias, run_check
-    from ckdn.config import Alias
+    from ckdn.app import run
     from ckdn.errors import CkdnError
 
     try:
-        if isinstance(target, Alias):
-            members = [_renamed(config.checks[m], env) for m in target.members]
-            return run_alias(config, run_name(target.name, env), members, target.fail_fast,
-                             env=base, stop=stop)
-        return run_check(config, _renamed(target, env), extra_args=extra, env=base, stop=stop)
+        return run(config, target.name, extra_args=extra, env=base, stop=stop,
+                   run_name=lambda name: run_name(name, env))
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
-
-
-def _renamed(check: Check, env: str) -> Check:
-    name = run_name(check.name, env)
-    return check if name == check.name else dataclasses.replace(check, name=name)
 
 
 def _target(config: Config, name: str) -> Check | Alias:
@@ -188,7 +171,7 @@ def _target(config: Config, name: str) -> Check | Alias:
 def _refuse_posargs(env: str, names: list[str], targets: list[Check | Alias],
                     extra: tuple[str, ...]) -> None:
     """Extra arguments go to one atomic check, as ``ckdn run`` takes them (never to an alias)."""
-    from ckdn.config import Alias
+    from ckdn.app import Alias
 
     first = targets[0]
     example = first.members[0] if isinstance(first, Alias) else first.name

@@ -44,8 +44,7 @@ def after_commands(session: Session, tox_env: ToxEnv, exit_code: int,
 def teardown(session: Session, tox_env: ToxEnv) -> None:
     from tox.tox_env.runner import RunToxEnv
 
-    from ckdn.digest import Member
-    from ckdn.reconcile import SKIPPED
+    from ckdn.app import SKIPPED, Member
 
     if not isinstance(tox_env, RunToxEnv) or not session.active:
         return

@@ -16,10 +16,7 @@ chunks; tox itself already holds it in memory.
 
 from __future__ import annotations
 
-import hashlib
-import time
-from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from tox.tox_env.errors import Fail
 
@@ -31,17 +28,13 @@ if TYPE_CHECKING:
     from tox.execute import Outcome as ToxOutcome
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Outcome
-    from ckdn.config import Config
-    from ckdn.store import RunDir, Store
+    from ckdn.app import Config, HostLog, HostRun, Outcome
     from tox_ckdn._session import Session
 
 __all__ = ["PREFIX", "Observation", "begin", "has_commands", "run_name", "seal"]
 
 #: Observed runs are named ``tox-<env>``.
 PREFIX = "tox-"
-#: Characters encoded and written at a time.
-_CHUNK = 1 << 20
 _COMMAND_KEYS = ("commands_pre", "commands", "commands_post")
 
 
@@ -56,96 +49,60 @@ def has_commands(tox_env: ToxEnv) -> bool:
 class Observation:
     """An observed env between ``tox_before_run_commands`` and ``tox_after_run_commands``."""
 
-    __slots__ = ("config", "run", "started_at", "store")
+    __slots__ = ("config", "run")
 
-    def __init__(self, config: Config, store: Store, run: RunDir) -> None:
+    def __init__(self, config: Config, run: HostRun) -> None:
         self.config = config
-        self.store = store
         self.run = run
-        self.started_at = time.time()
 
 
 def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
     """Take the env's run dir and lock before its commands run; None when it has none."""
-    from ckdn.app import store_for
+    from ckdn.app import begin_host_run
     from ckdn.errors import CkdnError
 
     if not has_commands(tox_env):
         return None
     config = session.config()
-    store = store_for(config)
     try:
-        run = store.begin(run_name(tox_env.name))
+        run = begin_host_run(config, run_name(tox_env.name))
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
-    return Observation(config, store, run)
+    return Observation(config, run)
 
 
 def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
          outcomes: Sequence[ToxOutcome]) -> Outcome:
     """Write ``full.log`` from tox's outcomes and seal the run as ``generic`` would."""
-    from ckdn.app import parse_safely
-    from ckdn.app import seal as seal_run
     from ckdn.errors import CkdnError
-    from ckdn.parsers import get_parser
-    from ckdn.parsers.base import ParseContext
-    from ckdn.reconcile import Exit
 
     config, run = seen.config, seen.run
     try:
-        log_sha256, log_bytes = _write_log(Path(run.path, "full.log"), outcomes)
-        name = run_name(tox_env.name)
-        exit = Exit(rc=exit_code, duration=sum(o.elapsed for o in outcomes))
-        ctx = ParseContext(check=name, run_dir=run.path, cwd=config.cwd, rc=exit_code,
-                           options={}, top=config.run.top,
-                           max_snippet_lines=config.run.max_snippet_lines)
-        result = parse_safely(get_parser("generic"), ctx)
+        _write_log(run.open_log(), outcomes)
         argv = ["tox", *(session.state.args if session.state is not None else ())]
-        outcome = seal_run(config, seen.store, run, check=name, parser="generic", argv=argv,
-                           exit=exit, result=result, started_at=seen.started_at,
-                           finished_at=time.time(), log_sha256=log_sha256,
-                           log_bytes=log_bytes)
+        outcome = run.seal(argv=argv, rc=exit_code, duration=sum(o.elapsed for o in outcomes),
+                           parser="generic")
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
     except OSError as exc:
-        where = Path(run.path, "full.log")
-        raise Fail(f"ckdn: cannot write {where}: {exc.strerror or exc}") from None
+        raise Fail(f"ckdn: cannot write {run.log_path}: {exc.strerror or exc}") from None
     finally:
         run.release()
     session.record(tox_env.name, members_of(outcome))
-    show(tox_env, config.cwd, outcome.document)
+    show(tox_env, config, outcome.document)
     return outcome
 
 
-def _write_log(path: Path, outcomes: Sequence[ToxOutcome]) -> tuple[str, int]:
-    """Write what tox captured of each command; returns the log's sha256 and size."""
-    with open(path, "wb") as handle:
-        log = _HashedLog(handle)
-        for outcome in outcomes:
-            log.write(f"$ {outcome.request.shell_cmd_redacted}\n")
-            for stream in (outcome.out, outcome.err):
-                if stream:
-                    log.write(stream)
-                    if not stream.endswith("\n"):
-                        log.write("\n")
-            if outcome.start_error is not None:
-                log.write(f"[did not start: {outcome.start_error}]\n")
-            else:
-                log.write(f"[exit code {outcome.exit_code}]\n")
-    return log.sha.hexdigest(), log.size
-
-
-class _HashedLog:
-    """Encodes text in bounded chunks, hashing and counting what it writes."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self.handle = handle
-        self.sha = hashlib.sha256()
-        self.size = 0
-
-    def write(self, text: str) -> None:
-        for start in range(0, len(text), _CHUNK):
-            data = text[start:start + _CHUNK].encode("utf-8", "backslashreplace")
-            self.handle.write(data)
-            self.sha.update(data)
-            self.size += len(data)
+def _write_log(log: HostLog, outcomes: Sequence[ToxOutcome]) -> None:
+    """Write what tox captured of each command."""
+    for outcome in outcomes:
+        log.write(f"$ {outcome.request.shell_cmd_redacted}\n")
+        for stream in (outcome.out, outcome.err):
+            if stream:
+                log.write(stream)
+                if not stream.endswith("\n"):
+                    log.write("\n")
+        if outcome.start_error is not None:
+            log.write(f"[did not start: {outcome.start_error}]\n")
+        else:
+            log.write(f"[exit code {outcome.exit_code}]\n")

@@ -9,28 +9,26 @@ reader acts on. Everything goes to the env's own output stream, so under
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Outcome
-    from ckdn.digest import Member
+    from ckdn.app import Config, Member, Outcome
+    from ckdn.app.types import Document
 
 __all__ = ["members_of", "show"]
 
 
-def show(tox_env: ToxEnv, cwd: str | os.PathLike[str], doc: dict[str, Any]) -> None:
-    from ckdn.digest import encode, render
-    from ckdn.reconcile import PASS
+def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
+    from ckdn.app import PASS, encode, render
 
     if doc["status"] == PASS:
         text = encode(doc).decode("utf-8")
     else:
-        text = "\n".join([render(doc), *_red_members(cwd, doc)])
+        text = "\n".join([render(doc), *_red_members(config, doc)])
     stream = tox_env.log_handler.stdout
     stream.write(text + "\n")
     stream.flush()
@@ -38,7 +36,7 @@ def show(tox_env: ToxEnv, cwd: str | os.PathLike[str], doc: dict[str, Any]) -> N
 
 def members_of(outcome: Outcome) -> list[Member]:
     """The tox aggregate's entries for one run: itself, or an alias's members."""
-    from ckdn.digest import Member
+    from ckdn.app import Member
 
     doc = outcome.document
     if "alias" not in doc:
@@ -48,10 +46,9 @@ def members_of(outcome: Outcome) -> list[Member]:
                    run_dir=m.get("run_dir")) for m in doc["members"]]
 
 
-def _red_members(cwd: str | os.PathLike[str], doc: dict[str, Any]) -> Iterator[str]:
+def _red_members(config: Config, doc: Document) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
-    from ckdn.app import red_members
-    from ckdn.digest import render
+    from ckdn.app import red_members, render
 
-    for run_dir, member in red_members(cwd, doc):
+    for run_dir, member in red_members(config, doc):
         yield render(member) if member is not None else f"ckdn: no readable digest in {run_dir}"

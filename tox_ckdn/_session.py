@@ -16,7 +16,6 @@ runs in the main thread once tox has printed its own report.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from pathlib import Path
@@ -31,8 +30,7 @@ if TYPE_CHECKING:
     from tox.config.sets import ConfigSet
     from tox.session.state import State
 
-    from ckdn.config import Config
-    from ckdn.digest import Member
+    from ckdn.app import Config, Member
     from tox_ckdn._observe import Observation
 
 __all__ = ["AGGREGATE", "Session", "ZeroConfigEnvs", "current", "start", "wrap_handlers"]
@@ -86,7 +84,7 @@ class Session:
         self._seed(state, self._config)
 
     def _load(self, explicit: str | None) -> None:
-        from ckdn.config import load_config
+        from ckdn.app import load_config
         from ckdn.errors import CkdnError
 
         try:
@@ -155,21 +153,15 @@ class Session:
             if not self._ran or self._config is None:
                 return
             members = [member for env in self._env_order() for member in self._members[env]]
-        from ckdn.app import store_for
-        from ckdn.digest import build_aggregate, encode
+        from ckdn.app import build_aggregate, encode, store_aggregate
         from ckdn.errors import CkdnError
 
-        config = self._config
         aggregate = build_aggregate(alias=AGGREGATE, members=members)
-        line = encode(aggregate)
         try:
-            store = store_for(config)
-            where = store.new_dir(AGGREGATE)
-            store.write_atomic(os.path.join(where, "aggregate.json"), line + b"\n")
-            store.prune(AGGREGATE, config.run.keep)
+            store_aggregate(self._config, aggregate)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc.message}\n")
-        sys.stdout.write(line.decode("utf-8") + "\n")
+        sys.stdout.write(encode(aggregate).decode("utf-8") + "\n")
         sys.stdout.flush()
 
     def _env_order(self) -> list[str]:

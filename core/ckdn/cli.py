@@ -4,33 +4,33 @@ Every refusal is one line on stderr and exit 2 (argparse's own usage errors
 included); stdout carries only the document a verb produces.
 
 ``ckdn run NAME`` is what agents and hooks call over and over, so that one
-shape is read without argparse (:func:`_quick_run`), whose import and parser
-construction cost more than the rest of the command line; everything else,
-mistakes included, goes through argparse and gets its messages.
+shape is read without argparse (:func:`ckdn._lite.argv.quick_run`), whose import
+and parser construction cost more than the rest of the command line; everything
+else, mistakes included, goes through argparse and gets its messages.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 
 from ckdn import __version__
-from ckdn.errors import CkdnError, UsageError
+from ckdn._lite.argv import quick_run
+from ckdn.errors import CkdnError, UsageError, one_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from types import SimpleNamespace
     from typing import Any, NoReturn
+
+    from ckdn.app import Config
 
 __all__ = ["main"]
 
 EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
-
-#: Options every verb takes, with a value; ``--config=PATH`` works too.
-_GLOBAL_OPTIONS = ("--config", "--cwd")
 
 
 def _parser_class() -> type[argparse.ArgumentParser]:
@@ -108,38 +108,9 @@ def _split_extra(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _quick_run(argv: list[str]) -> SimpleNamespace | None:
-    """``run NAME`` with ``--quiet``/``-q``, ``--config``, ``--cwd``: what argparse would read.
-
-    None for any other command line (another verb, ``--all``, ``--fail-fast``, an
-    abbreviation, ``--help``, a mistake): argparse reads that one.
-    """
-    args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           extra=[])
-    words = iter(argv)
-    for word in words:
-        if word in _GLOBAL_OPTIONS:
-            value = next(words, None)
-            if value is None or value.startswith("-"):
-                return None
-            setattr(args, word[2:], value)
-        elif word.startswith(("--config=", "--cwd=")):
-            key, _, value = word[2:].partition("=")
-            setattr(args, key, value)
-        elif args.verb is None:
-            if word != "run":
-                return None
-            args.verb = word
-        elif word in ("--quiet", "-q"):
-            args.quiet = True
-        elif args.check is None and not word.startswith("-"):
-            args.check = word
-        else:
-            return None
-    return args if args.check is not None else None
-
-
 def _parse(argv: list[str]) -> SimpleNamespace:
+    from types import SimpleNamespace
+
     return build_parser().parse_args(argv, namespace=SimpleNamespace())
 
 
@@ -173,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     args_list, extra = _split_extra(argv)
     try:
-        args = _quick_run(args_list) or _parse(args_list)
+        args = quick_run(args_list) or _parse(args_list)
         if args.verb is None:
             build_parser().print_help()
             return EXIT_REFUSED
@@ -233,8 +204,7 @@ def _exit_now(code: int) -> NoReturn:
 
 
 def _fail(message: str) -> None:
-    line = " ".join(message.split("\n"))
-    sys.stderr.write(f"ckdn: {line}\n")
+    sys.stderr.write(f"ckdn: {one_line(message)}\n")
 
 
 def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
@@ -246,15 +216,20 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     return handler(args, extra)
 
 
-def _load(args: SimpleNamespace, *, required: bool = True) -> Any:
-    from ckdn.config import load_config
+def _load(args: SimpleNamespace, *, required: bool = True) -> Config:
+    from ckdn.app import load_config
 
     return load_config(_cwd(args), getattr(args, "config", None), required=required)
 
 
+def _json_line(value: Any) -> str:
+    from ckdn.app import encode
+
+    return encode(value).decode("utf-8")
+
+
 def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
     from ckdn import app
-    from ckdn.digest import encode
 
     if args.extra:
         raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
@@ -268,61 +243,28 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
     else:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
-        _out(encode(outcome.document).decode("utf-8"))
+        _out(_json_line(outcome.document))
     return outcome.exit_code
 
 
-def _read_document(path: str) -> dict[str, Any]:
-    import json
-
-    for name in ("digest.json", "aggregate.json"):
-        target = os.path.join(path, name)
-        if os.path.isfile(target):
-            try:
-                with open(target, "rb") as handle:
-                    doc: dict[str, Any] = json.loads(handle.read())
-            except (OSError, ValueError) as exc:
-                raise UsageError(f"{target}: cannot read: {exc}") from exc
-            return doc
-    raise UsageError(f"{os.path.basename(path)} has no digest yet (the run is unfinished or "
-                     f"was killed); its log is {os.path.join(path, 'full.log')}")
-
-
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import store_for
-    from ckdn.digest import encode, render
+    from ckdn.app import read_run, render
 
-    config = _load(args, required=False)
-    doc = _read_document(store_for(config).resolve(args.run))
-    _out(encode(doc).decode("utf-8") if args.json else render(doc))
+    doc = read_run(_load(args, required=False), args.run)
+    _out(_json_line(doc) if args.json else render(doc))
     return 0
 
 
 def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
-    import json
+    from ckdn.app import list_runs, shown_runs_dir
 
-    from ckdn.app import store_for
-
-    if args.n < 1:
-        raise UsageError(f"-n must be at least 1, not {args.n}")
     config = _load(args, required=False)
-    store = store_for(config)
-    rows: list[dict[str, Any]] = []
-    for info in store.runs()[: args.n]:
-        row: dict[str, Any] = {"run_dir": store.display(info.path), "check": info.check,
-                               "kind": info.kind}
-        if info.finished:
-            try:
-                doc = _read_document(info.path)
-            except UsageError:
-                doc = {}
-            row.update({k: doc[k] for k in ("status", "rc") if k in doc})
-        rows.append(row)
+    rows = list_runs(config, args.n)
     if args.json:
-        _out(json.dumps(rows, sort_keys=True, separators=(",", ":")))
+        _out(_json_line(rows))
         return 0
     if not rows:
-        _out(f"no runs in {store.display(config.run.runs_dir)}")
+        _out(f"no runs in {shown_runs_dir(config)}")
     for row in rows:
         status = row.get("status", "unfinished")
         rc = row.get("rc", "")
@@ -331,28 +273,11 @@ def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
-    import json
+    from ckdn.app import describe_checks
 
-    config = _load(args)
-    rows: list[dict[str, Any]] = []
-    for check in config.checks.values():
-        row: dict[str, Any] = {"name": check.name, "kind": "check", "parser": check.parser,
-                               "argv": list(check.argv)}
-        if check.timeout is not None:
-            row["timeout"] = check.timeout
-        if check.description:
-            row["description"] = check.description
-        if check.requires:
-            row["requires"] = list(check.requires)
-        rows.append(row)
-    for alias in config.aliases.values():
-        row = {"name": alias.name, "kind": "alias", "members": list(alias.members),
-               "fail_fast": alias.fail_fast}
-        if alias.description:
-            row["description"] = alias.description
-        rows.append(row)
+    rows = describe_checks(_load(args))
     if args.json:
-        _out(json.dumps(rows, sort_keys=True, separators=(",", ":")))
+        _out(_json_line(rows))
         return 0
     for row in rows:
         what = (f"{row['parser']:<10} {' '.join(row['argv'])}" if row["kind"] == "check"
@@ -362,32 +287,20 @@ def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import store_for
+    from ckdn.app import prune_runs, shown_runs_dir
 
     config = _load(args, required=False)
     keep = config.run.keep if args.keep is None else args.keep
-    if keep < 1:
-        raise UsageError(f"--keep must be at least 1, not {keep}")
-    store = store_for(config)
-    removed = store.gc(keep)
+    removed = prune_runs(config, keep)
     _out(f"removed {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
-         f"kept up to {keep} finished runs per check in {store.display(config.run.runs_dir)}")
+         f"kept up to {keep} finished runs per check in {shown_runs_dir(config)}")
     return 0
 
 
 def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.config import config_path
-    from ckdn.starter import STARTER
+    from ckdn.app import write_starter
 
-    cwd = _cwd(args)
-    path = config_path(cwd, getattr(args, "config", None))
-    if os.path.exists(path) and not args.force:
-        raise UsageError(f"{path} already exists; pass --force to overwrite it")
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(STARTER)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; add .agent-runs/ to .gitignore")
     return 0
 
@@ -395,7 +308,7 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
 def _cmd_schema(args: SimpleNamespace, extra: list[str]) -> int:
     import json
 
-    from ckdn.schema import load_schema, schema_ids
+    from ckdn.app import load_schema, schema_ids
 
     if args.id is None:
         for sid in schema_ids():

@@ -4,11 +4,46 @@ Every refusal (a bad config, an unknown check, a held lock, an unwritable runs
 dir) is raised as a :class:`CkdnError` carrying a message that already says what
 was wrong, where, and how to fix it; adapters print ``ckdn: <message>`` and never
 a traceback.
+
+A message often quotes what a user or the OS supplied (a check name, a path, an
+OS error), and any of those may hold a line break or a terminal control code.
+So the one-line rule is kept here, once: :func:`one_line` is applied to every
+message a :class:`CkdnError` carries, and :func:`quote` and :func:`os_reason`
+are the two ways a message shows outside text.
 """
 
 from __future__ import annotations
 
-__all__ = ["CkdnError", "ConfigError", "RefusedError", "UsageError"]
+__all__ = ["CkdnError", "ConfigError", "RefusedError", "UsageError", "one_line", "os_reason",
+           "quote"]
+
+#: How much of a user-supplied string a message quotes.
+_QUOTED = 200
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable escaped as ``repr`` would.
+
+    A line break becomes ``\\n``, a terminal escape ``\\x1b``: the message stays
+    one line and inert wherever it is printed.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def quote(text: str) -> str:
+    """A user-supplied string for a message: ``repr``, bounded, on one line."""
+    if len(text) > _QUOTED:
+        return repr(text[:_QUOTED]) + "..."
+    return repr(text)
+
+
+def os_reason(exc: OSError) -> str:
+    """What the OS said, with its errno: ``Permission denied [Errno 13]``."""
+    if exc.strerror:
+        return f"{exc.strerror} [Errno {exc.errno}]"
+    return one_line(str(exc))
 
 
 class CkdnError(Exception):
@@ -17,6 +52,7 @@ class CkdnError(Exception):
     exit_code = 2
 
     def __init__(self, message: str) -> None:
+        message = one_line(message)
         super().__init__(message)
         self.message = message
 

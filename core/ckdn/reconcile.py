@@ -18,14 +18,22 @@ contradicting evidence, and a confused parser is never ``pass``.
 
 from __future__ import annotations
 
-from ckdn._record import Record, record
-from ckdn.parsers.base import ParseResult
+from ckdn._lite.record import Record, record
+from ckdn.process import RC_INTERRUPTED, RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT, Exit
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.parsers.base import ParseResult
 
 __all__ = [
     "ERROR",
     "FAIL",
     "PARSE_MISMATCH",
     "PASS",
+    "RC_INTERRUPTED",
+    "RC_NOT_EXECUTABLE",
+    "RC_NOT_FOUND",
+    "RC_TIMEOUT",
     "SKIPPED",
     "STATUSES",
     "Exit",
@@ -41,36 +49,6 @@ PARSE_MISMATCH = "parse_mismatch"
 #: Only in aggregates: a member that fail-fast never reached.
 SKIPPED = "skipped"
 STATUSES = (PASS, FAIL, ERROR, PARSE_MISMATCH)
-
-RC_TIMEOUT = 124
-RC_INTERRUPTED = 130
-RC_NOT_FOUND = 127
-RC_NOT_EXECUTABLE = 126
-
-
-@record
-class Exit(Record):
-    """How the process ended, as the runner saw it.
-
-    ``rc`` is the real code, negative for a signal; synthetic 124 / 130 / 127 /
-    126 for timeout, interrupt, not found and not executable. ``started`` is
-    false when the command never ran.
-    """
-
-    __slots__ = ("duration", "interrupted", "notes", "rc", "started", "timed_out", "timeout")
-    rc: int
-    started: bool
-    timed_out: bool
-    interrupted: bool
-    duration: float
-    timeout: float | None
-    notes: tuple[str, ...]
-
-    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
-            self, rc: int, started: bool = True, timed_out: bool = False,
-            interrupted: bool = False, duration: float = 0.0, timeout: float | None = None,
-            notes: tuple[str, ...] = ()) -> None:
-        self._assign(rc, started, timed_out, interrupted, duration, timeout, notes)
 
 
 @record

@@ -11,11 +11,13 @@ neither listed nor loadable.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+import os
 
 from ckdn.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["UnknownSchemaError", "load_schema", "schema_ids"]
 
@@ -26,7 +28,7 @@ _FILES = {
     "ckdn.meta/1": "meta-1.json",
 }
 _UNPACKAGED = {"ckdn.baseline/1": "it is ckdn's own state, not output to validate"}
-_DIR = Path(__file__).with_name("schemas")
+_DIR = os.path.join(os.path.dirname(__file__), "schemas")
 
 
 class UnknownSchemaError(UsageError, KeyError):
@@ -48,5 +50,8 @@ def load_schema(schema_id: str) -> dict[str, Any]:
             raise UnknownSchemaError(f"schema {schema_id} has no packaged JSON Schema ({why}); "
                                      f"packaged: {known}")
         raise UnknownSchemaError(f"unknown schema id {schema_id!r}; use one of: {known}")
-    loaded: dict[str, Any] = json.loads((_DIR / name).read_text(encoding="utf-8"))
+    import json  # lazy: the app re-exports this module, and `ckdn run` never loads a schema
+
+    with open(os.path.join(_DIR, name), encoding="utf-8") as handle:
+        loaded: dict[str, Any] = json.load(handle)
     return loaded

@@ -8,14 +8,14 @@ import importlib.resources
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
-from ckdn.digest import (
+from ckdn.documents import (
     SCHEMA_AGGREGATE,
     SCHEMA_DIGEST,
     SCHEMA_META,
@@ -29,6 +29,9 @@ from ckdn.errors import UsageError
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, Exit, reconcile
 from ckdn.schema import UnknownSchemaError, load_schema, schema_ids
+
+if TYPE_CHECKING:
+    from ckdn.documents.types import Aggregate, Digest, Meta
 
 FINDING = Finding(id="src/a.py:3:1:F401", kind="lint_violation", message="`os` imported but unused",
                   location="src/a.py:3:1", detail=("import os",))
@@ -68,7 +71,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def make_digest(name: str, run_dir: Path) -> dict[str, Any]:
+def make_digest(name: str, run_dir: Path) -> Digest:
     exit, result, notes = DIGEST_VARIANTS[name]
     return build_digest(check="ruff", verdict=reconcile(exit, result), exit=exit, result=result,
                         run_dir=".agent-runs/20260707T101500Z-ruff",
@@ -76,7 +79,7 @@ def make_digest(name: str, run_dir: Path) -> dict[str, Any]:
                         bounds=Bounds(top=2), notes=notes)
 
 
-def make_aggregates() -> Iterator[tuple[str, dict[str, Any]]]:
+def make_aggregates() -> Iterator[tuple[str, Aggregate]]:
     def ran(check: str, status: str, rc: int) -> Member:
         return Member(check=check, status=status, rc=rc, run_dir=f".agent-runs/x-{check}")
 
@@ -90,7 +93,7 @@ def make_aggregates() -> Iterator[tuple[str, dict[str, Any]]]:
         ran("pytest", PARSE_MISMATCH, 0)])
 
 
-def make_metas(tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def make_metas(tmp_path: Path) -> Iterator[tuple[str, Meta]]:
     log = b"collected 3 items\n"
     digest = hashlib.sha256(log).hexdigest()
     now = time.time()
@@ -198,13 +201,13 @@ def test_every_meta_variant_validates(tmp_path: Path) -> None:
 # --------------------------------------------------------- documents that must not
 
 
-def all_documents(run_dir: Path, tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def all_documents(run_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for name in DIGEST_VARIANTS:
         yield SCHEMA_DIGEST, make_digest(name, run_dir)
-    for _name, doc in make_aggregates():
-        yield SCHEMA_AGGREGATE, doc
-    for _name, doc in make_metas(tmp_path):
-        yield SCHEMA_META, doc
+    for _name, aggregate in make_aggregates():
+        yield SCHEMA_AGGREGATE, aggregate
+    for _name, meta in make_metas(tmp_path):
+        yield SCHEMA_META, meta
 
 
 def test_a_document_with_an_extra_key_fails_validation(run_dir: Path, tmp_path: Path) -> None:
@@ -214,16 +217,16 @@ def test_a_document_with_an_extra_key_fails_validation(run_dir: Path, tmp_path: 
 
 
 def test_an_extra_key_inside_a_finding_or_member_fails_validation(run_dir: Path) -> None:
-    digest = make_digest("fail_with_findings", run_dir)
-    digest["findings"][0]["severity"] = "high"
+    digest = changed(make_digest("fail_with_findings", run_dir),
+                     lambda d: d["findings"][0].update(severity="high"))
     assert not validator(SCHEMA_DIGEST).is_valid(digest)
-    aggregate = dict(make_aggregates())["fail_fast_skipped"]
-    aggregate["members"][0]["duration"] = 1.0
+    aggregate = changed(dict(make_aggregates())["fail_fast_skipped"],
+                        lambda d: d["members"][0].update(duration=1.0))
     assert not validator(SCHEMA_AGGREGATE).is_valid(aggregate)
 
 
-def changed(doc: dict[str, Any], change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
-    copied = copy.deepcopy(doc)
+def changed(doc: Mapping[str, Any], change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    copied = copy.deepcopy(dict(doc))
     change(copied)
     return copied
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from ckdn.parsers.base import Finding, FindingSink, ParseContext, cap_line
+from ckdn.parsers.base import Finding, FindingSink, ParseContext, Snippet, cap_line
 
 __all__ = [
     "ARROW",
@@ -96,10 +96,9 @@ class DetailLines:
         for line in lines:
             self.add(line)
 
-    def tuple(self) -> tuple[str, ...]:
-        if self.extra:
-            return (*self.lines, f"... [+{self.extra} more lines]")
-        return tuple(self.lines)
+    def tuple(self) -> Snippet:
+        """The kept lines; the others are counted (``omitted``), not kept."""
+        return Snippet(self.lines, self.extra)
 
 
 class PendingFinding:

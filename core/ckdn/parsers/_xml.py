@@ -68,6 +68,7 @@ class XmlReader:
         parser.EntityDeclHandler = self._entity
         parser.UnparsedEntityDeclHandler = self._unparsed_entity
         parser.ExternalEntityRefHandler = self._external_entity
+        parser.ProcessingInstructionHandler = self._instruction
         parser.StartElementHandler = self._first_start
         parser.EndElementHandler = self.on_end
         self._parser = parser
@@ -86,6 +87,12 @@ class XmlReader:
 
     def _external_entity(self, *_args: object) -> int:
         _refuse("an external entity reference")
+
+    def _instruction(self, target: str, _data: str) -> None:
+        # What a namespace-aware reader (ElementTree) refuses too: a mangled
+        # declaration such as ``<?:ml version=...?>`` is not a report.
+        if ":" in target:
+            _refuse(f"processing instruction {target[:40]!r} (a colon is not allowed there)")
 
     # -- events ------------------------------------------------------------------
 

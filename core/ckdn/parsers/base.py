@@ -12,12 +12,13 @@ module on every run.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from ckdn._record import Record, record
+from ckdn._lite.record import Record, record
+from ckdn.documents.textcap import Snippet, cut, snippet
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
     from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -43,12 +44,15 @@ __all__ = [
     "ParseContext",
     "ParseResult",
     "Parser",
+    "Snippet",
+    "cap_line",
 ]
 
 _set = object.__setattr__  # how a frozen record's __init__ stores a field
 
 #: Width cap for one line a parser keeps (snippet line, message). The digest
-#: applies its own caps again; this only keeps a parser's memory bounded.
+#: applies its own caps again, counting on from this cut; this only keeps a
+#: parser's memory bounded.
 LINE_CAP = 500
 
 
@@ -75,23 +79,29 @@ class Finding(Record):
 
     ``id`` is stable across runs (a test node id, ``path:line:rule``...);
     ``location`` is ``path[:line[:col]]``, relative to the check's cwd, 1-based.
+    ``detail`` is the snippet; ``detail_omitted`` counts the lines left out of it
+    (taken from a :class:`Snippet`, as ``ctx.snippet()`` makes, when not given).
     """
 
-    __slots__ = ("detail", "id", "kind", "location", "message")
+    __slots__ = ("detail", "detail_omitted", "id", "kind", "location", "message")
     id: str
     kind: str
     message: str
     location: str | None
     detail: tuple[str, ...]
+    detail_omitted: int
 
-    def __init__(self, id: str, kind: str, message: str,
-                 location: str | None = None, detail: tuple[str, ...] = ()) -> None:
+    def __init__(self, id: str, kind: str, message: str,  # noqa: PLR0917 - positional API
+                 location: str | None = None, detail: tuple[str, ...] = (),
+                 detail_omitted: int | None = None) -> None:
         # One Finding per finding a report holds: field by field, the quickest way.
         _set(self, "id", id)
         _set(self, "kind", kind)
         _set(self, "message", message)
         _set(self, "location", location)
         _set(self, "detail", detail)
+        _set(self, "detail_omitted", getattr(detail, "omitted", 0)
+             if detail_omitted is None else detail_omitted)
 
 
 @record(frozen=False)
@@ -240,18 +250,10 @@ class ParseContext(Record):
                 text += f":{col}"
         return text
 
-    def snippet(self, lines: Iterable[str]) -> tuple[str, ...]:
-        """At most ``max_snippet_lines`` lines, each capped; a counted marker when cut."""
-        kept: list[str] = []
-        extra = 0
-        for line in lines:
-            if len(kept) < self.max_snippet_lines:
-                kept.append(cap_line(line))
-            else:
-                extra += 1
-        if extra:
-            kept.append(f"... [+{extra} more lines]")
-        return tuple(kept)
+    def snippet(self, lines: Iterable[str]) -> Snippet:
+        """At most ``max_snippet_lines`` lines, each cut; the lines left out are counted
+        (``Snippet.omitted``, shown by the digest as ``... [+N more lines]``)."""
+        return snippet(lines, self.max_snippet_lines, LINE_CAP)
 
     def log_lines(self) -> Iterator[str]:
         """The log, line by line, decoded leniently and streamed (never read whole)."""
@@ -265,10 +267,8 @@ class ParseContext(Record):
 
 
 def cap_line(line: str, width: int = LINE_CAP) -> str:
-    """Cut ``line`` to ``width`` characters with an explicit, counted marker."""
-    if len(line) <= width:
-        return line
-    return f"{line[:width]}... [+{len(line) - width} chars]"
+    """Cut ``line`` to ``width`` characters, counted (:func:`ckdn.documents.textcap.cut`)."""
+    return cut(line, width)
 
 
 if not TYPE_CHECKING:
@@ -394,5 +394,7 @@ def _known(options: Mapping[str, Option]) -> str:
 
 def option_names(parser: object) -> Sequence[str]:
     """Names of the options a parser declares, for did-you-mean suggestions."""
+    from collections.abc import Mapping  # lazy: only a refused option needs it
+
     options = getattr(parser, "OPTIONS", None)
     return sorted(options) if isinstance(options, Mapping) else []

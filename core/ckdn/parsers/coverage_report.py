@@ -5,8 +5,9 @@ and its Cobertura XML (``coverage_xml``), plus JUnit XML (``junit``) when the
 command wrote it, which gives exactly the ``pytest`` parser's test findings.
 
 The gate compares the total the way coverage.py does (``should_fail_under`` in
-``coverage/results.py``): the total is ``100 * (covered lines + covered
-branches) / (lines + branches)``, 100 when there is nothing to measure; it is
+``coverage/results.py``, reproduced in :mod:`ckdn.parsers.gates`): the total is
+``100 * (covered lines + covered branches) / (lines + branches)``, 100 when there
+is nothing to measure; it is
 rounded to the report precision (at least as many decimals as ``fail_under``
 itself has) before the comparison, and ``fail_under = 100`` needs exactly 100.
 So ckdn and ``coverage report --fail-under`` never disagree at the boundary.
@@ -35,16 +36,11 @@ from ckdn.parsers.base import (
     ParseContext,
     ParseResult,
 )
+from ckdn.parsers.gates import display_covered, fail_under_message, should_fail_under
 from ckdn.parsers.guard import guarded
 from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
-__all__ = [
-    "CoverageParser",
-    "Totals",
-    "display_covered",
-    "fail_under_message",
-    "should_fail_under",
-]
+__all__ = ["CoverageParser", "Totals"]
 
 DEFAULT_XML = "coverage.xml"
 DEFAULT_JSON = "coverage.json"
@@ -73,46 +69,6 @@ class Totals:
     def counts(self) -> tuple[int, int, int, int]:
         return (self.lines_valid, self.lines_covered, self.branches_valid,
                 self.branches_covered)
-
-
-def _fail_under_precision(fail_under: float, precision: int) -> int:
-    # coverage.py: at least enough decimal places to represent the threshold.
-    if fail_under == int(fail_under):
-        return precision
-    from decimal import Decimal
-
-    exponent = Decimal(str(fail_under)).as_tuple().exponent
-    assert isinstance(exponent, int)  # a finite number, checked when the config loaded
-    return max(precision, -exponent)
-
-
-def should_fail_under(total: float, fail_under: float, precision: int) -> bool:
-    """Whether ``total`` fails ``fail_under``: coverage.py's rule, reproduced exactly."""
-    if fail_under == 100.0 and total != 100.0:
-        return True
-    return round(total, _fail_under_precision(fail_under, precision)) < fail_under
-
-
-def display_covered(pc: float, precision: int) -> str:
-    """A total as coverage.py displays it: never "0" or "100" unless it truly is."""
-    near0 = 1.0 / 10**precision
-    if 0 < pc < near0:
-        pc = near0
-    elif (100.0 - near0) < pc < 100:
-        pc = 100.0 - near0
-    else:
-        pc = round(pc, precision)
-    return f"{pc:.{precision}f}"
-
-
-def fail_under_message(total: float, fail_under: float, precision: int) -> str:
-    """The gate failure, worded and rounded as coverage.py's own message."""
-    precision = _fail_under_precision(fail_under, precision)
-    if fail_under == 100.0 and total != 100.0:
-        shown = display_covered(total, precision)
-    else:
-        shown = f"{round(total, precision):.{precision}f}"
-    return f"coverage total of {shown} is less than fail_under={fail_under:.{precision}f}"
 
 
 class _Unusable(ValueError):

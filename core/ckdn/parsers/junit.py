@@ -21,11 +21,11 @@ The reading is shared with the ``coverage`` parser (:func:`read_junit`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ckdn.parsers._pytest_text import FailureText, clean, first_line, node_id
 from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
 from ckdn.parsers.base import (
     ArtifactError,
@@ -37,6 +37,7 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
+from ckdn.parsers.gates import ALLOW_NO_TESTS_HINT, no_tests_gate
 from ckdn.parsers.guard import guarded
 
 __all__ = [
@@ -57,176 +58,10 @@ JUNIT_OPTIONS: Mapping[str, Option] = {
     ),
 }
 
-#: ``path:line: rest`` - a traceback entry's location line in pytest's failure
-#: text (long style ends with ``path:line: ExcType``; short style ``path:line: in f``).
-_LOCATION = re.compile(r"((?:[A-Za-z]:)?[^:\s][^:]*):(\d+):(?: |$)")
-#: ``E     File "path", line N`` - where a SyntaxError in collected code points.
-_E_FILE = re.compile(r'E\s+File "([^"]+)", line (\d+)')
-#: ANSI escape sequences, raw or as pytest's visible ``#x1B`` escape of them.
-_ANSI = re.compile(r"(?:\x1b|#x1B)\[[0-?]*[ -/]*[@-~]")
-#: A partial line longer than this is kept cut; every kept line is capped anyway.
-_CARRY_CAP = 4096
-
 _FAILED = 1
 _ERRORED = 2
 _SKIPPED = 4
 _XFAILED = 8
-
-
-def _clean(text: str) -> str:
-    return _ANSI.sub("", text)
-
-
-def _first_line(text: str) -> str:
-    line, _, _ = text.strip().partition("\n")
-    return cap_line(_clean(line.rstrip()))
-
-
-class _FailureText:
-    """Scans one failure/error text as it streams in, keeping only what a digest shows.
-
-    Keeps the ``E   ...`` lines (at most ``limit``, counting the rest), the last
-    traceback location line (the crash location) and the last line number the
-    traceback reports inside the test's own file.
-    """
-
-    __slots__ = ("carry", "crash", "e_extra", "e_lines", "last_e", "limit", "test_file",
-                 "test_line")
-
-    def __init__(self, test_file: str | None, limit: int) -> None:
-        self.test_file = test_file
-        self.limit = limit
-        self.carry = ""
-        self.e_lines: list[str] = []
-        self.e_extra = 0
-        self.last_e = ""
-        self.crash: str | None = None
-        self.test_line: int | None = None
-
-    def feed(self, data: str) -> None:
-        lines = (self.carry + data).split("\n")
-        carry = lines.pop()
-        self.carry = carry if len(carry) <= _CARRY_CAP else carry[:_CARRY_CAP]
-        for line in lines:
-            self._line(line)
-
-    def close(self) -> None:
-        if self.carry:
-            self._line(self.carry)
-            self.carry = ""
-
-    def _line(self, line: str) -> None:
-        if line[:2] == "E " or line == "E":
-            line = line.rstrip()
-            self.last_e = line
-            if self.test_file is not None and line.startswith("E     File "):
-                found = _E_FILE.match(line)
-                if found is not None and _same_file(found.group(1), self.test_file):
-                    self.test_line = int(found.group(2))
-            if len(self.e_lines) < self.limit:
-                self.e_lines.append(cap_line(_clean(line)))
-            else:
-                self.e_extra += 1
-            return
-        if not line or line[0].isspace():
-            return
-        match = _LOCATION.match(line)
-        if match is None:
-            return
-        self.crash = line.rstrip()
-        if self.test_file is not None and _same_file(match.group(1), self.test_file):
-            self.test_line = int(match.group(2))
-
-    def detail(self, max_lines: int) -> tuple[str, ...]:
-        """E lines then the crash location line, at most ``max_lines`` in all."""
-        if max_lines <= 0:
-            return ()
-        lines = list(self.e_lines)
-        extra = self.e_extra
-        room = max_lines - (1 if self.crash else 0)
-        if len(lines) + extra > room:
-            keep = max(room - 1, 0)
-            extra += len(lines) - keep
-            lines = lines[:keep]
-            lines.append(f"... [+{extra} more lines]")
-        if self.crash:
-            lines.append(cap_line(_clean(self.crash)))
-        return tuple(lines[:max_lines])
-
-
-def _same_file(path: str, test_file: str) -> bool:
-    path = path.replace("\\", "/")
-    return path == test_file or path.endswith("/" + test_file)
-
-
-def _looks_like_class(part: str) -> bool:
-    return part[:1].isupper()
-
-
-def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None
-            ) -> tuple[str, str | None]:
-    """The pytest node id of a JUnit testcase, and the test's file (``None`` if unknown).
-
-    pytest writes ``classname`` as the dotted module path plus class names and
-    ``name`` as the function name with its parameters. ``xunit1`` also gives the
-    ``file``; ``xunit2`` does not, so the module/class boundary is the last run
-    of capitalised parts (class names) unless ``cwd`` holds a file that says
-    otherwise. A collection error has an empty ``classname`` and the dotted
-    module path as ``name``.
-    """
-    parts = classname.split(".") if classname else []
-    if not parts:
-        path = file or _module_path(name.split("."), cwd, collector=True)
-        return path, path
-    if file is None and classname == "pytest" and name == "internal":
-        return "pytest::internal", None
-    if file is not None:
-        module = file.removesuffix(".py").replace("\\", "/").split("/")
-        classes = _after(parts, module)
-        if classes is None:
-            classes = _trailing_classes(parts)
-        return "::".join([file, *classes, name]), file
-    split = _split(parts, cwd)
-    path = _module_path(parts[:split], cwd, collector=False)
-    return "::".join([path, *parts[split:], name]), path
-
-
-def _after(parts: list[str], module: list[str]) -> list[str] | None:
-    size = len(module)
-    for start in range(len(parts) - size + 1):
-        if parts[start:start + size] == module:
-            return parts[start + size:]
-    return None
-
-
-def _trailing_classes(parts: list[str]) -> list[str]:
-    split = len(parts)
-    while split > 1 and _looks_like_class(parts[split - 1]):
-        split -= 1
-    return parts[split:]
-
-
-def _split(parts: list[str], cwd: Path | None) -> int:
-    """How many leading ``parts`` name the module (the rest are classes).
-
-    Only findings that are kept get an id, so this looks at the disk at most
-    ``top`` times a run.
-    """
-    guess = len(parts) - len(_trailing_classes(parts))
-    if cwd is None or (cwd / ("/".join(parts[:guess]) + ".py")).is_file():
-        return guess
-    for size in range(len(parts), 0, -1):
-        if (cwd / ("/".join(parts[:size]) + ".py")).is_file():
-            return size
-    return guess
-
-
-def _module_path(parts: list[str], cwd: Path | None, *, collector: bool) -> str:
-    path = "/".join(parts)
-    if collector and cwd is not None and not (cwd / (path + ".py")).is_file() \
-            and (cwd / path).is_dir():
-        return path
-    return path + ".py"
 
 
 class _Pending:
@@ -235,7 +70,7 @@ class _Pending:
     __slots__ = ("base_id", "kind", "location", "message", "text")
 
     def __init__(self, kind: str, base_id: str, message: str, location: tuple[str, int | None]
-                 | None, text: _FailureText) -> None:
+                 | None, text: FailureText) -> None:
         self.kind = kind
         self.base_id = base_id
         self.message = message
@@ -354,7 +189,7 @@ class _JUnitReader(XmlReader):
         if test_file is not None:
             line = case.get("line")
             location = (test_file, int(line) + 1 if line and line.isdigit() else None)
-        text = _FailureText(test_file, max(self.ctx.max_snippet_lines, 0))
+        text = FailureText(test_file, max(self.ctx.max_snippet_lines, 0))
         self.pending = _Pending(kind, base_id, raw_message, location, text)
         self.capture_text(True)
 
@@ -365,11 +200,11 @@ class _JUnitReader(XmlReader):
         self.capture_text(False)
         text = pending.text
         text.close()
-        message = _first_line(pending.message)
+        message = first_line(pending.message)
         if message == "collection failure" and text.last_e:
-            message = cap_line(f"{message}: {_clean(text.last_e[1:].strip())}")
+            message = cap_line(f"{message}: {clean(text.last_e[1:].strip())}")
         elif not message:
-            message = cap_line(_clean(text.last_e[1:].strip())) if text.last_e else (
+            message = cap_line(clean(text.last_e[1:].strip())) if text.last_e else (
                 "test failed" if pending.kind == "test_failure" else "test error")
         location = None
         if pending.location is not None:
@@ -461,13 +296,10 @@ def read_junit(ctx: ParseContext, *, option: str = "junit", default: str = DEFAU
     counts = reader.counts()
     gate_failures: list[str] = []
     if parser_ok and ctx.options.get("allow_no_tests") is not True:
-        ran = reader.tests - reader.only_skipped
-        if ran == 0:
-            gate = "no tests ran" if reader.tests == 0 else \
-                f"no tests ran: all {reader.tests} test(s) skipped"
+        gate = no_tests_gate(reader.tests, reader.tests - reader.only_skipped)
+        if gate is not None:
             gate_failures.append(gate)
-            notes.append(f"{gate} according to {name}; set allow_no_tests = true if this "
-                         "check may legitimately run none")
+            notes.append(f"{gate} according to {name}; {ALLOW_NO_TESTS_HINT}")
     return sink.result(summary={"counts": counts}, parser_ok=parser_ok, notes=notes,
                        gate_failures=gate_failures)
 

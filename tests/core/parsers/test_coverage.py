@@ -19,9 +19,10 @@ from coverage.results import should_fail_under as coverage_should_fail_under
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers import coverage_report
 from ckdn.parsers.base import OptionError, ParseResult
-from ckdn.parsers.coverage_report import CoverageParser, Totals, should_fail_under
+from ckdn.parsers.coverage_report import CoverageParser, Totals
+from ckdn.parsers.gates import display_covered as ckdn_display_covered
+from ckdn.parsers.gates import fail_under_message, should_fail_under
 from ckdn.parsers.junit import PytestParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
@@ -131,11 +132,10 @@ def test_should_fail_under_is_coverage_pys_rule(total: float, fail_under: float,
 @given(total=percents, fail_under=thresholds, precision=st.integers(0, 6))
 def test_gate_message_and_display_are_coverage_pys(total: float, fail_under: float,
                                                    precision: int) -> None:
-    ours = coverage_report.fail_under_message(total, fail_under, precision)
+    ours = fail_under_message(total, fail_under, precision)
     theirs = format_fail_under_msg(total, fail_under, precision)
     assert ours == "coverage " + theirs.replace("fail-under=", "fail_under=")
-    assert coverage_report.display_covered(total, precision) == \
-        display_covered(total, precision)
+    assert ckdn_display_covered(total, precision) == display_covered(total, precision)
 
 
 @settings(max_examples=300, deadline=None)

@@ -112,12 +112,13 @@ def test_detail_is_the_e_lines_then_the_crash_location(load_case: CaseLoader) ->
 
 def test_detail_is_bounded_and_keeps_the_crash_location(load_case: CaseLoader) -> None:
     result = PARSER.parse(load_case("pytest", "failing", max_snippet_lines=3))
-    detail = by_id(result)["tests/check_failing.py::test_dict_comparison_fails"].detail
-    assert detail == (
+    finding = by_id(result)["tests/check_failing.py::test_dict_comparison_fails"]
+    assert finding.detail == (
         "E       AssertionError: assert {'a': 1, 'b': 3} == {'a': 1, 'b': 2}",
-        "... [+5 more lines]",
+        "E",
         "tests/check_failing.py:14: AssertionError",
     )
+    assert finding.detail_omitted == 4  # E lines left out, counted for the digest
     assert all(len(f.detail) <= 3 for f in result.findings)
 
 

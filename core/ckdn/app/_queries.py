@@ -1,0 +1,150 @@
+"""Questions every host asks of a project: its stored runs, its checks, what they need.
+
+The CLI's ``list``, ``show``, ``checks`` and ``gc``, the MCP server's tools, and
+the nox and tox integrations (which install a check's ``requires`` and show the
+red members of an alias) ask the same questions; the answers are computed here
+once. Nothing here runs a check.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn.app._seal import store_for
+from ckdn.config import Alias
+from ckdn.errors import UsageError
+from ckdn.reconcile import PASS, SKIPPED
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+    from typing import Any
+
+    from ckdn.config import Check, Config
+    from ckdn.documents.types import Digest, Document
+
+
+def read_run(config: Config, ref: str | None = None) -> Document:
+    """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
+    store = store_for(config)
+    return store.read(store.resolve(ref))
+
+
+def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
+    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished."""
+    if limit < 1:
+        raise UsageError(f"-n must be at least 1, not {limit}")
+    store = store_for(config)
+    rows: list[dict[str, Any]] = []
+    for info in store.runs()[:limit]:
+        row: dict[str, Any] = {"run_dir": store.display(info.path), "check": info.check,
+                               "kind": info.kind}
+        if info.finished:
+            try:
+                doc: Mapping[str, Any] = store.read(info.path)
+            except UsageError:  # unreadable: listed without status
+                doc = {}
+            row.update({k: doc[k] for k in ("status", "rc") if k in doc})
+        rows.append(row)
+    return rows
+
+
+def shown_runs_dir(config: Config) -> str:
+    """The runs dir as messages show it (relative to the project when inside it)."""
+    store = store_for(config)
+    return store.display(store.runs_dir)
+
+
+def prune_runs(config: Config, keep: int | None = None) -> list[str]:
+    """``ckdn gc``: keep ``keep`` (default ``[run].keep``) finished runs per check and alias."""
+    keep = config.run.keep if keep is None else keep
+    if keep < 1:
+        raise UsageError(f"--keep must be at least 1, not {keep}")
+    return store_for(config).gc(keep)
+
+
+def describe_checks(config: Config) -> list[dict[str, Any]]:
+    """Every atomic check, then every alias, as ``ckdn checks --json`` lists them."""
+    rows: list[dict[str, Any]] = []
+    for check in config.checks.values():
+        row: dict[str, Any] = {"name": check.name, "kind": "check", "parser": check.parser,
+                               "argv": list(check.argv)}
+        if check.timeout is not None:
+            row["timeout"] = check.timeout
+        if check.description:
+            row["description"] = check.description
+        if check.requires:
+            row["requires"] = list(check.requires)
+        rows.append(row)
+    for alias in config.aliases.values():
+        row = {"name": alias.name, "kind": "alias", "members": list(alias.members),
+               "fail_fast": alias.fail_fast}
+        if alias.description:
+            row["description"] = alias.description
+        rows.append(row)
+    return rows
+
+
+def checks_of(config: Config, name: str) -> list[Check]:
+    """The atomic checks ``name`` stands for: itself, or an alias's members in order."""
+    target = config.get(name)
+    if isinstance(target, Alias):
+        return [config.checks[member] for member in target.members]
+    return [target]
+
+
+def requirements(config: Config, names: Iterable[str]) -> list[str]:
+    """The ``requires`` of these checks and aliases' members, in order, each once."""
+    found: dict[str, None] = {}
+    for name in names:
+        for check in checks_of(config, name):
+            found.update(dict.fromkeys(check.requires))
+    return list(found)
+
+
+def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
+    """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
+    from ckdn.config import STARTER, config_path
+
+    path = config_path(cwd, explicit)
+    if os.path.exists(path) and not force:
+        raise UsageError(f"{path} already exists; pass --force to overwrite it")
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(STARTER)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path
+
+
+def headline(doc: Document) -> str:
+    """One line saying what is not green and where its evidence is (for host failure messages)."""
+    if "alias" in doc:
+        first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
+        where = (f"; first red member {first['check']} {first['status']} (rc {first.get('rc')}),"
+                 f" evidence in {first.get('run_dir')}" if first else "; a member did not run")
+        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+
+
+def red_members(config: Config, doc: Document) -> Iterator[tuple[str, Digest | None]]:
+    """``(run_dir, digest)`` of each non-green member of an aggregate, in member order.
+
+    The aggregate only routes; hosts show these member digests, which are what a
+    reader acts on. ``None`` when a member's digest is missing or unreadable (or
+    its run dir is not one of the runs dir: a stored aggregate is never followed
+    out of it).
+    """
+    if "alias" not in doc:
+        return
+    store = store_for(config)
+    for entry in doc["members"]:
+        if entry["status"] in (PASS, SKIPPED) or "run_dir" not in entry:
+            continue
+        run_dir = entry["run_dir"]
+        try:
+            member = store.read(store.resolve(run_dir))
+        except UsageError:
+            member = None
+        yield run_dir, member if member is not None and "check" in member else None

@@ -1,0 +1,166 @@
+"""Finding and reading ``ckdn.toml`` into frozen values, refusing every mistake at load.
+
+Every wrong type, unknown key and broken alias is a
+:class:`~ckdn.errors.ConfigError` of one line naming the file, the table and the
+key, raised before anything runs. Loading happens on every ``ckdn run``: the
+plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
+``tomllib`` is imported only for a file beyond plain TOML.
+"""
+
+from __future__ import annotations
+
+import os
+from types import MappingProxyType
+
+from ckdn._lite.toml import read_plain
+from ckdn.config._tables import ALIAS_KEYS, CHECK_KEYS, Tables
+from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
+from ckdn.config._words import BARE_KEY, show, toml_key, unknown
+from ckdn.errors import ConfigError
+from ckdn.store import shown_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+_RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines")
+_TOP_KEYS = ("run", "check")
+
+#: Names become run directory names and lock names: no separators, nothing a
+#: shell or a filesystem treats specially, nothing hidden. At most 64 characters.
+_NAME_FIRST = (BARE_KEY - {"-"}) | {"+"}
+_NAME_CHARS = BARE_KEY | {"+", "."}
+_NAME_RULE = ("use letters, digits, '_', '-', '.', '+' (at most 64, not starting with '.' or '-')")
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def config_path(cwd: str | os.PathLike[str], explicit: str | None = None) -> str:
+    """The config file to read: ``--config``, else ``$CKDN_CONFIG``, else ``cwd/ckdn.toml``.
+
+    Relative paths are taken from ``cwd`` (the invocation cwd), so ``--cwd``
+    and ``--config`` compose the same way wherever ckdn was started.
+    """
+    base = _absolute(cwd)
+    chosen = explicit if explicit is not None else os.environ.get(CONFIG_ENV) or None
+    if chosen is None:
+        return os.path.join(base, CONFIG_NAME)
+    return _absolute(os.path.join(base, os.path.expanduser(chosen)))
+
+
+def default_config(cwd: str | os.PathLike[str]) -> Config:
+    """The settings in force when there is no config file (read-only commands)."""
+    base = _absolute(cwd)
+    return Config(path=None, cwd=base, run=RunSettings(runs_dir=os.path.join(base, ".agent-runs")))
+
+
+def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
+                required: bool = True) -> Config:
+    """Read and validate the config file for ``cwd``.
+
+    A missing default ``ckdn.toml`` gives :func:`default_config` when not
+    ``required``. A file named by ``--config`` or ``$CKDN_CONFIG`` must exist
+    either way: silently ignoring a file the user pointed at would run the
+    wrong checks.
+    """
+    base = _absolute(cwd)
+    path = config_path(base, explicit)
+    shown = shown_path(path, base)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        if explicit is not None or os.environ.get(CONFIG_ENV):
+            source = "--config" if explicit is not None else f"${CONFIG_ENV}"
+            message = f"{shown}: no such config file (named by {source})"
+            raise ConfigError(message) from None
+        if not required:
+            return default_config(base)
+        raise ConfigError(f"no {CONFIG_NAME} in {base}; run `ckdn init` or pass --config"
+                          ) from None
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read config file: {exc.strerror or exc}") from None
+    return _Loader(shown, base).load(path, data)
+
+
+
+class _Loader(Tables):
+    """Reads one file: its top-level structure, the [run] table, the check names."""
+
+    def load(self, path: str, data: bytes) -> Config:
+        doc = self.parse_toml(data)
+        for key in doc:
+            if key not in _TOP_KEYS:
+                raise self.error(None, unknown("top-level key", key, _TOP_KEYS))
+        run = self.run_settings(doc.get("run", {}))
+        raw_checks = doc.get("check", {})
+        if not isinstance(raw_checks, dict):
+            raise self.error(None, f"check: must be tables [check.NAME], not {show(raw_checks)}")
+        checks: dict[str, Check] = {}
+        aliases: dict[str, Alias] = {}
+        folded: dict[str, str] = {}
+        for name, table in raw_checks.items():
+            where = f"check.{toml_key(name)}"
+            if not isinstance(table, dict) and name in (*CHECK_KEYS, *ALIAS_KEYS):
+                raise self.error("check", f"{name}: belongs in a check's own table: "
+                                          f"[check.NAME], then {name} = ...")
+            self.check_name(where, name, folded)
+            if not isinstance(table, dict):
+                raise self.error(where, f"must be a table, not {show(table)}")
+            if "members" in table:
+                aliases[name] = self.alias(where, name, table, raw_checks)
+            else:
+                checks[name] = self.atomic(where, name, table)
+        return Config(path=path, cwd=self.cwd, run=run, checks=MappingProxyType(checks),
+                      aliases=MappingProxyType(aliases))
+
+    def parse_toml(self, data: bytes) -> dict[str, Any]:
+        # A leading byte order mark is skipped, as "utf-8-sig" would (without loading that codec).
+        skip = len(_BOM) if data.startswith(_BOM) else 0
+        try:
+            text = data[skip:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            offset = skip + exc.start
+            raise self.error(None, f"invalid TOML: not UTF-8 (byte {data[offset]:#04x} "
+                                   f"at offset {offset})") from None
+        plain = read_plain(text)
+        if plain is not None:
+            return plain
+        import tomllib  # lazy: only a file beyond plain TOML needs it (see ckdn._lite.toml)
+
+        try:
+            return tomllib.loads(text)
+        except ValueError as exc:  # TOMLDecodeError, or int() refusing a 5000-digit number
+            raise self.error(None, f"invalid TOML: {exc}") from None
+        except RecursionError:
+            raise self.error(None, "invalid TOML: nested too deeply") from None
+
+    def run_settings(self, table: Any) -> RunSettings:
+        if not isinstance(table, dict):
+            raise self.error(None, f"run: must be a table [run], not {show(table)}")
+        for key in table:
+            if key not in _RUN_KEYS:
+                raise self.error("run", unknown("key", key, _RUN_KEYS))
+        runs_dir = table.get("runs_dir", ".agent-runs")
+        if not isinstance(runs_dir, str) or not runs_dir.strip() or "\0" in runs_dir:
+            raise self.error("run", f"runs_dir: must be a non-empty path string, "
+                                    f"not {show(runs_dir)}")
+        ints = {key: self.integer("run", key, table[key], 0 if key == "log_tail_lines" else 1)
+                for key in _RUN_KEYS[1:] if key in table}
+        runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
+        return RunSettings(runs_dir=_absolute(runs), **ints)
+
+    def check_name(self, where: str, name: str, folded: dict[str, str]) -> None:
+        if not (0 < len(name) <= 64 and name[0] in _NAME_FIRST and _NAME_CHARS.issuperset(name)):
+            raise self.error(where, f"invalid check name {name!r}: {_NAME_RULE}")
+        # Names become run-dir and lock names: two that differ only in case
+        # would share them on a case-insensitive filesystem.
+        other = folded.setdefault(name.casefold(), name)
+        if other != name:
+            raise self.error(where, f"check name {name!r} differs from {other!r} only in "
+                                    "letter case; rename one")
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """Absolute and normalised, without following symlinks (so relative displays hold)."""
+    return os.path.abspath(path)

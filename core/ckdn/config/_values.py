@@ -1,0 +1,120 @@
+"""The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room.
+
+``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
+keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
+``options`` are read-only mappings.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ckdn._lite.record import Record, record
+from ckdn.config._words import suggest
+from ckdn.errors import UsageError
+from ckdn.store import shown_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+CONFIG_NAME = "ckdn.toml"
+CONFIG_ENV = "CKDN_CONFIG"
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@record
+class RunSettings(Record):
+    """The ``[run]`` table; ``runs_dir`` is absolute, taken from the invocation cwd."""
+
+    __slots__ = ("keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
+    runs_dir: str
+    keep: int
+    top: int
+    max_snippet_lines: int
+    log_tail_lines: int
+
+    def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
+                 max_snippet_lines: int = 12, log_tail_lines: int = 40) -> None:
+        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines)
+
+
+@record
+class Check(Record):
+    """An atomic check: one command, run without a shell, read by one parser.
+
+    ``argv`` keeps ``{run_dir}`` as written: the app substitutes it per run.
+    ``options`` are every key that is not a check key, already accepted by the
+    parser. ``requires`` is information for installers; running ignores it.
+    ``env`` and ``options`` default to an empty read-only mapping.
+    """
+
+    __slots__ = ("argv", "command", "description", "env", "name", "options", "parser",
+                 "requires", "timeout", "top")
+    name: str
+    command: str | tuple[str, ...]
+    argv: tuple[str, ...]
+    parser: str
+    timeout: float | None
+    env: Mapping[str, str]
+    top: int | None
+    options: Mapping[str, Any]
+    description: str | None
+    requires: tuple[str, ...]
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, name: str, command: str | tuple[str, ...], argv: tuple[str, ...], parser: str,
+            timeout: float | None = None, env: Mapping[str, str] = _EMPTY,
+            top: int | None = None, options: Mapping[str, Any] = _EMPTY,
+            description: str | None = None, requires: tuple[str, ...] = ()) -> None:
+        self._assign(name, command, argv, parser, timeout, env, top, options, description,
+                     requires)
+
+
+@record
+class Alias(Record):
+    """A named, ordered group of atomic checks (never of other aliases)."""
+
+    __slots__ = ("description", "fail_fast", "members", "name")
+    name: str
+    members: tuple[str, ...]
+    fail_fast: bool
+    description: str | None
+
+    def __init__(self, name: str, members: tuple[str, ...], fail_fast: bool = True,
+                 description: str | None = None) -> None:
+        self._assign(name, members, fail_fast, description)
+
+
+@record
+class Config(Record):
+    """A validated ``ckdn.toml`` (``path`` None: no file, defaults in use)."""
+
+    __slots__ = ("aliases", "checks", "cwd", "path", "run")
+    path: str | None
+    cwd: str
+    run: RunSettings
+    checks: Mapping[str, Check]
+    aliases: Mapping[str, Alias]
+
+    def __init__(self, path: str | None, cwd: str, run: RunSettings,
+                 checks: Mapping[str, Check] = _EMPTY,
+                 aliases: Mapping[str, Alias] = _EMPTY) -> None:
+        self._assign(path, cwd, run, checks, aliases)
+
+    def get(self, name: str) -> Check | Alias:
+        """The atomic check or alias called ``name``; UsageError naming the choices."""
+        found = self.checks.get(name) or self.aliases.get(name)
+        if found is not None:
+            return found
+        names = [*self.checks, *self.aliases]
+        if not names:
+            where = (f"no {CONFIG_NAME} in {self.cwd}" if self.path is None
+                     else f"{shown_path(self.path, self.cwd)} defines no checks")
+            raise UsageError(
+                f"unknown check {name!r}; {where}; run `ckdn init` or pass --config")
+        hint = suggest(name, names)
+        raise UsageError(f"unknown check {name!r}{hint} (configured: {', '.join(names)})")
+

@@ -1,0 +1,337 @@
+"""The digest, the one document a run leaves for a reader to read.
+
+The digest (``ckdn.digest/2``) is the only thing a reader is meant to read, so it
+is built to three promises:
+
+* **Sparse.** Absent keys mean empty / 0 / false; a green pass is five keys.
+* **Deterministic.** Identical inputs give byte-identical canonical bytes
+  (:func:`ckdn._lite.canonical.canonical`): no times, no hashes, no machine paths
+  beyond ``run_dir``. Provenance goes to the meta document (``ckdn.meta/1``) instead.
+* **Bounded in bytes.** Whatever the tool printed (a 2 GB log, a 100 MB line, a
+  million findings, control characters, invalid UTF-8) the encoded digest stays
+  under :data:`MAX_DIGEST_BYTES`. Every cut is counted where it happened, never
+  silent: ``... [+N chars]`` on a line, ``... [+N more lines]`` in a snippet,
+  ``findings_truncated``, ``... [+N more notes]``, a leading tail line
+  ``... [N earlier tail lines dropped to fit the digest]``. The counts come as
+  data from where the cut was made (a parser's :class:`~ckdn.documents.textcap.Cut`
+  string, a finding's ``detail_omitted``, the artifact listing's count), never
+  from reading a marker back.
+
+Text policy (applies to every string a digest carries, see
+:mod:`ckdn.documents.textcap`): ANSI escape sequences are stripped; other control
+characters (all C0 but tab, and DEL) and lone surrogates become U+FFFD, so no
+character costs more than four encoded bytes and a reader never receives
+terminal control codes. A finding ``message``, a note, a gate failure and every
+summary string are single lines: their line breaks are folded into single
+spaces (only whitespace is lost); a ``detail`` entry with line breaks is split
+into several snippet lines. The log tail is read backwards from the end of the log.
+
+When the encoded digest exceeds :data:`DIGEST_BUDGET`, the fitting shrinks it in
+a fixed order until it fits. What it cannot shrink is width-capped strings and at
+most :data:`MAX_GATE_FAILURES` gate failures: under 40 KiB even if every
+character took four bytes, so the shrinking always ends under the budget.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from ckdn._lite.canonical import canonical, encoded_size
+from ckdn._lite.record import Record, record
+from ckdn.documents._fitting import Draft, fit
+from ckdn.documents._logtail import read_log_tail
+from ckdn.documents.textcap import (
+    ARTIFACT_WIDTH,
+    CHECK_WIDTH,
+    ID_WIDTH,
+    KIND_WIDTH,
+    LINE_WIDTH,
+    MESSAGE_WIDTH,
+    RUN_DIR_WIDTH,
+    Cut,
+    clean_cap,
+    clean_line,
+    parts,
+)
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, STATUSES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any, Final
+
+    from ckdn.documents.types import Digest, FindingDoc
+    from ckdn.parsers.base import Finding, ParseResult
+    from ckdn.process import Exit
+    from ckdn.reconcile import Verdict
+
+SCHEMA_DIGEST: Final = "ckdn.digest/2"
+
+#: Hard ceiling: ``len(canonical(build_digest(...)))`` is always below this.
+MAX_DIGEST_BYTES = 65536
+#: What the shrinking aims for; the gap to the ceiling is headroom, not a target.
+DIGEST_BUDGET = 60 * 1024
+
+# Width caps (MESSAGE_WIDTH, LINE_WIDTH...) live with the cleaning in textcap;
+# these count items. Together they bound the digest in bytes.
+MAX_ARTIFACTS = 100
+MAX_GATE_FAILURES = 20
+
+#: No JSON array item costs less than 3 bytes (``"",``), so no list in a digest can
+#: ever show more items than this; larger configured limits are clamped to it.
+_MAX_ITEMS = MAX_DIGEST_BYTES // 3
+#: Summary nesting deeper than this is dropped (and counted).
+_MAX_DEPTH = 16
+#: Python refuses to print ints past ~4300 digits; JSON readers lose precision past 2**53.
+_INT_LIMIT = 2**63
+
+
+@record
+class Bounds(Record):
+    """The ``[run]`` limits: findings shown, snippet lines per finding, log tail lines."""
+
+    __slots__ = ("log_tail_lines", "max_snippet_lines", "top")
+    top: int
+    max_snippet_lines: int
+    log_tail_lines: int
+
+    def __init__(self, top: int = 20, max_snippet_lines: int = 12,
+                 log_tail_lines: int = 40) -> None:
+        self._assign(top, max_snippet_lines, log_tail_lines)
+
+
+def build_digest(*, check: str, verdict: Verdict, exit: Exit,
+                 result: ParseResult, run_dir: str, artifacts: Sequence[str],
+                 log_path: str | None, bounds: Bounds, artifacts_omitted: int = 0,
+                 notes: Sequence[str] = ()) -> Digest:
+    """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
+
+    ``run_dir`` is the display string (forward slashes). ``artifacts`` are names in
+    the run dir, ``artifacts_omitted`` how many more the caller left unlisted.
+    ``notes`` are run-level notes (a reclaimed lock, the runner's notes); they come
+    before the parser's and are the last to be dropped for space. Exact duplicate
+    notes are shown once.
+    """
+    status = verdict.status
+    if status not in STATUSES:
+        raise ValueError(f"not a digest status: {status!r}")
+    green = status == PASS
+    base: Digest = {
+        "schema": SCHEMA_DIGEST,
+        "check": clean_line(check, CHECK_WIDTH),
+        "status": status,
+        "rc": int(exit.rc),
+        "run_dir": clean_line(run_dir, RUN_DIR_WIDTH),
+    }
+    if not green:
+        base["status_reason"] = clean_line(verdict.reason or status, MESSAGE_WIDTH)
+    draft = Draft(base=base)
+    if exit.timed_out:
+        draft.flags["timed_out"] = True
+    if exit.interrupted:
+        draft.flags["interrupted"] = True
+
+    total = max(0, result.total)
+    if total:
+        draft.findings_total = total
+        _show_findings(draft, result.findings, min(max(0, bounds.top), total),
+                       min(max(0, bounds.max_snippet_lines), _MAX_ITEMS))
+    walk = _SummaryWalk()
+    draft.summary = walk.mapping(result.summary, 0) if _is_mapping(result.summary) else {}
+    draft.summary_dropped = walk.dropped
+    draft.gate_failures, draft.gates_dropped = _bounded_lines(
+        result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES)
+    all_notes: list[object] = [*notes, *result.notes]
+    if log_path is not None and _wants_tail(status, result):
+        lines = min(max(0, bounds.log_tail_lines), _MAX_ITEMS)
+        try:
+            draft.tail = read_log_tail(log_path, lines)
+        except OSError as exc:
+            all_notes.append(f"log tail unavailable: {exc.strerror or type(exc).__name__}")
+        draft.tail_dropped = _pre_cut_front(draft.tail)
+    draft.notes, draft.notes_dropped = _bounded_lines(all_notes, MESSAGE_WIDTH, _MAX_ITEMS,
+                                                      unique=True)
+    if not green:
+        draft.artifacts, draft.artifacts_dropped = _artifact_names(artifacts, artifacts_omitted)
+    return fit(draft, DIGEST_BUDGET)
+
+
+def _wants_tail(status: str, result: ParseResult) -> bool:
+    if status in (ERROR, PARSE_MISMATCH):
+        return True
+    return status == FAIL and (result.wants_log_tail or not result.evidence_expected)
+
+
+def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
+                   snippet_lines: int) -> None:
+    """The first ``limit`` findings, stopping once they alone exceed the budget.
+
+    Findings are only ever dropped from the end, so a prefix that no longer fits
+    means nothing after it could be shown; its count lands in ``findings_truncated``.
+    """
+    used = 0
+    for finding in islice(findings, limit):
+        item, dropped = _finding(finding, snippet_lines)
+        draft.add_finding(item, dropped)
+        used += encoded_size(item) + 1
+        if used > DIGEST_BUDGET:
+            break
+
+
+def _finding(finding: Finding, snippet_lines: int) -> tuple[FindingDoc, int]:
+    """A finding as the digest shows it, and how many of its snippet lines it leaves out."""
+    item: FindingDoc = {
+        "id": clean_line(finding.id, ID_WIDTH),
+        "kind": clean_line(finding.kind, KIND_WIDTH),
+        "message": clean_line(finding.message, MESSAGE_WIDTH),
+    }
+    location = clean_line(finding.location, ID_WIDTH)
+    if location:
+        item["location"] = location
+    detail, dropped = _snippet(finding.detail, snippet_lines,
+                               max(0, getattr(finding, "detail_omitted", 0)))
+    if detail:
+        item["detail"] = detail
+    return item, dropped
+
+
+def _snippet(lines: Iterable[object] | str, limit: int, omitted: int) -> tuple[list[str], int]:
+    """At most ``limit`` lines, and the count of lines left out: ``omitted`` (what the
+    parser already left out) plus what did not fit here."""
+    items: Iterable[object] = [lines] if isinstance(lines, str) else lines
+    kept: list[str] = []
+    for item in items:
+        text, cut_chars = parts(item)
+        pieces = text.splitlines() or [""]
+        for index, piece in enumerate(pieces):
+            if len(kept) < limit:
+                # the characters a parser cut off belong to the last piece of its line
+                last = cut_chars if index == len(pieces) - 1 else 0
+                kept.append(clean_cap(Cut(piece, last) if last else piece, LINE_WIDTH))
+            else:
+                omitted += 1
+    return kept, omitted
+
+
+def _bounded_lines(values: Iterable[object], width: int, limit: int,
+                   unique: bool = False) -> tuple[list[str], int]:
+    """Cleaned single lines, at most ``limit`` and about a budget's worth.
+
+    Empty lines are skipped, and with ``unique`` so are exact repeats (they say
+    nothing new). Returns the kept lines and how many were dropped: dropping from
+    the end is the shrink order too, so a prefix past the budget can never be shown.
+    """
+    kept: list[str] = []
+    seen: set[str] = set()
+    dropped = used = 0
+    for value in values:
+        if len(kept) >= limit or used > DIGEST_BUDGET:
+            dropped += 1
+            continue
+        text = clean_line(value, width)
+        if not text or (unique and text in seen):
+            continue
+        seen.add(text)
+        kept.append(text)
+        used += encoded_size(text) + 1
+    return kept, dropped
+
+
+def _pre_cut_front(tail: list[str]) -> int:
+    """Drop the oldest tail lines that could never fit; return how many."""
+    used = 0
+    for index in range(len(tail) - 1, -1, -1):
+        used += encoded_size(tail[index]) + 1
+        if used > DIGEST_BUDGET and index < len(tail) - 1:
+            del tail[: index + 1]
+            return index + 1
+    return 0
+
+
+def _artifact_names(artifacts: Sequence[str], omitted: int) -> tuple[list[str], int]:
+    """Sorted run-dir names a reader may open, ``meta.json`` included, bounded."""
+    cleaned = {clean_line(name, ARTIFACT_WIDTH) for name in artifacts}
+    cleaned.discard("digest.json")
+    cleaned.discard("")
+    cleaned.add("meta.json")  # written with every digest, maybe just after it is built
+    ordered = sorted(cleaned)
+    dropped = omitted + max(0, len(ordered) - MAX_ARTIFACTS)
+    return ordered[:MAX_ARTIFACTS], dropped
+
+
+class _SummaryWalk:
+    """Normalizes a parser's summary into JSON: empties pruned, strings cleaned, bounded.
+
+    Dict entries whose value is empty (None, "", 0, False, {}, []) are pruned,
+    recursively; list items keep their positions (a 0 in a list means something).
+    Non-string keys become strings; sets become sorted lists; non-finite floats and
+    huge ints become strings; anything else becomes its ``str``. Values past the
+    depth limit or past a budget's worth of text are dropped and counted.
+    """
+
+    __slots__ = ("dropped", "room")
+
+    def __init__(self) -> None:
+        self.dropped = 0
+        self.room = DIGEST_BUDGET
+
+    def mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for raw_key, raw in value.items():
+            if self.room <= 0 or depth >= _MAX_DEPTH:
+                self.dropped += 1
+                continue
+            key = clean_line(raw_key, ID_WIDTH)
+            if key in out:
+                self.dropped += 1  # two keys that only differed by type or by cut text
+                continue
+            item = self.value(raw, depth + 1)
+            if _is_empty(item):
+                continue
+            self.room -= len(key) + 3
+            out[key] = item
+        return out
+
+    def value(self, raw: Any, depth: int) -> Any:
+        if raw is None or isinstance(raw, bool):
+            return raw
+        if isinstance(raw, int):
+            return raw if -_INT_LIMIT < raw < _INT_LIMIT else f"<int of {raw.bit_length()} bits>"
+        if isinstance(raw, float):
+            import math  # lazy: a shared library that only a float in a summary needs
+
+            return raw if math.isfinite(raw) else repr(raw)
+        if _is_mapping(raw):
+            return self.mapping(raw, depth)
+        if isinstance(raw, list | tuple | set | frozenset):
+            return self.sequence(raw, depth)
+        text = clean_line(raw, LINE_WIDTH)
+        self.room -= len(text)
+        return text
+
+    def sequence(self, raw: Iterable[Any], depth: int) -> list[Any]:
+        out: list[Any] = []
+        for item in raw:
+            if self.room <= 0 or depth >= _MAX_DEPTH:
+                self.dropped += 1
+                continue
+            self.room -= 1
+            out.append(self.value(item, depth + 1))
+        if isinstance(raw, set | frozenset):
+            out.sort(key=canonical)
+        return out
+
+
+def _is_mapping(value: object) -> bool:
+    """A dict, or any other mapping (collections.abc is imported only for those)."""
+    if isinstance(value, dict):
+        return True
+    from collections.abc import Mapping
+
+    return isinstance(value, Mapping)
+
+
+def _is_empty(value: Any) -> bool:
+    if value is None or value is False or value in ("", {}, []):
+        return True
+    return type(value) in (int, float) and value == 0

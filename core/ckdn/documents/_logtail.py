@@ -1,0 +1,137 @@
+"""The end of ``full.log``, read so the cost is the tail and never the log.
+
+A digest that shows a log tail must stay cheap for a 2 GB log or a 100 MB single
+line, so the log is read backwards from its end in bounded chunks, and a huge
+line is streamed: only its first ``width`` characters are kept, the rest counted.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+
+from ckdn.documents.textcap import (
+    LINE_WIDTH,
+    clean_cap,
+    escapes_length,
+    hold_back_escape,
+    marked,
+    replace_unsafe,
+    strip_ansi,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import IO
+
+
+_CHUNK_MIN = 1 << 14
+_CHUNK_MAX = 1 << 20
+#: A log tail up to this many bytes is read at once rather than streamed per line.
+_TAIL_IN_MEMORY = 1 << 22
+
+
+def read_log_tail(log_path: str | os.PathLike[str], lines: int,
+                  width: int = LINE_WIDTH) -> list[str]:
+    """The last ``lines`` lines of a log, cleaned and width-capped.
+
+    Reads backwards from the end in bounded chunks, so the cost is the tail, never
+    the log: memory stays constant for a 2 GB log or a 100 MB single line. Each line
+    is decoded as UTF-8 with ``errors="replace"``, loses its ANSI sequences, and
+    keeps its first ``width`` characters plus a ``... [+N chars]`` marker counting
+    the rest. A missing log has no tail.
+
+    A tail of at most :data:`_TAIL_IN_MEMORY` bytes is read in one go; a larger one
+    (a huge line) is streamed line by line, with the same result.
+    """
+    if lines <= 0:
+        return []
+    try:
+        handle = open(log_path, "rb")  # noqa: SIM115 - closed below, after the scan
+    except FileNotFoundError:
+        return []
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        spans = _last_line_spans(handle, end, lines)
+        if not spans:
+            return []
+        first = spans[0][0]
+        if spans[-1][1] - first > _TAIL_IN_MEMORY:
+            return [_tail_line(handle, start, stop, width) for start, stop in spans]
+        handle.seek(first)
+        blob = handle.read(spans[-1][1] - first)
+    return [_short_line(blob[start - first:stop - first], width) for start, stop in spans]
+
+
+def _short_line(raw: bytes, width: int) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]  # CRLF line ending
+    return clean_cap(raw.decode("utf-8", "replace"), width)
+
+
+def _last_line_spans(handle: IO[bytes], end: int, lines: int) -> list[tuple[int, int]]:
+    """Byte spans ``[start, stop)`` of the last ``lines`` lines, oldest first."""
+    if end == 0:
+        return []
+    handle.seek(end - 1)
+    if handle.read(1) == b"\n":
+        end -= 1  # a final newline ends the last line; it does not start another
+    spans: list[tuple[int, int]] = []
+    stop = pos = end
+    chunk_size = _CHUNK_MIN
+    while pos > 0 and len(spans) < lines:
+        start = max(0, pos - chunk_size)
+        handle.seek(start)
+        chunk = handle.read(pos - start)
+        cut_at = len(chunk)
+        while len(spans) < lines:
+            newline = chunk.rfind(b"\n", 0, cut_at)
+            if newline < 0:
+                break
+            spans.append((start + newline + 1, stop))
+            stop, cut_at = start + newline, newline
+        pos = start
+        chunk_size = min(chunk_size * 2, _CHUNK_MAX)
+    if len(spans) < lines:
+        spans.append((0, stop))
+    spans.reverse()
+    return spans
+
+
+def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
+    handle.seek(start)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    head: list[str] = []
+    have = extra = 0
+    carry = ""
+    remaining = stop - start
+    size = _CHUNK_MIN  # small first: the shown head needs only ``width`` characters
+    while True:
+        chunk = handle.read(min(size, remaining)) if remaining > 0 else b""
+        remaining = remaining - len(chunk) if chunk else 0
+        size = min(size * 2, _CHUNK_MAX)
+        final = remaining == 0
+        if final and chunk.endswith(b"\r"):
+            chunk = chunk[:-1]  # CRLF line ending
+        if (have >= width and not carry and not final and chunk.isascii()
+                and b"\x1b" not in chunk and not decoder.getstate()[0]):
+            extra += len(chunk)  # past the shown head: ASCII without escapes counts 1:1
+            continue
+        text = carry + decoder.decode(chunk, final=final)
+        carry = ""
+        if not final:
+            text, carry = hold_back_escape(text)
+        if have >= width:  # only counting now; replacing characters keeps the count
+            extra += len(text) - escapes_length(text)
+            if final:
+                break
+            continue
+        text = strip_ansi(text)
+        take = max(0, min(len(text), width - have))
+        if take:
+            head.append(replace_unsafe(text[:take]))
+            have += take
+        extra += len(text) - take
+        if final:
+            break
+    return marked("".join(head), extra)

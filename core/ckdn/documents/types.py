@@ -1,0 +1,123 @@
+"""The shapes of the three documents, for type checkers: import under ``TYPE_CHECKING`` only.
+
+Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key
+(required keys required, optional keys ``NotRequired``);
+tests/core/test_document_types.py holds the two to each other, so a key added to a
+schema without its type (or the other way round) fails the suite. They cost
+nothing at run time: ``ckdn run`` never imports this module (it needs
+:mod:`typing`), and a TypedDict is a plain ``dict`` when the program runs.
+
+They are ``@final`` so that ``"alias" in doc`` tells a type checker which
+document it holds. The ``summary`` of a digest is free-form by contract (each parser names its own
+keys), so it is the one ``dict[str, Any]`` a document carries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict, final
+
+__all__ = [
+    "Aggregate",
+    "BaselineCounts",
+    "Digest",
+    "DigestStatus",
+    "Document",
+    "FindingDoc",
+    "MemberDoc",
+    "MemberStatus",
+    "Meta",
+]
+
+DigestStatus = Literal["pass", "fail", "error", "parse_mismatch"]
+MemberStatus = Literal["pass", "fail", "error", "parse_mismatch", "skipped"]
+
+
+@final
+class FindingDoc(TypedDict):
+    """One finding as a digest shows it."""
+
+    id: str
+    kind: str
+    message: str
+    location: NotRequired[str]
+    detail: NotRequired[list[str]]
+    baselined: NotRequired[Literal[True]]
+
+
+@final
+class BaselineCounts(TypedDict):
+    known: int
+    new: int
+
+
+@final
+class Digest(TypedDict):
+    """``ckdn.digest/2``: the bounded, deterministic digest of one atomic run."""
+
+    schema: Literal["ckdn.digest/2"]
+    check: str
+    status: str
+    rc: int
+    run_dir: str
+    status_reason: NotRequired[str]
+    timed_out: NotRequired[Literal[True]]
+    interrupted: NotRequired[Literal[True]]
+    summary: NotRequired[dict[str, Any]]
+    findings_total: NotRequired[int]
+    findings: NotRequired[list[FindingDoc]]
+    findings_truncated: NotRequired[int]
+    gate_failures: NotRequired[list[str]]
+    notes: NotRequired[list[str]]
+    artifacts: NotRequired[list[str]]
+    log_tail: NotRequired[list[str]]
+    baseline: NotRequired[BaselineCounts]
+    gate: NotRequired[str]
+
+
+@final
+class MemberDoc(TypedDict):
+    """One member of an aggregate; a member that was not reached has no ``rc``/``run_dir``."""
+
+    check: str
+    status: str
+    rc: NotRequired[int]
+    run_dir: NotRequired[str]
+
+
+@final
+class Aggregate(TypedDict):
+    """``ckdn.aggregate/1``: the routing document of an alias run."""
+
+    schema: Literal["ckdn.aggregate/1"]
+    alias: str
+    status: str
+    rc: int
+    members: list[MemberDoc]
+
+
+@final
+class Meta(TypedDict):
+    """``ckdn.meta/1``: what the digest leaves out on purpose (times, argv, hashes)."""
+
+    schema: Literal["ckdn.meta/1"]
+    check: str
+    status: str
+    rc: int
+    started: bool
+    timed_out: bool
+    interrupted: bool
+    argv: list[str]
+    cwd: str
+    started_at: str
+    finished_at: str
+    duration_s: float
+    parser: str
+    log_bytes: int
+    log_sha256: str
+    ckdn_version: str
+    python: str
+    run_dir: str
+
+
+#: What a run prints and stores as its result: a digest, or an alias's aggregate.
+Document = Digest | Aggregate

@@ -1,0 +1,31 @@
+"""One check's process: spawn it, follow its log, stop its tree, and say how it ended.
+
+:func:`run_process` runs one argv without a shell, its stdout and stderr straight
+into the log file, in a process group of its own; whatever the child does, the
+tree is stopped and the log sealed before it returns a :class:`Ran` (the
+:class:`Exit` and the log's hash and size). :class:`StopRequest` lets a host that
+runs checks in worker threads stop one as Ctrl-C would. This room knows no
+parser and no document.
+"""
+
+from ckdn.process._runner import (
+    RC_INTERRUPTED,
+    RC_NOT_EXECUTABLE,
+    RC_NOT_FOUND,
+    RC_TIMEOUT,
+    Exit,
+    Ran,
+    run_process,
+)
+from ckdn.process._stop import StopRequest
+
+__all__ = [
+    "RC_INTERRUPTED",
+    "RC_NOT_EXECUTABLE",
+    "RC_NOT_FOUND",
+    "RC_TIMEOUT",
+    "Exit",
+    "Ran",
+    "StopRequest",
+    "run_process",
+]

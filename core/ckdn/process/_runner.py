@@ -1,0 +1,335 @@
+"""One check's process, as a pipeline: spawn, follow the log, wait, stop the tree, seal the log.
+
+Why it is built this way:
+
+* The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
+  grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
+  exactly the bytes the tool wrote.
+* The child leads its own session, so one ``killpg`` reaches everything it
+  started. The group is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and
+  after a clean exit when something is still running, so nothing keeps writing
+  into a sealed log.
+* Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
+  check pays no polling floor (``_group``).
+* The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
+  in constant memory (``_loghash``).
+* A signal to ckdn is a request to stop the tree, never an abort (``_signals``).
+
+How the process ended is data: an :class:`Exit` with the real code (or a synthetic
+124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from ckdn._lite import spawn
+from ckdn._lite.record import Record, record
+from ckdn.process._group import Child, live_members, stop_group
+from ckdn.process._loghash import LogHash
+from ckdn.process._signals import Stops
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ckdn._lite.spawn import Process
+    from ckdn.process._progress import Progress
+    from ckdn.process._stop import StopRequest
+
+#: The shell's codes for a command that timed out, was interrupted, was not
+#: found, or could not be executed: ckdn reports them as the run's ``rc``.
+RC_TIMEOUT = 124
+RC_INTERRUPTED = 130
+RC_NOT_FOUND = 127
+RC_NOT_EXECUTABLE = 126
+
+_IDLE_FIRST = 0.005  # seconds between looks at a quiet log, doubling up to _IDLE_MAX
+_IDLE_MAX = 0.05
+
+
+@record
+class Exit(Record):
+    """How the process ended, as the runner saw it.
+
+    ``rc`` is the real code, negative for a signal; synthetic 124 / 130 / 127 /
+    126 for timeout, interrupt, not found and not executable. ``started`` is
+    false when the command never ran.
+    """
+
+    __slots__ = ("duration", "interrupted", "notes", "rc", "started", "timed_out", "timeout")
+    rc: int
+    started: bool
+    timed_out: bool
+    interrupted: bool
+    duration: float
+    timeout: float | None
+    notes: tuple[str, ...]
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, rc: int, started: bool = True, timed_out: bool = False,
+            interrupted: bool = False, duration: float = 0.0, timeout: float | None = None,
+            notes: tuple[str, ...] = ()) -> None:
+        self._assign(rc, started, timed_out, interrupted, duration, timeout, notes)
+
+
+@record
+class Ran(Record):
+    """A finished run: how it ended, and the identity of the log it left."""
+
+    __slots__ = ("exit", "finished_at", "log_bytes", "log_sha256", "started_at")
+    exit: Exit
+    log_sha256: str
+    log_bytes: int
+    started_at: float
+    finished_at: float
+
+    def __init__(self, exit: Exit, log_sha256: str, log_bytes: int, started_at: float,
+                 finished_at: float) -> None:
+        self._assign(exit, log_sha256, log_bytes, started_at, finished_at)
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    log_path: str | os.PathLike[str],
+    timeout: float | None = None,
+    grace: float = 3.0,
+    label: str | None = None,
+    stop: StopRequest | None = None,
+) -> Ran:
+    """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
+
+    Whatever the child does (missing, crashing, hanging, ignoring SIGTERM, leaving
+    processes behind) and however ckdn is told to stop, the tree is stopped and the
+    log sealed before this returns, so the caller can still write its evidence.
+    ``stop`` lets a host that runs this off its main thread stop the run as Ctrl-C
+    would (:class:`~ckdn.process.StopRequest`). Raises ``OSError`` only when ``log_path`` cannot be
+    created.
+    """
+    args = list(argv)
+    if not args:
+        raise ValueError("argv is empty")
+    if timeout is not None and timeout <= 0:
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    if grace < 0:
+        raise ValueError(f"grace must not be negative, got {grace!r}")
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        log = LogHash(log_path)
+    except BaseException:
+        os.close(log_fd)
+        raise
+    try:
+        with Stops(stop) as stops:  # installed before the spawn: no signal can orphan the child
+            started_at, start = time.time(), time.monotonic()
+            spawned = _spawn(args, cwd, env, log_fd)
+            if isinstance(spawned, _Ended):
+                ended = spawned
+            else:
+                ended = _supervise(
+                    spawned,
+                    log,
+                    stops,
+                    start=start,
+                    timeout=timeout,
+                    grace=grace,
+                    label=label or args[0],
+                )
+            finished_at = time.time()
+            sha256, size = log.seal()
+            stops.host_stopped()
+            ended = ended.called_off(stops.signum, stops.words())
+    finally:
+        log.close()
+    return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
+
+
+@record
+class _Ended(Record):
+    __slots__ = ("duration", "interrupted", "notes", "rc", "started", "timed_out")
+    rc: int
+    duration: float
+    notes: tuple[str, ...]
+    started: bool
+    timed_out: bool
+    interrupted: bool
+
+    def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
+            self, rc: int, duration: float, notes: tuple[str, ...] = (), started: bool = True,
+            timed_out: bool = False, interrupted: bool = False) -> None:
+        self._assign(rc, duration, notes, started, timed_out, interrupted)
+
+    def called_off(self, signum: int | None, words: str) -> _Ended:
+        """A stop request during the clean-up still calls the run off: the user wants out."""
+        if signum is None or self.interrupted or self.timed_out or not self.started:
+            return self
+        note = f"{words} after the command exited with code {self.rc}"
+        return _Ended(128 + signum, self.duration, (*self.notes, note), self.started,
+                      self.timed_out, interrupted=True)
+
+    def exit(self, timeout: float | None) -> Exit:
+        return Exit(
+            self.rc,
+            started=self.started,
+            timed_out=self.timed_out,
+            interrupted=self.interrupted,
+            duration=self.duration,
+            timeout=timeout,
+            notes=self.notes,
+        )
+
+
+def _spawn(
+    args: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str], log_fd: int
+) -> Process | _Ended:
+    """Start the child with the log as its stdout and stderr; closes ``log_fd`` either way.
+
+    A child that never starts still explains itself in the log, so an empty log
+    always means the command printed nothing.
+    """
+    start = time.monotonic()
+    try:
+        return spawn.start(args, cwd, env, log_fd)
+    except OSError as error:
+        rc, note = _never_started(args[0], cwd, error)
+        os.write(log_fd, f"ckdn: {note}\n".encode(errors="surrogateescape"))
+        return _Ended(rc, time.monotonic() - start, notes=(note,), started=False)
+    finally:
+        os.close(log_fd)
+
+
+def _never_started(program: str, cwd: str | os.PathLike[str], error: OSError) -> tuple[int, str]:
+    """The shell's codes: 127 when nothing was found to run, 126 when it could not run."""
+    missing = isinstance(error, FileNotFoundError | NotADirectoryError)
+    rc = RC_NOT_FOUND if missing else RC_NOT_EXECUTABLE
+    where = os.fsdecode(cwd)
+    if error.filename is not None and os.fsdecode(error.filename) == where != program:
+        return rc, f"cannot enter working directory {where}: {error.strerror}"
+    if missing:
+        return rc, f"command not found: {program}"
+    if isinstance(error, PermissionError):
+        return rc, f"command not executable: {program} (permission denied)"
+    return rc, f"cannot execute {program}: {error.strerror or error}"
+
+
+def _supervise(
+    proc: Process,
+    log: LogHash,
+    stops: Stops,
+    *,
+    start: float,
+    timeout: float | None,
+    grace: float,
+    label: str,
+) -> _Ended:
+    try:
+        child = Child(proc)
+        if stops.request is not None:
+            child.watch(stops.request.fileno())
+    except BaseException:  # out of file descriptors, say: nothing may outlive ckdn's failure
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    progress = _progress_line(label, start)
+    try:
+        cause = _wait(child, log, stops, progress, None if timeout is None else start + timeout)
+        child.unwatch()  # whatever ended the wait, the tree stop's waits need their grace
+        if progress is not None:
+            progress.clear()
+        return _conclude(child, cause, stops, start=start, timeout=timeout, grace=grace)
+    except BaseException:
+        stop_group(child, grace=0.0)  # a failure in ckdn itself must not orphan the tree
+        raise
+    finally:
+        if progress is not None:
+            progress.clear()
+        child.close()
+
+
+def _progress_line(label: str, start: float) -> Progress | None:
+    """The live status line, only when stderr is a terminal (and only then imported)."""
+    stream = sys.stderr
+    try:
+        terminal = stream is not None and stream.isatty()
+    except ValueError:  # closed
+        terminal = False
+    if not terminal:
+        return None
+    from ckdn.process._progress import Progress
+
+    return Progress(stream, label, start)
+
+
+def _wait(
+    child: Child,
+    log: LogHash,
+    stops: Stops,
+    progress: Progress | None,
+    deadline: float | None,
+) -> str:
+    """Hash the log as it grows until the child exits, time runs out, or ckdn must stop."""
+    idle = _IDLE_FIRST
+    while True:
+        busy = log.follow()
+        now = time.monotonic()
+        pause = 0.0 if busy else idle
+        if progress is not None:
+            progress.tick(now, log.size())
+            pause = min(pause, progress.due - now)
+        if deadline is not None:
+            pause = min(pause, deadline - now)
+        if stops.wait(child, pause):
+            return "exited"
+        if stops.signum is not None:
+            return "signal"
+        if deadline is not None and time.monotonic() >= deadline:
+            return "timeout"
+        idle = _IDLE_FIRST if busy else min(idle * 2, _IDLE_MAX)
+
+
+def _conclude(
+    child: Child,
+    cause: str,
+    stops: Stops,
+    *,
+    start: float,
+    timeout: float | None,
+    grace: float,
+) -> _Ended:
+    """Stop what must be stopped and turn the cause into codes and notes."""
+    notes: list[str] = []
+    if cause == "exited":
+        rc = child.reap()
+        live = live_members(child.pid)
+        if live != 0:
+            killed = stop_group(child, grace)
+            count = "" if live is None else f"{live} "
+            notes.append(
+                f"stopped {count}leftover process(es) still running after the command exited"
+                f" ({_how(killed, grace)})"
+            )
+    else:
+        killed = stop_group(child, grace)
+        signum = stops.signum or signal.SIGINT
+        why = f"timed out after {timeout:g}s" if cause == "timeout" else stops.words()
+        notes.append(f"{why}; stopped the process group ({_how(killed, grace)})")
+        rc = RC_TIMEOUT if cause == "timeout" else 128 + signum
+    return _Ended(
+        rc,
+        time.monotonic() - start,
+        notes=tuple(notes),
+        timed_out=cause == "timeout",
+        interrupted=cause == "signal",
+    )
+
+
+def _how(killed: bool, grace: float) -> str:
+    return f"SIGTERM, then SIGKILL after {grace:g}s" if killed else "SIGTERM"
+
+

@@ -1,0 +1,238 @@
+"""Reading the store: which runs there are, what a reference names, what a run left.
+
+Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
+bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
+A run reference from a user is resolved through ``realpath`` and must land on a
+run dir directly inside the runs dir, so no reference can escape it.
+
+A stored document is read by :func:`read_document` only, with one policy: it is
+usable (a JSON object with the keys and types its schema requires) or it is a
+:class:`~ckdn.errors.UsageError` naming the file and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn._lite.record import Record, record
+from ckdn.errors import UsageError, one_line, quote
+from ckdn.store._names import parse_name
+from ckdn.store._publish import LATEST_FILE, LATEST_LINK, published
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ckdn.documents.types import Document
+
+DIGEST = "digest.json"
+AGGREGATE = "aggregate.json"
+#: Marker file -> RunInfo.kind; the first present wins.
+FINISHED_MARKERS = ((DIGEST, "digest"), (AGGREGATE, "aggregate"))
+#: No document ckdn writes comes near this; a larger file is refused unread.
+MAX_DOCUMENT_BYTES = 16 << 20
+#: The keys (and JSON types) a stored document must have to be read at all.
+_REQUIRED: dict[str, tuple[tuple[str, type], ...]] = {
+    DIGEST: (("check", str), ("status", str), ("rc", int), ("run_dir", str)),
+    AGGREGATE: (("alias", str), ("status", str), ("rc", int), ("members", list)),
+}
+_MEMBER: tuple[tuple[str, type], ...] = (("check", str), ("status", str))
+#: What a member that ran and is not green must also say: where its evidence is.
+_RED_MEMBER: tuple[tuple[str, type], ...] = (("rc", int), ("run_dir", str))
+_JSON_NAMES = {str: "string", int: "integer", list: "array"}
+
+
+@record
+class RunInfo(Record):
+    __slots__ = ("check", "finished", "kind", "name", "path")
+    name: str
+    path: str
+    check: str
+    finished: bool
+    kind: str  # "digest" | "aggregate" | "unfinished"
+
+    def __init__(self, name: str, path: str, check: str, finished: bool, kind: str) -> None:
+        self._assign(name, path, check, finished, kind)
+
+
+def kind_of(path: str) -> str:
+    for marker, kind in FINISHED_MARKERS:
+        if os.path.isfile(os.path.join(path, marker)):
+            return kind
+    return "unfinished"
+
+
+def list_runs(runs_dir: str, check: str | None) -> list[RunInfo]:
+    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable.
+
+    Naming ``check`` filters by name before anything is looked up on disk: a
+    prune after each run must not pay for every other check's runs.
+    """
+    found: list[RunInfo] = []
+    order: dict[str, tuple[str, int, int, str]] = {}
+    try:
+        listing = os.scandir(runs_dir)
+    except FileNotFoundError:
+        return []
+    with listing as entries:
+        for entry in entries:
+            parsed = parse_name(entry.name)
+            # is_dir() treats an entry pruned meanwhile as absent rather than raising.
+            if parsed is None or (check is not None and parsed[2] != check) \
+                    or not entry.is_dir(follow_symlinks=False):
+                continue
+            path = os.path.join(runs_dir, entry.name)
+            kind = kind_of(path)
+            try:
+                # Runs of different checks in the same second: the one sealed last
+                # (its digest renamed in last) is the newest.
+                mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+            except OSError:
+                mtime = 0
+            found.append(RunInfo(entry.name, path, parsed[2], kind != "unfinished", kind))
+            order[entry.name] = (parsed[0], mtime, parsed[1], entry.name)
+    found.sort(key=lambda info: order[info.name], reverse=True)
+    return found
+
+
+class Resolver:
+    """Turns a user's run reference into a run dir of ``runs_dir``, or a one-line refusal."""
+
+    def __init__(self, runs_dir: str, cwd: str, shown: Callable[[str], str],
+                 runs: Callable[[], list[RunInfo]]) -> None:
+        self.runs_dir = runs_dir
+        self.cwd = cwd
+        self.shown = shown
+        self.runs = runs
+
+    def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
+        """The run dir ``ref`` names, never anything outside the runs dir.
+
+        ``None`` (or ``latest``) is the ``latest`` symlink, else the ``LATEST``
+        marker, else the newest finished run. Otherwise ``ref`` is a run dir
+        name, or (unless ``name_only``, as for MCP run ids) a path relative to
+        cwd or absolute that must land, after following symlinks, on a run dir
+        directly inside the runs dir.
+        """
+        if ref is None or ref in (LATEST_LINK, LATEST_FILE):
+            return self.latest()
+        try:
+            return self._resolve_ref(ref, name_only=name_only)
+        except (OSError, ValueError) as exc:  # e.g. a NUL byte or an over-long path
+            raise UsageError(
+                f"run reference {quote(ref)} cannot be read: {one_line(str(exc))};"
+                " pass a run dir name from `ckdn list`"
+            ) from exc
+
+    def _resolve_ref(self, ref: str, *, name_only: bool) -> str:
+        is_name = "/" not in ref and (os.altsep is None or os.altsep not in ref)
+        if not ref or (is_name and ref.startswith(".")):
+            raise UsageError(
+                f"run reference {quote(ref)} is not a run; pass a run dir name from `ckdn list`"
+            )
+        if is_name:
+            candidate = os.path.join(self.runs_dir, ref)
+        elif name_only:
+            raise UsageError(
+                f"run reference {quote(ref)} is a path; pass a run dir name from `ckdn list`"
+            )
+        else:
+            candidate = os.path.join(self.cwd, ref)
+        parent, name = os.path.split(os.path.realpath(candidate))
+        if parent != os.path.realpath(self.runs_dir):
+            raise UsageError(
+                f"run reference {quote(ref)} is outside the runs dir"
+                f" {self.shown(self.runs_dir)}; pass a run dir name from `ckdn list`"
+            )
+        if parse_name(name) is None or not os.path.isdir(os.path.join(parent, name)):
+            raise UsageError(
+                f"no run {quote(ref)} in {self.shown(self.runs_dir)};"
+                " `ckdn list` shows the stored runs"
+            )
+        return os.path.join(self.runs_dir, name)
+
+    def _contained(self, name: str) -> str | None:
+        """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
+        if "/" in name or "\0" in name or parse_name(name) is None:
+            return None
+        parent, real = os.path.split(os.path.realpath(os.path.join(self.runs_dir, name)))
+        if parent != os.path.realpath(self.runs_dir) or parse_name(real) is None:
+            return None
+        if not os.path.isdir(os.path.join(parent, real)):
+            return None
+        return os.path.join(self.runs_dir, real)
+
+    def latest(self) -> str:
+        for name in published(self.runs_dir):
+            found = self._contained(name)
+            if found is not None:
+                return found
+        for info in self.runs():
+            if info.finished:
+                return info.path
+        raise UsageError(
+            f"no finished run in {self.shown(self.runs_dir)} yet;"
+            " start one with `ckdn run <check>`"
+        )
+
+
+def read_document(run_dir: str, shown: Callable[[str], str]) -> Document:
+    """The digest (or aggregate) a finished run dir holds; UsageError if there is none usable."""
+    for name, _kind in FINISHED_MARKERS:
+        path = os.path.join(run_dir, name)
+        if os.path.isfile(path):
+            return _load(path, name, shown)
+    raise UsageError(
+        f"{os.path.basename(run_dir)} has no digest yet (the run is unfinished or was killed);"
+        f" its log is {shown(os.path.join(run_dir, 'full.log'))}"
+    )
+
+
+def _load(path: str, name: str, shown: Callable[[str], str]) -> Document:
+    import json  # lazy: `ckdn run` writes documents and never reads one
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise ValueError(f"larger than {MAX_DOCUMENT_BYTES} bytes")
+        doc = json.loads(data, parse_constant=_no_constant)
+    except (OSError, ValueError, RecursionError) as exc:
+        why = f"{exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{shown(path)}: cannot read: {why}") from exc
+    problem = _shape_problem(doc, name)
+    if problem:
+        raise UsageError(f"{shown(path)}: cannot read: {problem}")
+    document: Document = doc
+    return document
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"not JSON: {name}")
+
+
+def _shape_problem(doc: object, name: str) -> str | None:
+    if not isinstance(doc, dict):
+        return f"not a JSON object but {type(doc).__name__}"
+    problem = _missing(doc, _REQUIRED[name], "")
+    if problem or name != AGGREGATE:
+        return problem
+    for index, member in enumerate(doc["members"]):
+        where = f"members[{index}]."
+        if not isinstance(member, dict):
+            return f"{where[:-1]} is not a JSON object"
+        problem = _missing(member, _MEMBER, where)
+        if problem is None and member["status"] not in ("pass", "skipped"):
+            problem = _missing(member, _RED_MEMBER, where)
+        if problem:
+            return problem
+    return None
+
+
+def _missing(doc: dict[str, object], required: tuple[tuple[str, type], ...],
+             where: str) -> str | None:
+    for key, kind in required:
+        value = doc.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{where}{key} is missing or not a JSON {_JSON_NAMES[kind]}"
+    return None

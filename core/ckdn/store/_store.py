@@ -1,0 +1,272 @@
+"""The store of one project: its runs dir, and every way a run enters and leaves it.
+
+A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+``os.mkdir``, which fails rather than reuse a name, so two processes can never
+share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+lock reclaimed from a run that died holding it is reported in
+:attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
+atomically (``_publish``); listing, references and stored documents are read by
+``_reading``; pruning is ``_prune``. :class:`Store` is the one entry point, and
+turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
+says which path and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ckdn.errors import RefusedError, one_line, os_reason
+from ckdn.store import _publish, _runlock
+from ckdn.store._names import TIMESTAMP, parse_name, run_name, shown_path, validate_label
+from ckdn.store._prune import Pruner, validate_keep
+from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs, read_document
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import TracebackType
+
+    from ckdn.documents.types import Document
+
+
+class RunDir:
+    """One run being written; holds its check's lock until released.
+
+    Use it as a context manager: leaving the block truncates the lock file (the
+    clean-release mark) and closes the descriptor, which drops the lock.
+    """
+
+    def __init__(self, path: str, check: str, fd: int, notes: list[str]) -> None:
+        self.path = path
+        self.name = os.path.basename(path)
+        self.check = check
+        self.notes = notes
+        self._fd: int | None = fd
+
+    def __enter__(self) -> RunDir:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    @property
+    def locked(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Clean release; idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        _runlock.release(fd)
+
+    def __repr__(self) -> str:
+        state = "locked" if self.locked else "released"
+        return f"RunDir({self.path!r}, {state})"
+
+
+class Store:
+    """Every run of one project: the runs dir and what lives in it.
+
+    ``clock`` returns seconds since the epoch; tests pass a fixed one to make
+    several runs fall in one second. ``durable`` fsyncs each document before it
+    is renamed into place: ``digest.json`` is the finished marker, and after a
+    power cut a new file renamed without fsync can survive empty on ext4 and
+    XFS, which would read as a finished run with no digest. A flush per
+    document, a few per run, is small beside running any tool.
+    """
+
+    def __init__(
+        self,
+        runs_dir: str | os.PathLike[str],
+        cwd: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        durable: bool = True,
+    ) -> None:
+        self.cwd = os.path.abspath(cwd)  # normalised too
+        self.runs_dir = os.path.normpath(os.path.join(self.cwd, runs_dir))
+        self.durable = durable
+        self._clock = clock
+
+    # -- paths -----------------------------------------------------------------
+
+    def display(self, path: str | os.PathLike[str]) -> str:
+        """``path`` as a digest shows it: cwd-relative when under cwd, else absolute."""
+        return shown_path(os.path.normpath(os.path.join(self.cwd, path)), self.cwd)
+
+    def _shown(self, path: str) -> str:
+        """:meth:`display` on one line, for notes (a refusal's message is made one line anyway)."""
+        return one_line(self.display(path))
+
+    # -- creating runs ---------------------------------------------------------
+
+    def begin(self, check: str) -> RunDir:
+        """Take ``check``'s lock and create its run dir.
+
+        Refused (one line) when another live process holds the lock or the runs
+        dir cannot be written.
+        """
+        validate_label(check)
+        self._ensure_runs_dir()
+        try:
+            fd = _runlock.open_lock(_runlock.lock_path(self.runs_dir, check))
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+        try:
+            return self._begin_locked(check, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _begin_locked(self, check: str, fd: int) -> RunDir:
+        _runlock.acquire(fd, check, self.runs_dir, self._shown)
+        try:
+            previous = _runlock.read_holder(fd)
+            notes = [] if previous is None else [_runlock.reclaimed_note(
+                check, previous, self.runs_dir, self._shown,
+                lambda run_dir: kind_of(run_dir) != "unfinished")]
+            _runlock.write_holder(fd, None)
+            path = self._make_unique_dir(check)
+            _runlock.write_holder(fd, os.path.basename(path))
+        except OSError as exc:
+            _runlock.clear_holder(fd)
+            raise self._unwritable(exc) from exc
+        except BaseException:
+            _runlock.clear_holder(fd)
+            raise
+        return RunDir(path, check, fd, notes)
+
+    def new_dir(self, name: str) -> str:
+        """A fresh uniquely named run dir, without a lock (alias aggregates)."""
+        validate_label(name)
+        self._ensure_runs_dir()
+        try:
+            return self._make_unique_dir(name)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _ensure_runs_dir(self) -> None:
+        try:
+            os.makedirs(self.runs_dir, exist_ok=True)
+        except OSError as exc:
+            raise self._unwritable(exc) from exc
+
+    def _make_unique_dir(self, label: str) -> str:
+        stamp = time.strftime(TIMESTAMP, time.gmtime(self._clock()))
+        seq = self._next_seq(stamp, label)
+        while True:
+            path = os.path.join(self.runs_dir, run_name(stamp, seq, label))
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                seq += 1
+                continue
+            return path
+
+    def _next_seq(self, stamp: str, label: str) -> int:
+        highest = -1
+        for name in os.listdir(self.runs_dir):
+            if not name.startswith(stamp):
+                continue
+            parsed = parse_name(name)
+            if parsed is not None and parsed[0] == stamp and parsed[2] == label:
+                highest = max(highest, parsed[1])
+        return highest + 1
+
+    def _unwritable(self, exc: OSError) -> RefusedError:
+        named = exc.filename is not None and os.path.normpath(exc.filename) != self.runs_dir
+        where = f"{self.display(exc.filename)}: " if named else ""
+        return RefusedError(
+            f"runs dir {self.display(self.runs_dir)} is not writable: {where}{os_reason(exc)};"
+            " make it a writable directory or set [run].runs_dir in ckdn.toml"
+        )
+
+    # -- writing ---------------------------------------------------------------
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
+        in one line when it cannot be written."""
+        try:
+            _publish.write_atomic(path, data, durable=self.durable)
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot write {self.display(path)}: {os_reason(exc)}; free space or fix"
+                " permissions in the runs dir"
+            ) from exc
+
+    def publish(self, run_dir: str) -> None:
+        """Point ``latest`` (or ``LATEST`` where symlinks fail) at ``run_dir`` atomically."""
+        try:
+            _publish.publish(self.runs_dir, run_dir, durable=self.durable)
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot publish {self.display(run_dir)} as latest: {os_reason(exc)};"
+                f" fix permissions in {self.display(self.runs_dir)}"
+            ) from exc
+
+    # -- reading ---------------------------------------------------------------
+
+    def runs(self, check: str | None = None) -> list[RunInfo]:
+        """Every run dir (or every one of ``check``), newest first."""
+        try:
+            return list_runs(self.runs_dir, check)
+        except OSError as exc:
+            raise RefusedError(
+                f"cannot read runs dir {self.display(self.runs_dir)}: {os_reason(exc)};"
+                " make it a readable directory or set [run].runs_dir in ckdn.toml"
+            ) from exc
+
+    def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
+        """The run dir ``ref`` names (None: the latest), never anything outside the runs dir."""
+        return Resolver(self.runs_dir, self.cwd, self.display, self.runs).resolve(
+            ref, name_only=name_only)
+
+    def read(self, run_dir: str) -> Document:
+        """The document a run dir holds; UsageError naming the file when it has none usable."""
+        return read_document(run_dir, self.display)
+
+    # -- pruning ---------------------------------------------------------------
+
+    def prune(self, check: str, keep: int, *, holding: RunDir | None = None) -> list[str]:
+        """Delete all but the ``keep`` newest finished runs of ``check`` (0: keep them all).
+
+        A caller ``holding`` the check's lock says so, and its record is not read back.
+        """
+        validate_keep(keep)
+        group = self.runs(check)
+        writing = ([holding.name] if holding is not None and holding.check == check
+                   else _runlock.holding(self.runs_dir, check))
+        protected = {*_publish.published(self.runs_dir), *writing}
+        return self._pruner().prune_group(group, keep, protected)
+
+    def gc(self, keep: int) -> list[str]:
+        """:meth:`prune` every check and alias found on disk, then sweep what an
+        interrupted prune left behind."""
+        validate_keep(keep)
+        groups: dict[str, list[RunInfo]] = {}
+        for info in self.runs():
+            groups.setdefault(info.check, []).append(info)
+        published = set(_publish.published(self.runs_dir))
+        pruner = self._pruner()
+        removed: list[str] = []
+        for check in sorted(groups):
+            protected = published | set(_runlock.holding(self.runs_dir, check))
+            removed.extend(pruner.prune_group(groups[check], keep, protected))
+        pruner.sweep_trash()
+        return removed
+
+    def _pruner(self) -> Pruner:
+        return Pruner(self.runs_dir, self._unremovable)
+
+    def _unremovable(self, path: str, exc: OSError) -> RefusedError:
+        return RefusedError(
+            f"cannot remove {self.display(path)}: {os_reason(exc)};"
+            f" fix permissions in {self.display(self.runs_dir)}"
+        )

@@ -1,0 +1,90 @@
+"""ckdn._lite.record: records behave as the dataclasses they stand in for."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from pathlib import Path
+
+import pytest
+
+from ckdn._lite.record import Record, record
+from ckdn.config import Check
+from ckdn.parsers.base import Finding, ParseContext, ParseResult
+from ckdn.reconcile import Exit, Verdict
+
+
+def test_records_compare_hash_and_show_their_fields() -> None:
+    finding = Finding("t::x", "test_failure", "boom", location="t.py:3")
+    assert finding == Finding(id="t::x", kind="test_failure", message="boom", location="t.py:3")
+    assert finding != Finding("t::x", "test_failure", "boom")
+    assert hash(finding) == hash(Finding("t::x", "test_failure", "boom", "t.py:3", ()))
+    assert repr(finding) == ("Finding(id='t::x', kind='test_failure', message='boom', "
+                             "location='t.py:3', detail=(), detail_omitted=0)")
+    assert Verdict("pass", None) != ("pass", None)
+
+
+def test_a_frozen_record_refuses_changes_as_a_frozen_dataclass_does() -> None:
+    exit = Exit(3)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'rc'"):
+        exit.rc = 0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del exit.rc
+
+
+def test_a_mutable_record_changes_and_is_unhashable() -> None:
+    result = ParseResult()
+    result.notes.append("x")
+    result.parser_ok = False
+    assert result == ParseResult(parser_ok=False, notes=["x"])
+    assert ParseResult().findings is not ParseResult().findings
+    with pytest.raises(TypeError):
+        hash(result)
+
+
+def test_records_work_with_the_dataclasses_functions(tmp_path: Path) -> None:
+    ctx = ParseContext(check="c", run_dir=tmp_path, cwd=tmp_path, rc=1)
+    assert dataclasses.is_dataclass(ctx)
+    assert [f.name for f in dataclasses.fields(ctx)] == [
+        "check", "run_dir", "cwd", "rc", "options", "top", "max_snippet_lines"]
+    changed = dataclasses.replace(ctx, options={"format": "json"})
+    assert changed.options == {"format": "json"}
+    assert changed.rc == 1
+    assert dataclasses.asdict(Exit(2, notes=("n",)))["notes"] == ("n",)
+
+
+def test_records_copy_pickle_and_match_by_position() -> None:
+    check = Check("ruff", "ruff check", ("ruff", "check"), "ruff", timeout=9.0)
+    assert copy.copy(check) == check
+    exit = Exit(124, timed_out=True, notes=("late",))
+    assert pickle.loads(pickle.dumps(exit)) == exit
+    match Verdict("fail", "exit code 1"):
+        case Verdict(status, reason):
+            assert (status, reason) == ("fail", "exit code 1")
+
+
+def test_a_subclass_of_a_record_is_as_frozen_as_its_base() -> None:
+    class Collected(ParseResult):
+        pass
+
+    class Located(Finding):
+        pass
+
+    collected = Collected()
+    collected.parser_ok = False
+    assert collected.parser_ok is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Located("i", "k", "m").id = "j"  # type: ignore[misc]
+
+
+def test_a_record_whose_init_and_slots_differ_is_refused() -> None:
+    with pytest.raises(TypeError, match="one slot per parameter"):
+
+        @record
+        class Broken(Record):  # pyright: ignore[reportUnusedClass]
+            __slots__ = ("a",)
+            a: int
+
+            def __init__(self, b: int) -> None:
+                self._assign(b)

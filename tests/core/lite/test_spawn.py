@@ -1,0 +1,150 @@
+"""ckdn.spawn: posix_spawn starts a child exactly as the Popen it stands in for would.
+
+tests/core/test_runner.py runs every runner behaviour through both paths; these
+tests pin what the posix_spawn path must copy from ``Popen(close_fds=True,
+restore_signals=True, start_new_session=True)`` and when each path is taken.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ckdn._lite import spawn
+
+#: Prints, from inside the child: its open descriptors, whether it leads its session,
+#: and stdin's first bytes.
+PROBE = r"""
+import os, sys
+fds = sorted(int(n) for n in os.listdir("/proc/self/fd"))
+print(repr((fds, os.getsid(0) == os.getpid(), sys.stdin.read(5))))
+"""
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    path = tmp_path / "full.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    yield fd, path
+    os.close(fd)
+
+
+def finish(proc: spawn.Process, path: Path) -> str:
+    assert proc.wait() == 0
+    return path.read_text()
+
+
+def test_the_path_taken_is_posix_spawn_only_in_the_current_directory(
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path]
+) -> None:
+    here = spawn.start(["true"], tmp_path, {"PATH": os.environ["PATH"]}, log[0])
+    elsewhere = spawn.start(["true"], "/", {"PATH": os.environ["PATH"]}, log[0])
+    assert isinstance(here, spawn.Spawned) == (spawn_path == "posix_spawn")
+    assert isinstance(elsewhere, subprocess.Popen)
+    assert (here.wait(), elsewhere.wait()) == (0, 0)
+
+
+def test_a_symlink_to_the_current_directory_counts_as_current(
+    tmp_path: Path, log: tuple[int, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").symlink_to(tmp_path)
+    child = spawn.start(["true"], tmp_path / "here", {"PATH": os.environ["PATH"]}, log[0])
+    assert isinstance(child, spawn.Spawned)
+    assert child.wait() == 0
+
+
+def test_the_child_inherits_no_other_descriptor_leads_its_session_and_reads_devnull(
+    spawn_path: str, log: tuple[int, Path]
+) -> None:
+    inherited = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(inherited, True)
+    try:
+        child = spawn.start([sys.executable, "-c", PROBE], ".", dict(os.environ), log[0])
+    finally:
+        os.close(inherited)
+    fds, leader, stdin = ast.literal_eval(finish(child, log[1]))
+    assert fds == [0, 1, 2, 3]  # 3: the descriptor listdir used inside the child
+    assert (leader, stdin) == (True, "")
+
+
+def test_the_signals_python_ignores_are_not_ignored_in_the_child(
+    spawn_path: str, log: tuple[int, Path]
+) -> None:
+    assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN  # what the child must not inherit
+    child = spawn.start(["grep", "SigIgn", "/proc/self/status"], ".",
+                        {"PATH": os.environ["PATH"]}, log[0])
+    ignored = int(finish(child, log[1]).split()[1], 16)  # bit n-1: signal n ignored
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+        assert not ignored >> (signum - 1) & 1, signum
+
+
+def test_a_signal_death_is_the_negative_signal_number(
+    spawn_path: str, log: tuple[int, Path]
+) -> None:
+    child = spawn.start(["sh", "-c", "kill -TERM $$"], ".", {"PATH": os.environ["PATH"]}, log[0])
+    assert child.wait() == -15
+    assert child.returncode == -15
+
+
+def tool(folder: Path, mode: int) -> Path:
+    folder.mkdir(exist_ok=True)
+    path = folder / "ckdn-probe-tool"
+    path.write_text("#!/bin/sh\necho from " + folder.name + "\n")
+    path.chmod(mode)
+    return path
+
+
+def test_the_program_is_looked_up_on_the_childs_path_past_unrunnable_entries(
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path]
+) -> None:
+    tool(tmp_path / "a", 0o644)  # not executable: Popen goes on, and so must we
+    tool(tmp_path / "b", 0o755)
+    env = {"PATH": f"{tmp_path / 'missing'}:{tmp_path / 'a'}:{tmp_path / 'b'}"}
+    child = spawn.start(["ckdn-probe-tool"], ".", env, log[0])
+    assert finish(child, log[1]) == "from b\n"
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        ("nothing", FileNotFoundError),
+        ("not-executable", PermissionError),
+        ("directory", PermissionError),
+        ("missing-then-not-executable", PermissionError),
+    ],
+)
+def test_a_command_that_cannot_start_raises_what_popen_raises(
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path], layout: str, expected: type[OSError]
+) -> None:
+    folders = [tmp_path / "x", tmp_path / "y"]
+    for folder in folders:
+        folder.mkdir()
+    if layout == "directory":
+        (folders[0] / "ckdn-probe-tool").mkdir()
+    elif layout != "nothing":
+        tool(folders[-1], 0o644)
+    env = {"PATH": os.pathsep.join(map(str, folders))}
+    with pytest.raises(expected) as raised:
+        spawn.start(["ckdn-probe-tool"], ".", env, log[0])
+    assert raised.value.filename == "ckdn-probe-tool"
+
+
+@pytest.mark.parametrize("name", ["./no-such", "sub/no-such", "./plain-file"])
+def test_a_path_with_a_slash_is_not_searched(
+    spawn_path: str, tmp_path: Path, log: tuple[int, Path], name: str
+) -> None:
+    (tmp_path / "plain-file").write_text("data\n")
+    (tmp_path / "plain-file").chmod(stat.S_IRUSR)
+    expected = PermissionError if name == "./plain-file" else FileNotFoundError
+    with pytest.raises(expected) as raised:
+        spawn.start([name], ".", {"PATH": os.environ["PATH"]}, log[0])
+    assert raised.value.filename == name
