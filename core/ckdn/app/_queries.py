@@ -12,6 +12,7 @@ import os
 
 from ckdn.app._seal import store_for
 from ckdn.config import Alias
+from ckdn.documents import read_stored
 from ckdn.errors import UsageError
 from ckdn.reconcile import PASS, SKIPPED
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 def read_run(config: Config, ref: str | None = None) -> Document:
     """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
     store = store_for(config)
-    return store.read(store.resolve(ref))
+    return read_stored(store.resolve(ref), store.display)
 
 
 def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
@@ -41,7 +42,7 @@ def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
                                "kind": info.kind}
         if info.finished:
             try:
-                doc: Mapping[str, Any] = store.read(info.path)
+                doc: Mapping[str, Any] = read_stored(info.path, store.display)
             except UsageError:  # unreadable: listed without status
                 doc = {}
             row.update({k: doc[k] for k in ("status", "rc") if k in doc})
@@ -144,7 +145,7 @@ def red_members(config: Config, doc: Document) -> Iterator[tuple[str, Digest | N
             continue
         run_dir = entry["run_dir"]
         try:
-            member = store.read(store.resolve(run_dir))
+            member = read_stored(store.resolve(run_dir), store.display)
         except UsageError:
             member = None
         yield run_dir, member if member is not None and "check" in member else None

@@ -5,7 +5,8 @@
   tail read backwards by ``_logtail``);
 * the aggregate (``ckdn.aggregate/1``): an alias run's routing document;
 * the meta (``ckdn.meta/1``): the provenance the digest leaves out on purpose;
-* their canonical bytes (:func:`encode`) and human form (:func:`render`).
+* their canonical bytes (:func:`encode`) and human form (:func:`render`), and the
+  one reader of a stored document (:func:`read_stored`, one error policy).
 
 :mod:`ckdn.documents.textcap` is the text policy and the one family of truncation
 helpers, shared with the parsers; :mod:`ckdn.documents.types` has the documents'
@@ -25,11 +26,13 @@ from ckdn.documents._digest import (
 from ckdn.documents._logtail import read_log_tail
 from ckdn.documents._meta import SCHEMA_META, build_meta
 from ckdn.documents._render import render
+from ckdn.documents._stored import MAX_DOCUMENT_BYTES, read_stored
 
 __all__ = [
     "DIGEST_BUDGET",
     "MAX_ARTIFACTS",
     "MAX_DIGEST_BYTES",
+    "MAX_DOCUMENT_BYTES",
     "SCHEMA_AGGREGATE",
     "SCHEMA_DIGEST",
     "SCHEMA_META",
@@ -41,5 +44,6 @@ __all__ = [
     "build_meta",
     "encode",
     "read_log_tail",
+    "read_stored",
     "render",
 ]

@@ -5,19 +5,18 @@ fresh run dir (:meth:`Store.begin` gives a :class:`RunDir`), documents are
 written atomically and fsynced (:meth:`Store.write_atomic`, or
 :func:`write_atomic` for a file outside the store's own bookkeeping), the run is
 published as ``latest``, and old runs are pruned. Reading goes through it too:
-:meth:`Store.runs`, :meth:`Store.resolve` (a user's run reference, never outside
-the runs dir) and :meth:`Store.read` (a stored document, one error policy).
-This room knows no parser and no document format beyond the two file names.
+:meth:`Store.runs` and :meth:`Store.resolve` (a user's run reference, never
+outside the runs dir). This room knows no parser and no document format beyond
+the two file names that mark a finished run.
 """
 
 from ckdn.store._names import check_of, shown_path
 from ckdn.store._publish import write_atomic
-from ckdn.store._reading import FINISHED_MARKERS, MAX_DOCUMENT_BYTES, RunInfo
+from ckdn.store._reading import FINISHED_MARKERS, RunInfo
 from ckdn.store._store import RunDir, Store
 
 __all__ = [
     "FINISHED_MARKERS",
-    "MAX_DOCUMENT_BYTES",
     "RunDir",
     "RunInfo",
     "Store",

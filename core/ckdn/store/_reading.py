@@ -4,10 +4,6 @@ Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
 bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
 A run reference from a user is resolved through ``realpath`` and must land on a
 run dir directly inside the runs dir, so no reference can escape it.
-
-A stored document is read by :func:`read_document` only, with one policy: it is
-usable (a JSON object with the keys and types its schema requires) or it is a
-:class:`~ckdn.errors.UsageError` naming the file and what is wrong with it.
 """
 
 from __future__ import annotations
@@ -23,24 +19,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ckdn.documents.types import Document
-
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"
 #: Marker file -> RunInfo.kind; the first present wins.
 FINISHED_MARKERS = ((DIGEST, "digest"), (AGGREGATE, "aggregate"))
-#: No document ckdn writes comes near this; a larger file is refused unread.
-MAX_DOCUMENT_BYTES = 16 << 20
-#: The keys (and JSON types) a stored document must have to be read at all.
-_REQUIRED: dict[str, tuple[tuple[str, type], ...]] = {
-    DIGEST: (("check", str), ("status", str), ("rc", int), ("run_dir", str)),
-    AGGREGATE: (("alias", str), ("status", str), ("rc", int), ("members", list)),
-}
-_MEMBER: tuple[tuple[str, type], ...] = (("check", str), ("status", str))
-#: What a member that ran and is not green must also say: where its evidence is.
-_RED_MEMBER: tuple[tuple[str, type], ...] = (("rc", int), ("run_dir", str))
-_JSON_NAMES = {str: "string", int: "integer", list: "array"}
-
 
 @record
 class RunInfo(Record):
@@ -174,65 +156,3 @@ class Resolver:
             f"no finished run in {self.shown(self.runs_dir)} yet;"
             " start one with `ckdn run <check>`"
         )
-
-
-def read_document(run_dir: str, shown: Callable[[str], str]) -> Document:
-    """The digest (or aggregate) a finished run dir holds; UsageError if there is none usable."""
-    for name, _kind in FINISHED_MARKERS:
-        path = os.path.join(run_dir, name)
-        if os.path.isfile(path):
-            return _load(path, name, shown)
-    raise UsageError(
-        f"{os.path.basename(run_dir)} has no digest yet (the run is unfinished or was killed);"
-        f" its log is {shown(os.path.join(run_dir, 'full.log'))}"
-    )
-
-
-def _load(path: str, name: str, shown: Callable[[str], str]) -> Document:
-    import json  # lazy: `ckdn run` writes documents and never reads one
-
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DOCUMENT_BYTES + 1)
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise ValueError(f"larger than {MAX_DOCUMENT_BYTES} bytes")
-        doc = json.loads(data, parse_constant=_no_constant)
-    except (OSError, ValueError, RecursionError) as exc:
-        why = f"{exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"{shown(path)}: cannot read: {why}") from exc
-    problem = _shape_problem(doc, name)
-    if problem:
-        raise UsageError(f"{shown(path)}: cannot read: {problem}")
-    document: Document = doc
-    return document
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"not JSON: {name}")
-
-
-def _shape_problem(doc: object, name: str) -> str | None:
-    if not isinstance(doc, dict):
-        return f"not a JSON object but {type(doc).__name__}"
-    problem = _missing(doc, _REQUIRED[name], "")
-    if problem or name != AGGREGATE:
-        return problem
-    for index, member in enumerate(doc["members"]):
-        where = f"members[{index}]."
-        if not isinstance(member, dict):
-            return f"{where[:-1]} is not a JSON object"
-        problem = _missing(member, _MEMBER, where)
-        if problem is None and member["status"] not in ("pass", "skipped"):
-            problem = _missing(member, _RED_MEMBER, where)
-        if problem:
-            return problem
-    return None
-
-
-def _missing(doc: dict[str, object], required: tuple[tuple[str, type], ...],
-             where: str) -> str | None:
-    for key, kind in required:
-        value = doc.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            return f"{where}{key} is missing or not a JSON {_JSON_NAMES[kind]}"
-    return None

@@ -5,8 +5,8 @@ A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
 share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
 lock reclaimed from a run that died holding it is reported in
 :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-atomically (``_publish``); listing, references and stored documents are read by
-``_reading``; pruning is ``_prune``. :class:`Store` is the one entry point, and
+atomically (``_publish``); listing and references are ``_reading``; pruning is
+``_prune``. :class:`Store` is the one entry point, and
 turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
 says which path and how to fix it.
 """
@@ -20,14 +20,12 @@ from ckdn.errors import RefusedError, one_line, os_reason
 from ckdn.store import _publish, _runlock
 from ckdn.store._names import TIMESTAMP, parse_name, run_name, shown_path, validate_label
 from ckdn.store._prune import Pruner, validate_keep
-from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs, read_document
+from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
-
-    from ckdn.documents.types import Document
 
 
 class RunDir:
@@ -227,10 +225,6 @@ class Store:
         """The run dir ``ref`` names (None: the latest), never anything outside the runs dir."""
         return Resolver(self.runs_dir, self.cwd, self.display, self.runs).resolve(
             ref, name_only=name_only)
-
-    def read(self, run_dir: str) -> Document:
-        """The document a run dir holds; UsageError naming the file when it has none usable."""
-        return read_document(run_dir, self.display)
 
     # -- pruning ---------------------------------------------------------------
 
