@@ -92,3 +92,25 @@ def test_a_failure_before_any_hook_runs_is_an_error_with_the_log_tail(
     assert digest["status"] == "error"
     tail = "\n".join(digest["log_tail"])
     assert "no_such_module_ckdn" in tail or "plugin broke" in tail
+
+
+LONG = ("def test_long():\n"
+        "    raise ValueError('x' * 3000 + '\\n' + '\\n'.join(f'more {i}' for i in range(40)))\n")
+
+
+def test_what_the_plugin_cut_is_counted_exactly_through_its_evidence(project: Project) -> None:
+    """The plugin cuts the message and the E lines; the evidence file carries the counts as
+    data, so the digest counts exactly what the reader does not see. (JUnit XML cannot: pytest
+    cuts the message attribute itself, uncounted.)"""
+    configure(project, "--ckdn-digest")
+    write_tests(project, LONG)
+    digest, _, code = outer_run(project)
+    assert code == 1
+    finding = digest["findings"][0]
+    # "ValueError: " and 3000 x's are 3012 characters: the first 500 shown, the rest counted
+    assert finding["message"] == "ValueError: " + "x" * 488 + f"... [+{3012 - 500} chars]"
+    # 41 E lines and the crash line: 11 E lines and the crash line shown, 30 counted
+    assert len(finding["detail"]) == 13
+    assert finding["detail"][-1] == "... [+30 more lines]"
+    # "E" and seven spaces lead the E line: 3020 characters, 300 shown
+    assert finding["detail"][0].endswith(f"... [+{3020 - 300} chars]")

@@ -116,9 +116,9 @@ def test_a_run_dir_without_evidence_leaves_the_parser_to_junit(tmp_path: Path) -
 
 def test_a_foreign_schema_is_refused(real_evidence: Path) -> None:
     doc = json.loads(real_evidence.read_bytes())
-    doc["schema"] = "ckdn.pytest-evidence/2"
+    doc["schema"] = "ckdn.pytest-evidence/3"
     real_evidence.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=r"schema is 'ckdn\.pytest-evidence/2'"):
+    with pytest.raises(ValueError, match=r"schema is 'ckdn\.pytest-evidence/3'"):
         read_evidence(real_evidence)
     facts = evidence_result(context(real_evidence.parent, rc=1), real_evidence)
     assert not facts.parser_ok

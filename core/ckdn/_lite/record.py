@@ -48,7 +48,7 @@ else:
         return lambda function: function
 
 
-__all__ = ["Record", "record"]
+__all__ = ["Record", "assign_order_problems", "record"]
 
 _set = object.__setattr__
 
@@ -84,7 +84,13 @@ class Record:
     __dataclass_fields__: ClassVar[Any] = _DataclassFields()
 
     def _assign(self, *values: object) -> None:
-        """Set every field, in ``__init__`` parameter order (how a frozen record stores them)."""
+        """Set every field, in ``__init__`` parameter order (how a frozen record stores them).
+
+        Positional on purpose (it is on every run's path); two swapped arguments
+        would still type-check when the fields share a type, so
+        :func:`assign_order_problems` reads every ``__init__`` and the test suite
+        runs it over every record.
+        """
         for name, value in zip(self._fields, values, strict=True):
             _set(self, name, value)
 
@@ -165,3 +171,37 @@ def _frozen_delattr(self: Record, name: str) -> None:
     from dataclasses import FrozenInstanceError
 
     raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def assign_order_problems(cls: type[Record]) -> list[str]:
+    """Where ``cls.__init__`` hands ``_assign`` a value that is not its own field's.
+
+    Each argument of the ``self._assign(...)`` call must mention the parameter of
+    its position (``os.fspath(run_dir)`` is fine in the ``run_dir`` slot) and no
+    other parameter. Reads the source (``inspect`` and ``ast``, never on a run's
+    path); an ``__init__`` that does not call ``_assign`` has nothing to check.
+    """
+    import ast
+    import inspect
+    import textwrap
+
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return []
+    tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    fields = cls._fields
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "_assign"):
+            continue
+        if len(node.args) != len(fields) or node.keywords:
+            problems.append(f"{cls.__qualname__}: _assign takes {len(fields)} positional values "
+                            f"({', '.join(fields)}), given {len(node.args)}")
+            continue
+        for field, arg in zip(fields, node.args, strict=True):
+            named = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(fields)
+            if named != {field}:
+                shown = ", ".join(sorted(named)) or "no field"
+                problems.append(f"{cls.__qualname__}: the {field!r} slot of _assign gets {shown}")
+    return problems

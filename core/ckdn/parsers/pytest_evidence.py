@@ -12,39 +12,67 @@ The file is ckdn's own, versioned by :data:`SCHEMA` and validated strictly on
 read: a reader that guessed at a half-written or foreign file could report a
 clean run that never happened, so anything malformed is a :class:`ValueError`.
 
+Cuts travel as data here too: a string the plugin cut (a :class:`Cut`) is
+written as ``{"cut": KEPT, "omitted": N}`` and read back as one, and a finding
+says how many snippet lines it left out (``detail_omitted``), so the digest's
+counts stay exact across the file.
+
 Format history:
 
 * ``ckdn.pytest-evidence/1`` -- ``schema``, ``exitstatus``, ``findings``,
   ``findings_total``, ``summary``, ``notes``, ``gate_failures``, ``parser_ok``,
   ``evidence_expected``, ``wants_log_tail``; every key always present.
+* ``ckdn.pytest-evidence/2`` -- every finding also has ``detail_omitted`` (an
+  integer >= 0); a finding's ``message`` and ``detail`` lines, a note and a gate
+  failure may be ``{"cut": str, "omitted": int >= 1}`` instead of a string. Both
+  versions are read (a pytest env may hold an older ckdn than the outer run);
+  /2 is written.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from ckdn._lite.canonical import canonical
+from ckdn.documents.textcap import Cut
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
 __all__ = ["EVIDENCE_FILE", "MAX_EVIDENCE_BYTES", "SCHEMA", "encode_evidence", "evidence_result",
-           "parse_evidence", "read_evidence", "write_evidence"]
+           "parse_evidence", "read_evidence"]
 
 EVIDENCE_FILE = "ckdn-pytest.json"
-SCHEMA = "ckdn.pytest-evidence/1"
+SCHEMA = "ckdn.pytest-evidence/2"
+_READ = frozenset({"ckdn.pytest-evidence/1", SCHEMA})
 #: The plugin keeps at most ``top`` findings with bounded details, so a real file
 #: is small; anything past this is not one of ours and is refused unread.
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
 
 _KEYS = frozenset({"schema", "exitstatus", "findings", "findings_total", "summary", "notes",
                    "gate_failures", "parser_ok", "evidence_expected", "wants_log_tail"})
-_FINDING_KEYS = frozenset({"id", "kind", "message", "location", "detail"})
+#: The keys of a finding, by version: (required, optional).
+_FINDING_KEYS = {
+    "ckdn.pytest-evidence/1": (frozenset({"id", "kind", "message", "detail"}),
+                               frozenset({"location"})),
+    SCHEMA: (frozenset({"id", "kind", "message", "detail", "detail_omitted"}),
+             frozenset({"location"})),
+}
+_CUT_KEYS = frozenset({"cut", "omitted"})
+
+
+def _text(value: str) -> str | dict[str, Any]:
+    """A string, or a cut one with its count as data."""
+    if isinstance(value, Cut):
+        return {"cut": value.body, "omitted": value.omitted}
+    return value
 
 
 def _finding_doc(finding: Finding) -> dict[str, Any]:
-    doc: dict[str, Any] = {"id": finding.id, "kind": finding.kind, "message": finding.message,
-                           "detail": list(finding.detail)}
+    doc: dict[str, Any] = {"id": finding.id, "kind": finding.kind,
+                           "message": _text(finding.message),
+                           "detail": [_text(line) for line in finding.detail],
+                           "detail_omitted": finding.detail_omitted}
     if finding.location is not None:
         doc["location"] = finding.location
     return doc
@@ -58,32 +86,13 @@ def encode_evidence(result: ParseResult, exitstatus: int) -> bytes:
         "findings": [_finding_doc(f) for f in result.findings],
         "findings_total": result.total,
         "summary": result.summary,
-        "notes": list(result.notes),
-        "gate_failures": list(result.gate_failures),
+        "notes": [_text(note) for note in result.notes],
+        "gate_failures": [_text(gate) for gate in result.gate_failures],
         "parser_ok": result.parser_ok,
         "evidence_expected": result.evidence_expected,
         "wants_log_tail": result.wants_log_tail,
     }
-    return json.dumps(doc, sort_keys=True, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":")).encode("utf-8", "surrogateescape") + b"\n"
-
-
-def write_evidence(path: Path, result: ParseResult, exitstatus: int) -> None:
-    """Write the evidence file atomically: a reader sees no file or the whole file.
-
-    Raises :class:`OSError` when it cannot be written (the caller reports it;
-    the outer run then finds no evidence, which is never a pass on rc != 0).
-    """
-    data = encode_evidence(result, exitstatus)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        with open(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    return canonical(doc) + b"\n"
 
 
 def _no_constant(name: str) -> Any:
@@ -117,7 +126,7 @@ def _validate(doc: Any) -> tuple[ParseResult, int]:
     if not isinstance(doc, dict):
         raise ValueError(f"top level must be an object, not {type(doc).__name__}")
     schema = doc.get("schema")
-    if schema != SCHEMA:
+    if not isinstance(schema, str) or schema not in _READ:
         raise ValueError(f"schema is {schema!r}, expected {SCHEMA!r}")
     keys = set(doc)
     if keys != _KEYS:
@@ -126,7 +135,8 @@ def _validate(doc: Any) -> tuple[ParseResult, int]:
                          + (f"; missing: {', '.join(missing)}" if missing else "")
                          + (f"; unexpected: {', '.join(extra)}" if extra else ""))
     exitstatus = _int(doc, "exitstatus")
-    findings = [_finding(i, f) for i, f in enumerate(_list(doc, "findings"))]
+    cuts = schema == SCHEMA
+    findings = [_finding(schema, i, f) for i, f in enumerate(_list(doc, "findings"))]
     total = _int(doc, "findings_total")
     if total < len(findings):
         raise ValueError(f"findings_total {total} is less than the {len(findings)} findings listed")
@@ -135,7 +145,8 @@ def _validate(doc: Any) -> tuple[ParseResult, int]:
         raise ValueError("summary must be an object")
     result = ParseResult(
         findings=findings, summary=summary, parser_ok=_bool(doc, "parser_ok"),
-        notes=_strings(doc, "notes"), gate_failures=_strings(doc, "gate_failures"),
+        notes=_texts(doc, "notes", cuts=cuts),
+        gate_failures=_texts(doc, "gate_failures", cuts=cuts),
         findings_total=total, evidence_expected=_bool(doc, "evidence_expected"),
         wants_log_tail=_bool(doc, "wants_log_tail"),
     )
@@ -165,33 +176,51 @@ def _list(doc: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-def _strings(doc: dict[str, Any], key: str) -> list[str]:
-    value = _list(doc, key)
-    if not all(isinstance(item, str) for item in value):
-        raise ValueError(f"{key} must be an array of strings")
-    return value
+def _texts(doc: dict[str, Any], key: str, *, cuts: bool) -> list[str]:
+    return [_read_text(item, f"{key}[{index}]", cuts=cuts)
+            for index, item in enumerate(_list(doc, key))]
 
 
-def _finding(index: int, raw: Any) -> Finding:
+def _read_text(value: Any, where: str, *, cuts: bool) -> str:
+    """A string, or (format /2) ``{"cut": str, "omitted": int >= 1}`` read back as a Cut."""
+    if isinstance(value, str):
+        return value
+    if cuts and isinstance(value, dict) and set(value) == _CUT_KEYS \
+            and isinstance(value["cut"], str):
+        omitted = value["omitted"]
+        if isinstance(omitted, int) and not isinstance(omitted, bool) and omitted >= 1:
+            return Cut(value["cut"], omitted)
+    raise ValueError(f"{where} must be a string or a cut string")
+
+
+def _finding(schema: str, index: int, raw: Any) -> Finding:
     where = f"findings[{index}]"
     if not isinstance(raw, dict):
         raise ValueError(f"{where} must be an object")
     keys = set(raw)
-    required = _FINDING_KEYS - {"location"}
-    if not required <= keys <= _FINDING_KEYS:
+    required, optional = _FINDING_KEYS[schema]
+    if not required <= keys <= required | optional:
         raise ValueError(f"{where} keys must be {', '.join(sorted(required))} "
                          "and optionally location")
-    for key in ("id", "kind", "message"):
+    cuts = schema == SCHEMA
+    for key in ("id", "kind"):
         if not isinstance(raw[key], str):
             raise ValueError(f"{where}.{key} must be a string")
     location = raw.get("location")
     if "location" in raw and not isinstance(location, str):
         raise ValueError(f"{where}.location must be a string when present")
     detail = raw["detail"]
-    if not isinstance(detail, list) or not all(isinstance(line, str) for line in detail):
+    if not isinstance(detail, list):
         raise ValueError(f"{where}.detail must be an array of strings")
-    return Finding(id=raw["id"], kind=raw["kind"], message=raw["message"], location=location,
-                   detail=tuple(detail))
+    omitted = raw.get("detail_omitted", 0)
+    if isinstance(omitted, bool) or not isinstance(omitted, int) or omitted < 0:
+        raise ValueError(f"{where}.detail_omitted must be an integer >= 0")
+    return Finding(id=raw["id"], kind=raw["kind"],
+                   message=_read_text(raw["message"], f"{where}.message", cuts=cuts),
+                   location=location,
+                   detail=tuple(_read_text(line, f"{where}.detail[{i}]", cuts=cuts)
+                                for i, line in enumerate(detail)),
+                   detail_omitted=omitted)
 
 
 def parse_evidence(ctx: ParseContext) -> ParseResult | None:

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ckdn._lite.canonical import canonical
 from ckdn.documents import (
     DIGEST_BUDGET,
     MAX_DIGEST_BYTES,
@@ -268,44 +267,6 @@ def test_identical_inputs_give_byte_identical_digests(tmp_path: Path) -> None:
     first = make()
     run_tool(tmp_path, "print('x'); raise SystemExit(1)")
     assert make() == first
-
-
-def test_encode_is_canonical_compact_utf8_without_newline() -> None:
-    data = encode({"b": 1, "a": ["é", {"d": 2, "c": 3}]})
-    assert data == '{"a":["é",{"c":3,"d":2}],"b":1}'.encode()
-
-
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text()
-    | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=5) | st.tuples(children, children)
-    | st.dictionaries(st.text(), children, max_size=5),
-    max_leaves=30,
-)
-
-
-@settings(max_examples=500, deadline=None)
-@given(JSON_VALUES)
-def test_encode_is_byte_for_byte_what_json_dumps_gives(value: Any) -> None:
-    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8", "replace")
-    assert canonical(value) == expected
-
-
-def test_encode_turns_a_lone_surrogate_into_a_question_mark_as_before() -> None:
-    assert canonical({"k\ud800": ["a\udfffb"]}) == b'{"k?":["a?b"]}'
-
-
-@pytest.mark.parametrize("value", [float("nan"), [float("inf")], {"a": -float("inf")}])
-def test_encode_refuses_what_json_refuses_out_of_range_floats(value: Any) -> None:
-    with pytest.raises(ValueError, match="Out of range float"):
-        canonical(value)
-
-
-@pytest.mark.parametrize("value", [{1: "int key"}, {"a": {1, 2}}, [b"bytes"], object()])
-def test_encode_refuses_values_that_are_not_json(value: Any) -> None:
-    with pytest.raises(TypeError):
-        canonical(value)
 
 
 def test_run_level_notes_come_before_parser_notes_and_repeats_show_once(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ckdn._lite.record import Record, record
+import ckdn
+from ckdn._lite.record import Record, assign_order_problems, record
 from ckdn.config import Check
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.reconcile import Exit, Verdict
@@ -88,3 +89,59 @@ def test_a_record_whose_init_and_slots_differ_is_refused() -> None:
 
             def __init__(self, b: int) -> None:
                 self._assign(b)
+
+
+# -- the positional _assign is checked -----------------------------------------------------
+
+
+def every_record() -> list[type[Record]]:
+    """Every record class ckdn defines (all its modules imported)."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.walk_packages(ckdn.__path__, "ckdn."):
+        if not info.name.endswith(".__main__"):  # that one runs the program
+            importlib.import_module(info.name)
+    found: list[type[Record]] = []
+    pending = list(Record.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__module__.startswith("ckdn.") and "__init__" in cls.__dict__:
+            found.append(cls)
+    return found
+
+
+def test_every_record_hands_assign_its_fields_in_order() -> None:
+    records = every_record()
+    assert {"Exit", "Check", "Config", "ParseContext", "Outcome"} <= {r.__name__ for r in records}
+    assert [problem for cls in records for problem in assign_order_problems(cls)] == []
+
+
+def test_two_swapped_fields_are_caught() -> None:
+    @record
+    class Pair(Record):  # pyright: ignore[reportUnusedClass]
+        __slots__ = ("left", "right")
+        left: str
+        right: str
+
+        def __init__(self, left: str, right: str) -> None:
+            self._assign(right, left)
+
+    assert assign_order_problems(Pair) == [
+        "test_two_swapped_fields_are_caught.<locals>.Pair: the 'left' slot of _assign gets right",
+        "test_two_swapped_fields_are_caught.<locals>.Pair: the 'right' slot of _assign gets left",
+    ]
+
+
+def test_a_value_made_from_its_own_field_is_fine() -> None:
+    @record
+    class Paths(Record):  # pyright: ignore[reportUnusedClass]
+        __slots__ = ("cwd", "options")
+        cwd: str
+        options: dict[str, str]
+
+        def __init__(self, cwd: str, options: dict[str, str] | None = None) -> None:
+            self._assign(str(cwd).strip(), {} if options is None else options)
+
+    assert assign_order_problems(Paths) == []

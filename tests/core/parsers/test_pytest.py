@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ckdn.parsers import junit
 from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
 from ckdn.parsers.junit import PytestParser, node_id
-from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, write_evidence
+from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
@@ -386,13 +386,14 @@ def test_the_pytest_plugins_evidence_is_preferred_over_junit(load_case: CaseLoad
     ctx = load_case("pytest", "failing")
     assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
     recorded = ParseResult(summary={"counts": {"tests": 3, "passed": 3}})
-    write_evidence(Path(ctx.run_dir, EVIDENCE_FILE), recorded, ctx.rc)
+    Path(ctx.run_dir, EVIDENCE_FILE).write_bytes(encode_evidence(recorded, ctx.rc))
     assert PARSER.parse(ctx).summary == {"counts": {"tests": 3, "passed": 3}}
 
 
 def test_evidence_that_disagrees_with_the_exit_code_is_not_trusted(load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    write_evidence(Path(ctx.run_dir, EVIDENCE_FILE), ParseResult(), 0)  # plugin saw 0, rc is not
+    # the plugin saw 0, the exit code is not
+    Path(ctx.run_dir, EVIDENCE_FILE).write_bytes(encode_evidence(ParseResult(), 0))
     assert ctx.rc != 0
     assert not PARSER.parse(ctx).parser_ok
 
