@@ -2,8 +2,12 @@
 
 Prints figures; it is not a timed test. Usage::
 
-    python bench/bench_run.py            # `true` check, 200 MB check
-    python bench/bench_run.py --big      # also 2 GB
+    python bench/bench_run.py                    # `true` check, 200 MB check
+    python bench/bench_run.py --big              # also 2 GB
+    python bench/bench_run.py --startup-only --against /path/to/other/venv/bin/ckdn
+                                                 # start-up of this build and another one
+    python bench/bench_run.py --startup-only --launcher uv
+                                                 # as uv's console script starts it
 
 Peak RSS is measured per run in a fresh driver process with
 ``RUSAGE_CHILDREN``: the largest of ckdn and its child (the writer), so the
@@ -55,15 +59,27 @@ def wall(argv: list[str], cwd: Path) -> float:
     return time.perf_counter() - t
 
 
-def paired_walls(first: list[str], second: list[str], cwd: Path, n: int
-                 ) -> tuple[list[float], list[float]]:
-    """``n`` walls of each, taken in alternation: this VM's speed drifts within seconds,
-    and measuring one command after the other would charge the drift to one of them."""
-    walls: tuple[list[float], list[float]] = ([], [])
+def interleaved_walls(commands: list[list[str]], projects: list[Path], n: int
+                      ) -> list[list[float]]:
+    """``n`` walls of each command, taken in turn: this VM's speed drifts within seconds,
+    and measuring one command after the other would charge the drift to one of them.
+    The first command runs in the first project, each other one in its own."""
+    walls: list[list[float]] = [[] for _ in commands]
+    cwds = [projects[0], *projects]
     for _ in range(n):
-        walls[0].append(wall(first, cwd))
-        walls[1].append(wall(second, cwd))
+        for argv, cwd, times in zip(commands, cwds, walls, strict=True):
+            times.append(wall(argv, cwd))
     return walls
+
+
+def uv_script(pip_script: str, path: Path) -> str:
+    """A console script as uv writes it (it imports nothing but sys) for the same install."""
+    with open(pip_script, encoding="utf-8") as handle:
+        interpreter = handle.readline().removeprefix("#!").strip()
+    path.write_text(f"#!{interpreter}\nimport sys\nfrom ckdn.cli import main\n"
+                    "if __name__ == '__main__':\n    sys.exit(main())\n")
+    path.chmod(0o755)
+    return str(path)
 
 
 def shell_wall(script: str, cwd: Path) -> float:
@@ -140,6 +156,16 @@ def main() -> None:
     args = argparse.ArgumentParser()
     args.add_argument("--big", action="store_true", help="also measure a 2 GB check")
     args.add_argument("-n", type=int, default=100, help="runs for the start-up median")
+    args.add_argument("--keep", type=int, default=20,
+                      help="[run].keep of the start-up project, which starts with that many runs"
+                           " so every measured run prunes one, as at a user's steady state"
+                           " (default 20, ckdn's own default)")
+    args.add_argument("--against", metavar="CKDN",
+                      help="another ckdn program (say an older build's) timed in the same rounds")
+    args.add_argument("--startup-only", action="store_true", help="skip the big-output figures")
+    args.add_argument("--launcher", choices=("pip", "uv"), default="pip",
+                      help="how `ckdn` starts: pip's console script (imports re first) or"
+                           " uv's (imports only sys); default pip")
     opts = args.parse_args()
     ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
     import ckdn as package
@@ -149,26 +175,48 @@ def main() -> None:
           f"{platform.python_implementation()} {platform.python_version()}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        sizes = [200_000_000] + ([2_000_000_000] if opts.big else [])
-        blocks = "\n".join(
-            f'[check.out{size}]\ncommand = "head -c {size} /dev/zero"\nparser = "generic"\n'
-            f'[check.cat{size}]\ncommand = "cat {root}/bytes{size}"\nparser = "generic"\n'
-            for size in sizes)
-        (root / "ckdn.toml").write_text(
-            '[run]\nkeep = 1000\n[check.true]\ncommand = "true"\nparser = "generic"\n' + blocks)
-        subprocess.run([ckdn, "run", "true"], cwd=root, check=True, capture_output=True, env=ENV)
-        bares, runs = paired_walls([sys.executable, "-c", "pass"], [ckdn, "run", "true"], root,
-                                   opts.n)
-        bare, run = statistics.median(bares), statistics.median(runs)
-        extra = statistics.median(r - b for r, b in zip(runs, bares, strict=True))
+        programs = {"ckdn run true": ckdn}
+        if opts.against:
+            programs["other ckdn run true"] = opts.against
+        if opts.launcher == "uv":
+            programs = {label: uv_script(program, root / f"ckdn{index}")
+                        for index, (label, program) in enumerate(programs.items())}
+        projects: list[Path] = []
+        for index, program in enumerate(programs.values()):
+            project = root / f"project{index}"  # each build its own store
+            project.mkdir()
+            (project / "ckdn.toml").write_text(
+                f'[run]\nkeep = {opts.keep}\n[check.true]\ncommand = "true"\nparser = "generic"\n')
+            for _ in range(opts.keep):
+                subprocess.run([program, "run", "true"], cwd=project, check=True,
+                               capture_output=True, env=ENV)
+            projects.append(project)
+        walls = interleaved_walls([[sys.executable, "-c", "pass"],
+                                   *([p, "run", "true"] for p in programs.values())],
+                                  projects, opts.n)
+        bares = walls[0]
+        bare = statistics.median(bares)
+        print(f"start-up ({opts.launcher} launcher), every run pruning one of keep = {opts.keep},"
+              f" {opts.n} rounds:")
         print(f"python -c pass           median {bare * 1000:7.1f} ms"
               f"  (min {min(bares) * 1000:.1f})")
-        print(f"ckdn run true            median {run * 1000:7.1f} ms  (min {min(runs) * 1000:.1f};"
-              " target <= 45 ms)")
-        print(f"ckdn run true - python   median {extra * 1000:7.1f} ms of the pairs;"
-              f" ckdn / python {run / bare:.2f}x of the medians (both rise on a busy host)")
-        for size in sizes:
-            big_output(ckdn, root, size)
+        for label, runs in zip(programs, walls[1:], strict=True):
+            run = statistics.median(runs)
+            extra = statistics.median(r - b for r, b in zip(runs, bares, strict=True))
+            print(f"{label:<24} median {run * 1000:7.1f} ms  (min {min(runs) * 1000:.1f});"
+                  f" - python {extra * 1000:5.1f} ms of the rounds; {run / bare:.2f}x python")
+        if len(walls) == 3:
+            diff = statistics.median(a - b for a, b in zip(walls[1], walls[2], strict=True))
+            print(f"this build - the other   median {diff * 1000:+7.1f} ms of the rounds")
+        if not opts.startup_only:
+            sizes = [200_000_000] + ([2_000_000_000] if opts.big else [])
+            blocks = "\n".join(
+                f'[check.out{size}]\ncommand = "head -c {size} /dev/zero"\nparser = "generic"\n'
+                f'[check.cat{size}]\ncommand = "cat {root}/bytes{size}"\nparser = "generic"\n'
+                for size in sizes)
+            (root / "ckdn.toml").write_text('[run]\nkeep = 1000\n' + blocks)
+            for size in sizes:
+                big_output(ckdn, root, size)
 
 
 if __name__ == "__main__":

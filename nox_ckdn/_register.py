@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ckdn.app import Alias, Check, Config, load_config, requirements
+from ckdn.app import Alias, Check, Config, load_config
+from ckdn.app.queries import requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._run import ConfigPath, execute
 from nox_ckdn._session import install_requirements, unique

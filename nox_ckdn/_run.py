@@ -12,7 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ckdn.app import PASS, Config, encode, headline, load_config, red_members, render, requirements
+from ckdn.app import PASS, Config, encode, load_config
+from ckdn.app.queries import headline, red_members, render, requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._session import base_env, install_requirements
 

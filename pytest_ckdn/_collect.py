@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ckdn.app import Finding, Snippet, cap_line
+from ckdn.app import Finding
+from ckdn.app.host import Snippet, cap_line
 
 __all__ = [
     "COLLECTION_ERROR",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ckdn.app import CoverageFacts
+    from ckdn.app.host import CoverageFacts
 
 __all__ = ["coverage_of"]
 
@@ -29,7 +29,7 @@ PYTEST_COV = "_cov"
 
 def coverage_of(pluginmanager: Any) -> CoverageFacts | None:
     """pytest-cov's facts for this session; None when pytest-cov is not measuring."""
-    from ckdn.app import CoverageFacts
+    from ckdn.app.host import CoverageFacts
 
     plugin = pluginmanager.get_plugin(PYTEST_COV)
     if plugin is None or getattr(plugin, "cov_controller", None) is None:

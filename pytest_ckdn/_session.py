@@ -29,7 +29,8 @@ from pytest_ckdn._collect import Collector, Paths
 from pytest_ckdn._settings import Settings
 
 if TYPE_CHECKING:
-    from ckdn.app import HostRun, ParseResult
+    from ckdn.app import ParseResult
+    from ckdn.app.host import HostRun
     from pytest_ckdn._tee import LogTee
 
 __all__ = ["PARSER_LABEL", "Recorder"]
@@ -67,7 +68,7 @@ class Recorder:
         self.session = session
 
     def _begin(self) -> None:
-        from ckdn.app import begin_host_run
+        from ckdn.app.host import begin_host_run
         from ckdn.errors import CkdnError
         from pytest_ckdn._tee import LogTee
 
@@ -156,9 +157,9 @@ class Recorder:
 
     def result(self) -> ParseResult:
         """The session's facts (findings, counts, coverage, gates), before other plugins add."""
-        from ckdn.app import (
+        from ckdn.app import ParseResult
+        from ckdn.app.host import (
             ALLOW_NO_TESTS_HINT,
-            ParseResult,
             coverage_gates,
             max_warnings_gate,
             no_tests_gate,
@@ -200,7 +201,7 @@ class Recorder:
         return result
 
     def _write_evidence(self) -> None:
-        from ckdn.app import write_evidence
+        from ckdn.app.host import write_evidence
 
         assert self.settings.evidence_dir is not None
         where = self.settings.evidence_dir
@@ -211,7 +212,8 @@ class Recorder:
                              " the outer run falls back to other evidence\n")
 
     def _seal(self) -> None:
-        from ckdn.app import RC_INTERRUPTED, encode
+        from ckdn.app import encode
+        from ckdn.app.host import RC_INTERRUPTED
         from ckdn.errors import CkdnError
 
         assert self._run is not None

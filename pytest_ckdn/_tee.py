@@ -12,7 +12,7 @@ What it cannot see: output that bypasses pytest, such as a test printing with
 file descriptors. Under ``ckdn run`` the runner owns ``full.log`` at the file
 descriptor level instead and this tee is not used.
 
-The text goes into the run's :class:`ckdn.app.HostLog`, which writes it as the
+The text goes into the run's :class:`ckdn.app.host.HostLog`, which writes it as the
 session runs (never held in memory) and hashes it as it goes, so sealing needs
 no second pass over a large log.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ckdn.app import HostLog
+    from ckdn.app.host import HostLog
 
 __all__ = ["LogTee"]
 

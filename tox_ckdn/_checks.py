@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from tox.config.sets import EnvConfigSet
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Alias, Check, Config, Outcome, StopRequest
+    from ckdn.app import Alias, Check, Config, Outcome
+    from ckdn.app.host import StopRequest
     from tox_ckdn._session import Session
 
 __all__ = ["KEY", "add_config", "add_requires", "planned", "run_checks", "run_name"]
@@ -93,7 +94,7 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
 
 def requirements(config: Config, names: list[str]) -> list[str]:
     """The ``requires`` of these checks and aliases' members, in order, each once."""
-    from ckdn.app import requirements as requirements_of
+    from ckdn.app.queries import requirements as requirements_of
     from ckdn.errors import CkdnError
 
     try:
@@ -108,7 +109,8 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     Every entry runs (so one CI job reports every red check); an alias stops at
     its first red member when its own ``fail_fast`` says so.
     """
-    from ckdn.app import PASS, headline
+    from ckdn.app import PASS
+    from ckdn.app.queries import headline
 
     names = list(tox_env.conf[KEY])
     if not names:

@@ -44,7 +44,8 @@ def after_commands(session: Session, tox_env: ToxEnv, exit_code: int,
 def teardown(session: Session, tox_env: ToxEnv) -> None:
     from tox.tox_env.runner import RunToxEnv
 
-    from ckdn.app import SKIPPED, Member
+    from ckdn.app import SKIPPED
+    from ckdn.app.host import Member
 
     if not isinstance(tox_env, RunToxEnv) or not session.active:
         return

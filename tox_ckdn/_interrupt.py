@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import StopRequest
+    from ckdn.app.host import StopRequest
 
 __all__ = ["REASON", "stop_on_interrupt"]
 
@@ -32,7 +32,7 @@ REASON = "tox was interrupted"
 @contextlib.contextmanager
 def stop_on_interrupt(tox_env: ToxEnv) -> Iterator[StopRequest]:
     """A stop request that tox's interrupt of ``tox_env`` sets, while the block runs."""
-    from ckdn.app import StopRequest
+    from ckdn.app.host import StopRequest
 
     with StopRequest() as stop:
         interrupt = tox_env.interrupt

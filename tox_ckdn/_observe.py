@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from tox.execute import Outcome as ToxOutcome
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Config, HostLog, HostRun, Outcome
+    from ckdn.app import Config, Outcome
+    from ckdn.app.host import HostLog, HostRun
     from tox_ckdn._session import Session
 
 __all__ = ["PREFIX", "Observation", "begin", "has_commands", "run_name", "seal"]
@@ -58,7 +59,7 @@ class Observation:
 
 def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
     """Take the env's run dir and lock before its commands run; None when it has none."""
-    from ckdn.app import begin_host_run
+    from ckdn.app.host import begin_host_run
     from ckdn.errors import CkdnError
 
     if not has_commands(tox_env):

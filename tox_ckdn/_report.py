@@ -16,14 +16,16 @@ if TYPE_CHECKING:
 
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Config, Member, Outcome
+    from ckdn.app import Config, Outcome
+    from ckdn.app.host import Member
     from ckdn.app.types import Document
 
 __all__ = ["members_of", "show"]
 
 
 def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
-    from ckdn.app import PASS, encode, render
+    from ckdn.app import PASS, encode
+    from ckdn.app.queries import render
 
     if doc["status"] == PASS:
         text = encode(doc).decode("utf-8")
@@ -36,7 +38,7 @@ def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
 
 def members_of(outcome: Outcome) -> list[Member]:
     """The tox aggregate's entries for one run: itself, or an alias's members."""
-    from ckdn.app import Member
+    from ckdn.app.host import Member
 
     doc = outcome.document
     if "alias" not in doc:
@@ -48,7 +50,7 @@ def members_of(outcome: Outcome) -> list[Member]:
 
 def _red_members(config: Config, doc: Document) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
-    from ckdn.app import red_members, render
+    from ckdn.app.queries import red_members, render
 
     for run_dir, member in red_members(config, doc):
         yield render(member) if member is not None else f"ckdn: no readable digest in {run_dir}"

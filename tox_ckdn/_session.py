@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from tox.config.sets import ConfigSet
     from tox.session.state import State
 
-    from ckdn.app import Config, Member
+    from ckdn.app import Config
+    from ckdn.app.host import Member
     from tox_ckdn._observe import Observation
 
 __all__ = ["AGGREGATE", "Session", "ZeroConfigEnvs", "current", "start", "wrap_handlers"]
@@ -153,7 +154,8 @@ class Session:
             if not self._ran or self._config is None:
                 return
             members = [member for env in self._env_order() for member in self._members[env]]
-        from ckdn.app import build_aggregate, encode, store_aggregate
+        from ckdn.app import encode
+        from ckdn.app.host import build_aggregate, store_aggregate
         from ckdn.errors import CkdnError
 
         aggregate = build_aggregate(alias=AGGREGATE, members=members)

@@ -248,7 +248,7 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import read_run, render
+    from ckdn.app.queries import read_run, render
 
     doc = read_run(_load(args, required=False), args.run)
     _out(_json_line(doc) if args.json else render(doc))
@@ -256,7 +256,7 @@ def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import list_runs, shown_runs_dir
+    from ckdn.app.queries import list_runs, shown_runs_dir
 
     config = _load(args, required=False)
     rows = list_runs(config, args.n)
@@ -273,7 +273,7 @@ def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import describe_checks
+    from ckdn.app.queries import describe_checks
 
     rows = describe_checks(_load(args))
     if args.json:
@@ -287,7 +287,7 @@ def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import prune_runs, shown_runs_dir
+    from ckdn.app.queries import prune_runs, shown_runs_dir
 
     config = _load(args, required=False)
     keep = config.run.keep if args.keep is None else args.keep
@@ -298,7 +298,7 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app import write_starter
+    from ckdn.app.queries import write_starter
 
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; add .agent-runs/ to .gitignore")
@@ -308,7 +308,7 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
 def _cmd_schema(args: SimpleNamespace, extra: list[str]) -> int:
     import json
 
-    from ckdn.app import load_schema, schema_ids
+    from ckdn.app.queries import load_schema, schema_ids
 
     if args.id is None:
         for sid in schema_ids():

@@ -16,15 +16,13 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ckdn.documents import (
-    SCHEMA_AGGREGATE,
     SCHEMA_DIGEST,
     SCHEMA_META,
     Bounds,
-    Member,
-    build_aggregate,
     build_digest,
     build_meta,
 )
+from ckdn.documents.aggregate import SCHEMA_AGGREGATE, Member, build_aggregate
 from ckdn.errors import UsageError
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, Exit, reconcile

@@ -33,8 +33,9 @@ COSTLY = (
     "hashlib", "shutil", "bz2", "lzma", "importlib.util",  # hashing, pruning, parsers
     "pathlib", "urllib.parse", "ipaddress", "fnmatch",  # paths (plain str on the run path)
     "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn.spawn)
-    "json", "json.decoder", "json.scanner",  # the documents are written by ckdn.documents
-    "ckdn.progress",  # the live line: only on a terminal
+    "json", "json.decoder", "json.scanner",  # the documents are written by ckdn._lite.canonical
+    "re", "collections.abc", "shlex", "warnings",  # patterns compile on first use; no shlex split
+    "ckdn.process._progress",  # the live line: only on a terminal
 )
 
 PLAIN_CONFIG = """\
@@ -84,6 +85,51 @@ def test_a_plain_ckdn_run_loads_none_of_the_costly_modules(tmp_path: Path,
     runs = [p.name for p in (tmp_path / ".agent-runs").glob("*T*Z*") if p.is_dir()]
     assert [check_of(name) for name in runs].count("ok") == 3  # and pruned
     assert sorted(loaded.intersection(COSTLY)) == []
+
+
+#: Every ckdn module a green `ckdn run` of one check loads (the last runs prune too).
+#: Each costs start-up time (about 50 us apiece, docs/performance.md): a module
+#: joins this list on purpose, or is imported where it is needed.
+RUN_PATH = frozenset({
+    "ckdn", "ckdn.cli", "ckdn.errors", "ckdn.reconcile",
+    "ckdn._lite", "ckdn._lite.argv", "ckdn._lite.canonical", "ckdn._lite.record",
+    "ckdn._lite.rmtree", "ckdn._lite.spawn", "ckdn._lite.toml",
+    "ckdn.app", "ckdn.app._pipeline",
+    "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
+    "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
+    "ckdn.documents._meta", "ckdn.documents.textcap",
+    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic", "ckdn.parsers.guard",
+    "ckdn.process", "ckdn.process._group", "ckdn.process._loghash", "ckdn.process._runner",
+    "ckdn.store", "ckdn.store._names", "ckdn.store._publish", "ckdn.store._reading",
+    "ckdn.store._runlock", "ckdn.store._store",
+})
+#: The standard library modules it may load beyond an empty interpreter's (`python -S`).
+STDLIB_RUN_PATH = frozenset({
+    "__future__", "_collections", "_collections_abc", "_functools", "_json", "_operator",
+    "_sha256", "_sha2", "_stat", "collections", "enum", "errno", "fcntl", "functools",
+    "genericpath", "itertools", "keyword", "math", "operator", "os", "os.path", "posixpath",
+    "reprlib", "select", "signal", "stat", "types",
+})
+
+
+def test_a_green_run_loads_exactly_the_pinned_run_path(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(PLAIN_CONFIG)
+    bare = subprocess.run([sys.executable, "-S", "-c", "import sys; print(*sys.modules)"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    for _ in range(5):  # the last runs prune
+        proc, loaded = loaded_by_ckdn(tmp_path, "run", "ok")
+        assert proc.returncode == 0, proc.stderr
+    ours = {name for name in loaded if name == "ckdn" or name.startswith("ckdn.")}
+    assert ours == RUN_PATH
+    assert sorted(loaded - ours - set(bare) - STDLIB_RUN_PATH) == []
+
+
+def test_an_alias_adds_only_the_aggregate(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(PLAIN_CONFIG)
+    proc, loaded = loaded_by_ckdn(tmp_path, "run", "all-ok")
+    assert proc.returncode == 0, proc.stderr
+    assert {name for name in loaded if name.startswith("ckdn")} - RUN_PATH \
+        <= {"ckdn.documents.aggregate"}
 
 
 def test_a_config_beyond_plain_toml_is_read_by_tomllib(tmp_path: Path) -> None:

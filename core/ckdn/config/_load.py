@@ -13,9 +13,8 @@ import os
 from types import MappingProxyType
 
 from ckdn._lite.toml import read_plain
-from ckdn.config._tables import ALIAS_KEYS, CHECK_KEYS, Tables
+from ckdn.config._tables import ALIAS_KEYS, BARE_KEY, CHECK_KEYS, Tables, show, toml_key, unknown
 from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
-from ckdn.config._words import BARE_KEY, show, toml_key, unknown
 from ckdn.errors import ConfigError
 from ckdn.store import shown_path
 

@@ -1,8 +1,11 @@
-"""Validating one ``[check.NAME]`` table: an atomic check or an alias.
+"""Validating one ``[check.NAME]`` table (an atomic check or an alias), and wording mistakes.
 
 A mistake found halfway through an alias (a typo'd option, a member that does
 not exist) would leave an agent with half a verdict, so every table is checked
 in full at load. Parser options are validated by the parser that owns them.
+Every refusal names the file, the table and the key, and says what was found
+(``not an array``, ``not 'abc'...``) and, for a near miss, what was meant
+(``difflib`` is imported only on that error path).
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ from types import MappingProxyType
 
 from ckdn._lite.argv import split_command
 from ckdn.config._values import Alias, Check
-from ckdn.config._words import show, suggest, toml_key, unknown
 from ckdn.errors import ConfigError
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import OptionError, option_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires")
@@ -174,6 +177,8 @@ class Tables:
         if not isinstance(value, list):
             raise self.error(where, f"requires: must be an array of requirement strings, "
                                     f"not {show(value)}")
+        if not value:
+            return ()
         import re  # lazy: only a check that names requires needs it
 
         for item in value:
@@ -208,3 +213,47 @@ class Tables:
             else:
                 text = f"{exc.key}: {exc.message}"
             raise self.error(where, text) from None
+
+
+# -- wording ---------------------------------------------------------------------------
+
+#: What a TOML key may be made of unquoted.
+BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def unknown(what: str, key: str, known: Iterable[str]) -> str:
+    names = list(known)
+    hint = suggest(key, names)
+    return f"unknown {what} {key!r}{hint}" if hint else (
+        f"unknown {what} {key!r} (known: {', '.join(names)})")
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for a near miss, else empty. difflib only on this error path."""
+    import difflib  # lazy: only error messages need it
+
+    close = difflib.get_close_matches(word, list(candidates), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def show(value: Any) -> str:
+    """A short, one-line rendering of a TOML value for 'not X' in a message."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:40]) + "..."
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def toml_key(name: str) -> str:
+    """``name`` as it would be written in a TOML table header."""
+    if name and BARE_KEY.issuperset(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+

@@ -10,7 +10,6 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ckdn._lite.record import Record, record
-from ckdn.config._words import suggest
 from ckdn.errors import UsageError
 from ckdn.store import shown_path
 
@@ -115,6 +114,8 @@ class Config(Record):
                      else f"{shown_path(self.path, self.cwd)} defines no checks")
             raise UsageError(
                 f"unknown check {name!r}; {where}; run `ckdn init` or pass --config")
+        from ckdn.config._tables import suggest  # lazy: only a mistake needs it
+
         hint = suggest(name, names)
         raise UsageError(f"unknown check {name!r}{hint} (configured: {', '.join(names)})")
 

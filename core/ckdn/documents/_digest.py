@@ -39,7 +39,6 @@ from itertools import islice
 from ckdn._lite.canonical import canonical, encoded_size
 from ckdn._lite.record import Record, record
 from ckdn.documents._fitting import Draft, fit
-from ckdn.documents._logtail import read_log_tail
 from ckdn.documents.textcap import (
     ARTIFACT_WIDTH,
     CHECK_WIDTH,
@@ -143,6 +142,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES)
     all_notes: list[object] = [*notes, *result.notes]
     if log_path is not None and _wants_tail(status, result):
+        from ckdn.documents._logtail import read_log_tail  # lazy: a passing run shows no tail
+
         lines = min(max(0, bounds.log_tail_lines), _MAX_ITEMS)
         try:
             draft.tail = read_log_tail(log_path, lines)
@@ -301,10 +302,10 @@ class _SummaryWalk:
             import math  # lazy: a shared library that only a float in a summary needs
 
             return raw if math.isfinite(raw) else repr(raw)
-        if _is_mapping(raw):
-            return self.mapping(raw, depth)
         if isinstance(raw, list | tuple | set | frozenset):
             return self.sequence(raw, depth)
+        if not isinstance(raw, str | bytes) and _is_mapping(raw):
+            return self.mapping(raw, depth)
         text = clean_line(raw, LINE_WIDTH)
         self.room -= len(text)
         return text

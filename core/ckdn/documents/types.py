@@ -12,8 +12,8 @@ document it holds. The ``summary`` of a digest is free-form by contract (each pa
 keys), so it is the one ``dict[str, Any]`` a document carries.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: TypedDict reads NotRequired from the
+# evaluated annotations (on 3.11 a string annotation would make every key required).
 from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [

@@ -31,9 +31,11 @@ parser may be called without the application in between.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ckdn.parsers.base import ParseContext, ParseResult, cap_line
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["crash_result", "guarded"]
 

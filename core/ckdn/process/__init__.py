@@ -3,9 +3,9 @@
 :func:`run_process` runs one argv without a shell, its stdout and stderr straight
 into the log file, in a process group of its own; whatever the child does, the
 tree is stopped and the log sealed before it returns a :class:`Ran` (the
-:class:`Exit` and the log's hash and size). :class:`StopRequest` lets a host that
-runs checks in worker threads stop one as Ctrl-C would. This room knows no
-parser and no document.
+:class:`Exit` and the log's hash and size). :class:`ckdn.process.stop.StopRequest`
+(a module of its own: ``ckdn run`` never needs it) lets a host that runs checks in
+worker threads stop one as Ctrl-C would. This room knows no parser and no document.
 """
 
 from ckdn.process._runner import (
@@ -17,7 +17,6 @@ from ckdn.process._runner import (
     Ran,
     run_process,
 )
-from ckdn.process._stop import StopRequest
 
 __all__ = [
     "RC_INTERRUPTED",
@@ -26,6 +25,5 @@ __all__ = [
     "RC_TIMEOUT",
     "Exit",
     "Ran",
-    "StopRequest",
     "run_process",
 ]

@@ -13,7 +13,7 @@ Why it is built this way:
   check pays no polling floor (``_group``).
 * The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
   in constant memory (``_loghash``).
-* A signal to ckdn is a request to stop the tree, never an abort (``_signals``).
+* A signal to ckdn is a request to stop the tree, never an abort (``_group``).
 
 How the process ended is data: an :class:`Exit` with the real code (or a synthetic
 124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
@@ -28,9 +28,8 @@ import time
 
 from ckdn._lite import spawn
 from ckdn._lite.record import Record, record
-from ckdn.process._group import Child, live_members, stop_group
+from ckdn.process._group import Child, Stops, live_members, stop_group
 from ckdn.process._loghash import LogHash
-from ckdn.process._signals import Stops
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 
     from ckdn._lite.spawn import Process
     from ckdn.process._progress import Progress
-    from ckdn.process._stop import StopRequest
+    from ckdn.process.stop import StopRequest
 
 #: The shell's codes for a command that timed out, was interrupted, was not
 #: found, or could not be executed: ckdn reports them as the run's ``rc``.

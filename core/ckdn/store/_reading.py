@@ -44,6 +44,28 @@ def kind_of(path: str) -> str:
     return "unfinished"
 
 
+def names_of(runs_dir: str, check: str) -> list[str]:
+    """The run dir names of ``check``, newest first, read from their names alone.
+
+    One check's runs never overlap (its lock serializes them), so their names'
+    (stamp, sequence) order is their order: nothing is stat'ed. What every run's
+    prune reads; ``OSError`` when the runs dir cannot be listed.
+    """
+    found: list[tuple[str, int, str]] = []
+    try:
+        listing = os.scandir(runs_dir)
+    except FileNotFoundError:
+        return []
+    with listing as entries:
+        for entry in entries:
+            parsed = parse_name(entry.name)
+            if parsed is not None and parsed[2] == check \
+                    and entry.is_dir(follow_symlinks=False):
+                found.append((parsed[0], parsed[1], entry.name))
+    found.sort(reverse=True)
+    return [name for _stamp, _seq, name in found]
+
+
 def list_runs(runs_dir: str, check: str | None) -> list[RunInfo]:
     """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable.
 

@@ -5,8 +5,13 @@ A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
 share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
 lock reclaimed from a run that died holding it is reported in
 :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-atomically (``_publish``); listing and references are ``_reading``; pruning is
-``_prune``. :class:`Store` is the one entry point, and
+atomically (``_publish``); listing and references are ``_reading``. Pruning,
+at the end of this module, keeps ``keep`` finished runs per check and never anything
+else: unfinished runs are never touched (a run without ``digest.json`` may still be
+running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
+the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
+so a half-deleted run (its digest gone first) is never listed as an unfinished one;
+``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
 turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
 says which path and how to fix it.
 """
@@ -16,15 +21,14 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn.errors import RefusedError, one_line, os_reason
+from ckdn.errors import RefusedError, UsageError, one_line, os_reason
 from ckdn.store import _publish, _runlock
 from ckdn.store._names import TIMESTAMP, parse_name, run_name, shown_path, validate_label
-from ckdn.store._prune import Pruner, validate_keep
-from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs
+from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs, names_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from types import TracebackType
 
 
@@ -216,10 +220,13 @@ class Store:
         try:
             return list_runs(self.runs_dir, check)
         except OSError as exc:
-            raise RefusedError(
-                f"cannot read runs dir {self.display(self.runs_dir)}: {os_reason(exc)};"
-                " make it a readable directory or set [run].runs_dir in ckdn.toml"
-            ) from exc
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: OSError) -> RefusedError:
+        return RefusedError(
+            f"cannot read runs dir {self.display(self.runs_dir)}: {os_reason(exc)};"
+            " make it a readable directory or set [run].runs_dir in ckdn.toml"
+        )
 
     def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
         """The run dir ``ref`` names (None: the latest), never anything outside the runs dir."""
@@ -229,16 +236,28 @@ class Store:
     # -- pruning ---------------------------------------------------------------
 
     def prune(self, check: str, keep: int, *, holding: RunDir | None = None) -> list[str]:
-        """Delete all but the ``keep`` newest finished runs of ``check`` (0: keep them all).
+        """Delete all but the ``keep`` newest finished runs of ``check``.
 
-        A caller ``holding`` the check's lock says so, and its record is not read back.
+        Every run does this, so it reads as little as it can: the check's run dir
+        names only (nothing when there are no more than ``keep``), and whether
+        each is finished. A caller ``holding`` the check's lock says so, and its
+        record is not read back.
         """
         validate_keep(keep)
-        group = self.runs(check)
+        try:
+            names = names_of(self.runs_dir, check)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+        if len(names) <= keep:
+            return []
         writing = ([holding.name] if holding is not None and holding.check == check
                    else _runlock.holding(self.runs_dir, check))
         protected = {*_publish.published(self.runs_dir), *writing}
-        return self._pruner().prune_group(group, keep, protected)
+        runs = (RunInfo(name, path, check, kind != "unfinished", kind)
+                for name in names
+                for path in (os.path.join(self.runs_dir, name),)
+                for kind in (kind_of(path),))
+        return self._pruner().prune_group(runs, keep, protected)
 
     def gc(self, keep: int) -> list[str]:
         """:meth:`prune` every check and alias found on disk, then sweep what an
@@ -264,3 +283,67 @@ class Store:
             f"cannot remove {self.display(path)}: {os_reason(exc)};"
             f" fix permissions in {self.display(self.runs_dir)}"
         )
+
+
+# -- pruning ----------------------------------------------------------------------------
+
+TRASH_PREFIX = ".pruning."
+
+
+def validate_keep(keep: int) -> None:
+    if keep < 0:
+        raise UsageError(f"keep must be 0 or more, got {keep}; pass --keep N with N >= 0")
+
+
+class Pruner:
+    """Deletes runs of one runs dir; ``unremovable`` turns an OS failure into a refusal."""
+
+    def __init__(self, runs_dir: str, unremovable: Callable[[str, OSError], Exception]) -> None:
+        self.runs_dir = runs_dir
+        self.unremovable = unremovable
+
+    def prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[str]:
+        """Remove all but the ``keep`` newest finished runs of ``group`` (newest first)."""
+        removed: list[str] = []
+        kept = 0
+        for info in group:
+            if not info.finished:
+                continue
+            if kept < keep:
+                kept += 1
+            elif info.name not in protected and self._remove_run(info):
+                removed.append(info.path)
+        return removed
+
+    def _remove_run(self, info: RunInfo) -> bool:
+        """False if someone else removed it first."""
+        trash = os.path.join(self.runs_dir, f"{TRASH_PREFIX}{info.name}.{os.urandom(4).hex()}")
+        try:
+            os.rename(info.path, trash)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise self.unremovable(info.path, exc) from exc
+        from ckdn._lite.rmtree import rmtree  # lazy: most runs prune nothing
+
+        try:
+            rmtree(trash)
+        except OSError as exc:
+            raise self.unremovable(info.path, exc) from exc
+        return True
+
+    def sweep_trash(self) -> None:
+        try:
+            names = os.listdir(self.runs_dir)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise self.unremovable(self.runs_dir, exc) from exc
+        from ckdn._lite.rmtree import rmtree
+
+        for name in names:
+            if name.startswith(TRASH_PREFIX):
+                try:
+                    rmtree(os.path.join(self.runs_dir, name))
+                except OSError as exc:
+                    raise self.unremovable(os.path.join(self.runs_dir, name), exc) from exc

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from ckdn.app import headline, load_config, red_members
+from ckdn.app import load_config
+from ckdn.app.queries import headline, red_members
 from tests.project import Project
 
 if TYPE_CHECKING:

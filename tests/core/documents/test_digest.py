@@ -20,20 +20,17 @@ from jsonschema import Draft202012Validator
 from ckdn.documents import (
     DIGEST_BUDGET,
     MAX_DIGEST_BYTES,
-    SCHEMA_AGGREGATE,
     SCHEMA_DIGEST,
     SCHEMA_META,
     Bounds,
-    Member,
-    aggregate_status,
-    build_aggregate,
     build_digest,
     build_meta,
     encode,
-    read_log_tail,
-    render,
 )
 from ckdn.documents import _logtail as logtail
+from ckdn.documents._logtail import read_log_tail
+from ckdn.documents.aggregate import SCHEMA_AGGREGATE, Member, aggregate_status, build_aggregate
+from ckdn.documents.render import render
 from ckdn.documents.textcap import LINE_WIDTH, MESSAGE_WIDTH
 from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, cap_line
 from ckdn.parsers.generic import GenericParser

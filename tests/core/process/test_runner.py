@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.process import Ran, StopRequest, _group, _loghash, run_process
+from ckdn.process import Ran, _group, _loghash, run_process
+from ckdn.process.stop import StopRequest
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from tests.project import running
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ckdn import app
 from ckdn.config import load_config
-from ckdn.process import StopRequest
+from ckdn.process.stop import StopRequest
 
 
 def test_the_first_reason_is_kept_and_requests_after_close_are_harmless() -> None:

@@ -15,6 +15,8 @@ import os
 
 from ckdn.errors import UsageError
 
+__all__ = ["MAX_DOCUMENT_BYTES", "read_stored"]
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable

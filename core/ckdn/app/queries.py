@@ -1,20 +1,23 @@
-"""Questions every host asks of a project: its stored runs, its checks, what they need.
+"""The door for questions: a project's stored runs, its checks, what they need.
 
-The CLI's ``list``, ``show``, ``checks`` and ``gc``, the MCP server's tools, and
-the nox and tox integrations (which install a check's ``requires`` and show the
-red members of an alias) ask the same questions; the answers are computed here
-once. Nothing here runs a check.
+The CLI's ``list``, ``show``, ``checks``, ``gc``, ``init`` and ``schema``, the MCP
+server's tools, and the nox and tox integrations (which install a check's
+``requires`` and show the red members of an alias) ask the same questions; the
+answers are computed here once. Nothing here runs a check, and ``ckdn run``
+never imports this module.
 """
 
 from __future__ import annotations
 
 import os
 
-from ckdn.app._seal import store_for
+from ckdn.app._pipeline import store_for
 from ckdn.config import Alias
-from ckdn.documents import read_stored
+from ckdn.documents.render import render
+from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError
 from ckdn.reconcile import PASS, SKIPPED
+from ckdn.schema import load_schema, schema_ids
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -23,6 +26,22 @@ if TYPE_CHECKING:
 
     from ckdn.config import Check, Config
     from ckdn.documents.types import Digest, Document
+
+__all__ = [
+    "checks_of",
+    "describe_checks",
+    "headline",
+    "list_runs",
+    "load_schema",
+    "prune_runs",
+    "read_run",
+    "red_members",
+    "render",
+    "requirements",
+    "schema_ids",
+    "shown_runs_dir",
+    "write_starter",
+]
 
 
 def read_run(config: Config, ref: str | None = None) -> Document:

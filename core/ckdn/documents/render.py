@@ -7,6 +7,8 @@ then where the evidence is.
 
 from __future__ import annotations
 
+__all__ = ["render"]
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+__all__ = ["StopRequest"]
+
 
 class StopRequest:
     """A stop another thread can ask for; use it as a context manager (it holds a pipe)."""

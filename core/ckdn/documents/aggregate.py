@@ -3,7 +3,8 @@
 An aggregate holds no findings of its own: it says, per member, how it ended
 and where its run dir is, so a reader goes straight to the red member's digest.
 Its status is the first non-green member's (a member that never ran is never
-green), and its exit code follows the atomic pass-through rule.
+green), and its exit code follows the atomic pass-through rule. A module of its
+own: a run of one check never needs it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from typing import Final
 
     from ckdn.documents.types import Aggregate, MemberDoc
+
+__all__ = ["SCHEMA_AGGREGATE", "Member", "aggregate_status", "build_aggregate"]
 
 SCHEMA_AGGREGATE: Final = "ckdn.aggregate/1"
 

@@ -1,0 +1,290 @@
+"""One run end to end, as a pipeline of small steps; its tail is how every run is sealed.
+
+One atomic run is::
+
+    lock + run dir -> spawn -> parse -> reconcile -> meta -> digest -> publish -> prune
+
+:func:`run_check` is the whole of it; :func:`seal` is the last five steps on
+their own, which every run ends with, whoever ran the process: ``ckdn run``
+spawns it itself, the pytest plugin *is* the process, tox's observe mode watched
+tox run it (those two come through :mod:`ckdn.app.host`). An alias runs its
+members in order and stores one aggregate. A host may run everything under its
+own names (``run_name``: tox runs ``pytest`` in env ``py312`` as
+``pytest@py312``), with its own base environment (``env``: a nox session's or a
+tox env's variables) and its own way to stop a run from another thread (``stop``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn._lite.canonical import canonical
+from ckdn._lite.record import Record, record
+from ckdn.config import Alias, Check, Config
+from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
+from ckdn.errors import UsageError
+from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
+from ckdn.store import Store
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.process import Exit
+    from ckdn.process.stop import StopRequest
+    from ckdn.store import RunDir
+
+LOG = "full.log"
+
+
+@record
+class Outcome(Record):
+    """What a run produced: the document printed on stdout and the process exit code."""
+
+    __slots__ = ("document", "exit_code", "run_dir")
+    document: Document
+    exit_code: int
+    run_dir: str | None
+
+    def __init__(self, document: Document, exit_code: int, run_dir: str | None = None) -> None:
+        self._assign(document, exit_code, run_dir)
+
+    @property
+    def status(self) -> str:
+        return str(self.document["status"])
+
+    @property
+    def digest(self) -> Digest:
+        """The document of an atomic run; TypeError for an alias run's aggregate."""
+        doc = self.document
+        if "alias" in doc:
+            raise TypeError(f"alias {doc['alias']!r} produced an aggregate, not a digest")
+        return doc
+
+
+def store_for(config: Config) -> Store:
+    return Store(config.run.runs_dir, config.cwd)
+
+
+def substitute(value: str, run_dir: str) -> str:
+    return value.replace("{run_dir}", run_dir)
+
+
+def options_for(check: Check, run_dir: str) -> dict[str, Any]:
+    """Parser options with ``{run_dir}`` substituted in every string."""
+    out: dict[str, Any] = {}
+    for key, value in check.options.items():
+        if isinstance(value, str):
+            value = substitute(value, run_dir)
+        elif isinstance(value, list):
+            value = [substitute(v, run_dir) if isinstance(v, str) else v for v in value]
+        out[key] = value
+    return out
+
+
+def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int, *,
+              options: Mapping[str, Any], top: int | None) -> ParseResult:
+    """What the check's parser makes of the finished run in ``run_dir``; never raises."""
+    from ckdn.parsers import get_parser
+
+    ctx = ParseContext(check=name, run_dir=run_dir, cwd=config.cwd, rc=rc, options=options,
+                       top=top or config.run.top,
+                       max_snippet_lines=config.run.max_snippet_lines)
+    return parse_safely(get_parser(parser_name), ctx)
+
+
+def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
+    """Run a parser; one that raises or returns nonsense is a confused parser, never a pass.
+
+    A plugin parser may not guard itself, so the app applies the same guard as
+    the built-ins (:mod:`ckdn.parsers.guard`) and checks what comes back.
+    """
+    from ckdn.parsers.guard import guarded
+
+    name = str(getattr(parser, "name", "?"))
+    # The lambda looks ``parser.parse`` up inside the guard: a plugin without it is contained.
+    result: Any = guarded(name, lambda c: parser.parse(c), ctx)  # noqa: PLW0108
+    if not isinstance(result, ParseResult):
+        return ParseResult(parser_ok=False, notes=[
+            f"parser '{name}' returned {type(result).__name__}, not a ParseResult"])
+    return result
+
+
+def list_artifacts(run_dir: str) -> tuple[list[str], int]:
+    """Names in the run dir a reader may open (dirs with a trailing slash), and how many
+    more there are beyond the first :data:`~ckdn.documents.MAX_ARTIFACTS`."""
+    try:
+        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
+    except OSError:
+        return [], 0
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries
+             if e.name != "digest.json" and not e.name.startswith(".")]
+    return names[:MAX_ARTIFACTS], max(0, len(names) - MAX_ARTIFACTS)
+
+
+def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
+         argv: Sequence[str], exit: Exit, result: ParseResult,
+         started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
+         top: int | None = None, notes: Iterable[str] = ()) -> Outcome:
+    """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune."""
+    verdict = reconcile(exit, result)
+    shown = store.display(rd.path)
+    meta = build_meta(check=check, run_dir=shown, argv=argv, cwd=str(config.cwd), exit=exit,
+                      started_at=started_at, finished_at=finished_at, log_sha256=log_sha256,
+                      log_bytes=log_bytes, parser=parser, status=verdict.status)
+    store.write_atomic(os.path.join(rd.path, "meta.json"), canonical(meta) + b"\n")
+    settings = config.run
+    bounds = Bounds(top=top or settings.top, max_snippet_lines=settings.max_snippet_lines,
+                    log_tail_lines=settings.log_tail_lines)
+    artifacts, omitted = list_artifacts(rd.path)
+    digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
+                          artifacts=artifacts, artifacts_omitted=omitted,
+                          log_path=os.path.join(rd.path, LOG),
+                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
+    store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
+    store.publish(rd.path)
+    store.prune(check, settings.keep, holding=rd if rd.locked else None)
+    return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
+
+
+def store_aggregate(config: Config, aggregate: Aggregate) -> str:
+    """Store an aggregate in a run dir of its own (named after its alias); the dir's path.
+
+    The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
+    end-of-run aggregate all go through it.
+    """
+    store = store_for(config)
+    alias = aggregate["alias"]
+    where = store.new_dir(alias)
+    store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
+    store.prune(alias, config.run.keep)
+    return where
+
+
+#: The aggregate name of ``ckdn run --all``.
+ALL = "all"
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
+        fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
+        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same) -> Outcome:
+    """Run a check or an alias by name.
+
+    ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
+    stop the run from another thread, as Ctrl-C would; ``run_name`` maps a check
+    or alias name to the name its runs are stored under (its run dirs, its lock,
+    its digest's ``check``).
+    """
+    target = config.get(name)
+    if isinstance(target, Alias):
+        if extra_args:
+            raise UsageError(
+                f"extra arguments after -- are not accepted for alias '{name}'; "
+                f"pass them to one of its checks ({', '.join(target.members)})"
+            )
+        members = [config.checks[m] for m in target.members]
+        return run_alias(config, name, members,
+                         target.fail_fast if fail_fast is None else fail_fast, env=env,
+                         stop=stop, run_name=run_name)
+    return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
+                     as_name=run_name(target.name))
+
+
+def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
+    """``ckdn run --all``: every atomic check in config order, all of them unless told to stop."""
+    if not config.checks:
+        raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
+    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast))
+
+
+def _config_name(config: Config) -> str:
+    return os.path.basename(config.path) if config.path else "the configuration"
+
+
+def child_env(check: Check, name: str, run_dir: str,
+              base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: ours, the check's ``env`` (with ``{run_dir}``), the ckdn markers."""
+    env = dict(os.environ if base is None else base)
+    env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
+    env["CKDN_RUN_DIR"] = run_dir
+    env["CKDN_CHECK"] = name
+    return env
+
+
+def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+              as_name: str | None = None) -> Outcome:
+    """One atomic check, end to end, stored under ``as_name`` (default: its own name)."""
+    from ckdn.process import run_process
+
+    name = check.name if as_name is None else as_name
+    store = store_for(config)
+    with store.begin(name) as rd:
+        run_dir = rd.path
+        argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
+        ran = run_process(argv, cwd=config.cwd, env=child_env(check, name, run_dir, env),
+                          log_path=os.path.join(run_dir, "full.log"), timeout=check.timeout,
+                          label=name, stop=stop)
+        result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
+                            options=options_for(check, run_dir), top=check.top)
+                  if ran.exit.started else ParseResult())
+        with _EvidenceFirst():
+            return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
+                        exit=ran.exit, result=result, started_at=ran.started_at,
+                        finished_at=ran.finished_at, log_sha256=ran.log_sha256,
+                        log_bytes=ran.log_bytes, top=check.top)
+
+
+def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+              run_name: Callable[[str], str] = _same) -> Outcome:
+    """Run members in order; the aggregate is printed and stored in its own run dir."""
+    from ckdn.documents.aggregate import Member, build_aggregate  # lazy: one check needs none
+
+    results: list[Member] = []
+    halt = False
+    for check in members:
+        name = run_name(check.name)
+        if halt:
+            results.append(Member(check=name, status=SKIPPED))
+            continue
+        outcome = run_check(config, check, env=env, stop=stop, as_name=name)
+        doc = outcome.digest
+        results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
+                              run_dir=doc["run_dir"]))
+        # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
+        halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+    aggregate = build_aggregate(alias=run_name(alias), members=results)
+    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate))
+
+
+class _EvidenceFirst:
+    """Ignore Ctrl-C while the evidence is written: a second press must not lose the digest.
+
+    Only the main thread can touch signal handlers; elsewhere the host owns them.
+    (A class, not ``contextlib.contextmanager``: ``ckdn run`` does not import contextlib.)
+    """
+
+    def __enter__(self) -> None:
+        import signal
+
+        self._restore: Any = None
+        try:
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            return
+        # None: a handler set outside Python, which cannot be put back; the default is closest
+        self._restore = signal.SIG_DFL if previous is None else previous
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._restore is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._restore)

@@ -1,0 +1,176 @@
+"""The door for a host that produces a run itself: the pytest plugin, tox's observe mode.
+
+pytest *is* the process of a ``pytest --ckdn-digest`` session, and tox runs an
+env's commands itself; neither goes through ckdn's runner, and both must leave
+exactly the evidence a ``ckdn run`` leaves. So a host takes the run's lock and
+run dir with :func:`begin_host_run`, writes the log through :class:`HostLog`
+while its process runs, and seals the run once, with its own facts or a
+parser's (:meth:`HostRun.seal`). Under an outer ``ckdn run`` the pytest plugin
+hands its facts over instead (:func:`write_evidence`). A host that collects runs
+of its own into one aggregate stores it with :func:`store_aggregate`.
+
+The rules a host applies to facts it gathered itself are decided in the core,
+once, and re-exported here: zero tests is not green (:func:`no_tests_gate`),
+pytest's max-warnings (:func:`max_warnings_gate`), coverage thresholds
+(:func:`coverage_gates`). So is what a host needs to build those facts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ckdn.app._pipeline import Outcome, parse_run, seal, store_aggregate, store_for
+from ckdn.documents.aggregate import Member, build_aggregate
+from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
+from ckdn.parsers.gates import (
+    ALLOW_NO_TESTS_HINT,
+    MAX_WARNINGS_STATUS,
+    CoverageFacts,
+    coverage_gates,
+    max_warnings_gate,
+    no_tests_gate,
+)
+from ckdn.process import RC_INTERRUPTED, Exit
+from ckdn.process.stop import StopRequest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import TracebackType
+
+    from ckdn.config import Config
+    from ckdn.store import RunDir, Store
+
+__all__ = [
+    "ALLOW_NO_TESTS_HINT",
+    "MAX_WARNINGS_STATUS",
+    "RC_INTERRUPTED",
+    "CoverageFacts",
+    "Finding",
+    "HostLog",
+    "HostRun",
+    "Member",
+    "ParseResult",
+    "Snippet",
+    "StopRequest",
+    "begin_host_run",
+    "build_aggregate",
+    "cap_line",
+    "coverage_gates",
+    "max_warnings_gate",
+    "no_tests_gate",
+    "store_aggregate",
+    "write_evidence",
+]
+
+_CHUNK = 1 << 20  # characters a host's log text is encoded and written in at a time
+
+
+class HostLog:
+    """``full.log`` of a host-made run: text written in bounded chunks, hashed as it goes."""
+
+    def __init__(self, path: str) -> None:
+        import hashlib  # lazy: ckdn run hashes its log in the process room
+
+        self.path = path
+        self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._sha = hashlib.sha256()
+        self.size = 0
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        for start in range(0, len(text), _CHUNK):
+            data = text[start:start + _CHUNK].encode("utf-8", "backslashreplace")
+            self._file.write(data)
+            self._sha.update(data)
+            self.size += len(data)
+
+    def close(self) -> tuple[str, int]:
+        """Close the file; its sha256 (hex) and size in bytes."""
+        if not self.closed:
+            self.closed = True
+            self._file.close()
+        return self._sha.hexdigest(), self.size
+
+
+class HostRun:
+    """A run whose process and log a host produced, sealed as ``ckdn run`` seals its own.
+
+    Made by :func:`begin_host_run`, which takes the check's lock and run dir;
+    the host writes the log through :meth:`open_log` while its process runs,
+    then calls :meth:`seal` once with the exit status and either its own facts
+    (``result``) or the name of the parser that reads the run dir. The lock is
+    held until :meth:`release` (or the end of a ``with`` block).
+    """
+
+    def __init__(self, config: Config, store: Store, rd: RunDir) -> None:
+        self.config = config
+        self._store = store
+        self._rd = rd
+        self.name = rd.check
+        self.run_dir = rd.path
+        self.log_path = os.path.join(rd.path, "full.log")
+        self.started_at = time.time()
+        self._log: HostLog | None = None
+
+    def open_log(self) -> HostLog:
+        if self._log is None:
+            self._log = HostLog(self.log_path)
+        return self._log
+
+    def seal(self, *, argv: Sequence[str], rc: int, duration: float, interrupted: bool = False,
+             result: ParseResult | None = None, parser: str = "generic",
+             top: int | None = None) -> Outcome:
+        """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
+        ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
+        (``parser`` is what ``meta.json`` names either way). Refusals are CkdnError."""
+        log = self.open_log()  # a host that wrote nothing leaves an empty log
+        log_sha256, log_bytes = log.close()
+        exit = Exit(rc=rc, interrupted=interrupted, duration=duration)
+        if result is None:
+            result = parse_run(self.config, self.name, parser, self.run_dir, rc, options={},
+                               top=top)
+        return seal(self.config, self._store, self._rd, check=self.name, parser=parser,
+                    argv=argv, exit=exit, result=result, started_at=self.started_at,
+                    finished_at=time.time(), log_sha256=log_sha256, log_bytes=log_bytes,
+                    top=top)
+
+    def release(self) -> None:
+        """Drop the lock (idempotent); a run released unsealed stays unfinished."""
+        if self._log is not None:
+            self._log.close()
+        self._rd.release()
+
+    def __enter__(self) -> HostRun:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+
+def begin_host_run(config: Config, name: str) -> HostRun:
+    """Take ``name``'s lock and a fresh run dir for a run the host will produce.
+
+    Refused (a one-line CkdnError) when the lock is held or the runs dir cannot
+    be written, exactly as ``ckdn run`` would be.
+    """
+    store = store_for(config)
+    return HostRun(config, store, store.begin(name))
+
+
+def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:
+    """Write the pytest plugin's evidence into the outer ``ckdn run``'s run dir; its path.
+
+    Atomic and fsynced like every document ckdn writes: the outer run's parser
+    sees no file or the whole file. Raises ``OSError``.
+    """
+    from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
+    from ckdn.store import write_atomic
+
+    path = os.path.join(run_dir, EVIDENCE_FILE)
+    write_atomic(path, encode_evidence(result, exitstatus))
+    return path
