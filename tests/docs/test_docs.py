@@ -98,3 +98,36 @@ def test_every_docs_page_is_linked_from_the_readme_or_an_index() -> None:
     pages = {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")}
     assert pages - linked == set()
     assert linked - pages == set(), "links to pages that do not exist"
+
+
+# -- docs/design.md keeps up with the code -------------------------------------------------
+
+DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+
+
+def core_modules() -> list[str]:
+    core = ROOT / "core"
+    return sorted(".".join(path.relative_to(core).with_suffix("").parts).removesuffix(".__init__")
+                  for path in (core / "ckdn").rglob("*.py"))
+
+
+def test_the_design_page_names_every_core_module() -> None:
+    table = DESIGN[DESIGN.index("## The rooms"):DESIGN.index("## Data flow of one run")]
+    named = set(re.findall(r"`(ckdn(?:\.\w+)*)`", table))
+    for row in re.findall(r"^\| `ckdn\.parsers\.<tool>` \| .*$", table, re.MULTILINE):
+        named.update(f"ckdn.parsers.{tool}" for tool in re.findall(r"`(\w+)`", row))
+    for row in re.findall(r"^\| `(ckdn\.parsers\._\w+)`((?:, `_\w+`)*) \|", table, re.MULTILINE):
+        named.add(row[0])
+        named.update(f"ckdn.parsers.{name}" for name in re.findall(r"`(_\w+)`", row[1]))
+    assert sorted(set(core_modules()) - named) == []
+    assert sorted(name for name in named - set(core_modules())
+                  if name != "ckdn.toml") == []
+
+
+def test_the_design_page_names_every_import_contract() -> None:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    names = [contract["name"] for contract in contracts["contracts"]]
+    assert len(names) == 4
+    assert [name for name in names if f"| {name} |" not in DESIGN] == []
