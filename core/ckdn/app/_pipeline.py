@@ -29,7 +29,7 @@ from ckdn.store import Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from ckdn.documents.types import Aggregate, Digest, Document
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ckdn.process.stop import StopRequest
     from ckdn.store import RunDir
 
+#: The log file of every run dir.
 LOG = "full.log"
 
 
@@ -128,7 +129,7 @@ def list_artifacts(run_dir: str) -> tuple[list[str], int]:
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
-         top: int | None = None, notes: Iterable[str] = ()) -> Outcome:
+         top: int | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune."""
     verdict = reconcile(exit, result)
     shown = store.display(rd.path)
@@ -143,7 +144,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
                           artifacts=artifacts, artifacts_omitted=omitted,
                           log_path=os.path.join(rd.path, LOG),
-                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
+                          bounds=bounds, notes=[*rd.notes, *exit.notes])
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     store.publish(rd.path)
     store.prune(check, settings.keep, holding=rd if rd.locked else None)
@@ -230,7 +231,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         run_dir = rd.path
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         ran = run_process(argv, cwd=config.cwd, env=child_env(check, name, run_dir, env),
-                          log_path=os.path.join(run_dir, "full.log"), timeout=check.timeout,
+                          log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
                           label=name, stop=stop)
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)

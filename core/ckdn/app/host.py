@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn.app._pipeline import Outcome, parse_run, seal, store_aggregate, store_for
+from ckdn.app._pipeline import LOG, Outcome, parse_run, seal, store_aggregate, store_for
 from ckdn.documents.aggregate import Member, build_aggregate
 from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
 from ckdn.parsers.gates import (
@@ -112,7 +112,7 @@ class HostRun:
         self._rd = rd
         self.name = rd.check
         self.run_dir = rd.path
-        self.log_path = os.path.join(rd.path, "full.log")
+        self.log_path = os.path.join(rd.path, LOG)
         self.started_at = time.time()
         self._log: HostLog | None = None
 

@@ -100,8 +100,9 @@ class Finding(Record):
         _set(self, "message", message)
         _set(self, "location", location)
         _set(self, "detail", detail)
-        _set(self, "detail_omitted", getattr(detail, "omitted", 0)
-             if detail_omitted is None else detail_omitted)
+        if detail_omitted is None:
+            detail_omitted = detail.omitted if isinstance(detail, Snippet) else 0
+        _set(self, "detail_omitted", detail_omitted)
 
 
 @record(frozen=False)
@@ -116,16 +117,8 @@ class ParseResult(Record):
     The list and dict fields default to new empty ones (``None`` asks for that too).
     """
 
-    __slots__ = (
-        "evidence_expected",
-        "findings",
-        "findings_total",
-        "gate_failures",
-        "notes",
-        "parser_ok",
-        "summary",
-        "wants_log_tail",
-    )
+    __slots__ = ("evidence_expected", "findings", "findings_total", "gate_failures", "notes",
+                 "parser_ok", "summary", "wants_log_tail")
     findings: list[Finding]
     summary: dict[str, Any]
     parser_ok: bool
