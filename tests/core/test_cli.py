@@ -393,6 +393,16 @@ def test_init_writes_a_starter_config_that_loads(project: Project) -> None:
     assert "--force" in line
 
 
+def test_init_force_through_a_symlink_rewrites_its_target_and_leaves_no_temp_file(
+        project: Project) -> None:
+    (project.root / "shared.toml").write_text("# someone else's config\n")
+    (project.root / "ckdn.toml").symlink_to("shared.toml")
+    assert project.ckdn("init", "--force").returncode == 0
+    assert (project.root / "ckdn.toml").is_symlink()
+    assert (project.root / "shared.toml").read_text().startswith("# ckdn.toml:")
+    assert sorted(p.name for p in project.root.iterdir()) == ["ckdn.toml", "shared.toml"]
+
+
 def test_schema_lists_ids_and_prints_one(project: Project) -> None:
     ids = project.ckdn("schema").stdout.split()
     assert ids == sorted(ids)

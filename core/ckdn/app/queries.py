@@ -129,9 +129,10 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(STARTER)
+    from ckdn.store import write_atomic
+
+    try:  # atomically (a failed --force leaves no half config); a symlink's target is written
+        write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
