@@ -6,5 +6,9 @@ by the code path that needs it.
 """
 
 __version__ = "0.1.0"
+#: The distribution this package is published as: ``pip install checkdown``. The
+#: import package and the command are ``ckdn``; an unrelated distribution on PyPI
+#: is called ``ckdn`` and installs a package of the same name (``ckdn doctor``).
+DISTRIBUTION = "checkdown"
 
-__all__ = ["__version__"]
+__all__ = ["DISTRIBUTION", "__version__"]

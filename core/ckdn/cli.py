@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ckdn import __version__
+from ckdn import DISTRIBUTION, __version__
 from ckdn._lite.argv import quick_run
 from ckdn.errors import CkdnError, UsageError, one_line
 
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser_class = _parser_class()
     parser = parser_class(prog="ckdn", parents=[common],
                           description="Deterministic check runner and log digester.")
-    parser.add_argument("--version", action="version", version=f"ckdn {__version__}")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=parser_class)
 
     p = sub.add_parser("run", parents=[common], help="run a check or an alias; digest on stdout")
@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    sub.add_parser("doctor", parents=[common],
+                   help="check this installation (exit 1 and one line per problem found)")
 
     p = sub.add_parser("schema", parents=[common], help="print a packaged JSON Schema")
     p.add_argument("id", nargs="?", help="schema id, e.g. ckdn.digest/2 (default: list ids)")
@@ -212,7 +215,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
     handler = {"run": _cmd_run, "show": _cmd_show, "list": _cmd_list, "checks": _cmd_checks,
-               "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema}[verb]
+               "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
+               "doctor": _cmd_doctor}[verb]
     return handler(args, extra)
 
 
@@ -302,6 +306,18 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
 
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; add .agent-runs/ to .gitignore")
+    return 0
+
+
+def _cmd_doctor(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.doctor import installation_problems, installed
+
+    problems = installation_problems()
+    for problem in problems:
+        _fail(problem)
+    if problems:
+        return 1
+    _out(f"ok: {installed()}")
     return 0
 
 

@@ -412,13 +412,6 @@ def test_schema_lists_ids_and_prints_one(project: Project) -> None:
     one_line_error(project.ckdn("schema", "ckdn.baseline/1"))
 
 
-def test_version_is_printed(project: Project) -> None:
-    from ckdn import __version__
-
-    proc = project.ckdn("--version")
-    assert proc.stdout.strip() == f"ckdn {__version__}"
-
-
 def test_cwd_option_and_env_var_choose_where_checks_run(project: Project) -> None:
     sub = project.root / "sub"
     sub.mkdir()
