@@ -1,15 +1,20 @@
-"""The child's process group: its exit as a pollable fd, the tree stop, and what asks for it.
+"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it.
 
-The child leads its own session, so one ``killpg`` reaches everything it
-started. Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a
-fast check pays no polling floor); where there is no pidfd a thread blocks in
-``waitpid`` and reports through a pipe. Stopping the group is SIGTERM, a grace
-period, then SIGKILL, and it counts only live members: a zombie can write nothing.
+The child leads its own session, so one ``killpg`` reaches everything that stays in
+its group. What leaves the group (``setsid``, a double fork) stays in the check's
+cgroup v2 where ckdn may make one (:class:`Cgroup`); elsewhere the lazily loaded
+``_strays`` finds it (the orphans ckdn adopts as a child subreaper, the descendants
+of what is left). :class:`Tree` is all of it; ``_strays`` stops it, and only a tree
+with something left loads it.
+
+Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
+pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
+reports through a pipe.
 
 Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
-group, never an abort (:class:`Stops`): the handler interrupts only the wait for
-the child; anywhere else (spawning, stopping the tree, sealing the log) it just
-records the request, so a second Ctrl-C can never abort the clean-up. A host's
+tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
+child; anywhere else (spawning, stopping the tree, sealing the log) it just records
+the request, so a second Ctrl-C can never abort the clean-up. A host's
 :class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
 """
 
@@ -18,13 +23,13 @@ from __future__ import annotations
 import os
 import select
 import signal
-import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
     from types import FrameType
+    from typing import Any
 
     from ckdn._lite.spawn import Process
     from ckdn.process.stop import StopRequest
@@ -32,6 +37,12 @@ if TYPE_CHECKING:
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 #: Replaced by tests to exercise the waiter-thread fallback of other platforms.
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
+#: Where cgroup v2 may be mounted: a unified host, then a hybrid one.
+_CGROUP_MOUNTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")
+#: This process's cgroup v2 directory, probed on first use; False where ckdn may make no
+#: cgroup beside it. Tests set it False, and ``_adopt_orphans`` (``_strays.Reaper``) too.
+_cgroup_home: str | bool | None = None
+_adopt_orphans = True
 
 
 class Child:
@@ -99,44 +110,6 @@ class Child:
         os.close(self._fd)
 
 
-def stop_group(child: Child, grace: float) -> bool:
-    """SIGTERM the group, SIGKILL what is left after ``grace``; true when SIGKILL was needed.
-
-    Always leaves the leader reaped.
-    """
-    _signal_group(child.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    if child.proc.returncode is None and child.exited(grace):
-        child.reap()
-    if child.proc.returncode is not None and _wait_empty(child.pid, deadline):
-        return False
-    _signal_group(child.pid, signal.SIGKILL)
-    child.reap()
-    _wait_empty(child.pid, time.monotonic() + _KILL_SETTLE)
-    return True
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        pass  # the group is already empty
-    except PermissionError:
-        pass  # only members that changed user are left; no signal of ours reaches them
-
-
-def _wait_empty(pgid: int, deadline: float) -> bool:
-    """Wait until the group has no live member; only reached when something was left over."""
-    pause = 0.001
-    while live_members(pgid) != 0:
-        now = time.monotonic()
-        if now >= deadline:
-            return False
-        time.sleep(min(pause, deadline - now))
-        pause = min(pause * 2, 0.05)
-    return True
-
-
 def live_members(pgid: int) -> int | None:
     """How many processes of the group could still write; None when some could, count unknown.
 
@@ -149,24 +122,192 @@ def live_members(pgid: int) -> int | None:
         return 0  # the cheap, usual answer: no scan of /proc
     except PermissionError:
         pass
+    from ckdn.process._strays import group_members  # lazy: only a group with members left
+
+    members = group_members(pgid)
+    return None if members is None else len(members)
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """``/proc/PID/stat`` from its third field on (state, ppid, pgrp, session, ...), or None
+    once it is gone. The command name before them may hold spaces and parentheses."""
     try:
-        pids = os.listdir("/proc")
-    except FileNotFoundError:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except OSError:  # exited while we looked (or no /proc)
         return None
-    live = 0
-    for pid in pids:
-        if not pid.isdigit():
-            continue
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def identity(pid: int, cgroup: Cgroup | None) -> dict[str, object]:
+    """What recognises the child's tree after ckdn died: its group, its leader's start (clock
+    ticks since boot: a pid reused since then started later), the boot, its cgroup."""
+    found: dict[str, object] = {"pgid": pid}
+    fields, boot = stat_fields(pid), boot_id()
+    if fields is not None and boot is not None:
+        found.update(start=int(fields[19]), boot=boot)
+    if cgroup is not None and cgroup.usable:
+        found["cgroup"] = cgroup.path
+    return found
+
+
+def boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as boot:
+            return boot.read().strip().decode()
+    except OSError:
+        return None
+
+
+class Tree:
+    """Where the check's processes may be besides its group: its cgroup, or (``_strays``)
+    the orphans ckdn adopted and the descendants of what is left. ``found``: every process
+    outside the group seen so far (pid: start time), for the notes."""
+
+    __slots__ = ("cgroup", "found", "reaper")
+
+    def __init__(self, cgroup: Cgroup | None) -> None:
+        self.cgroup = cgroup
+        self.reaper: Any = None  # a _strays.Reaper once adopting; False once refused
+        self.found: dict[int, int] = {}
+
+    def contained(self) -> bool:
+        return self.cgroup is not None and self.cgroup.usable
+
+    def outside(self, child: Child) -> list[int]:
+        """The tree's live processes outside the group, as far as ckdn can see them."""
+        if self.contained():
+            assert self.cgroup is not None
+            if not self.cgroup.populated():
+                return []
+        elif not (self.reaper or self.found or child.proc.returncode is None
+                  or live_members(child.pid) != 0):
+            return []  # nothing of the tree is left where ckdn could look
+        from ckdn.process import _strays  # lazy: only a tree with something left needs it
+
+        return _strays.outside(self, child)
+
+    def watch(self, child: Child) -> None:
+        """Adopt orphans from now on, once the leader (still running) has started children:
+        a run of one process pays nothing (``_strays.Reaper``)."""
+        if self.reaper is not None or not _adopt_orphans or self.contained():
+            return
+        from ckdn.process import _strays
+
+        if _strays.has_children(child.pid):
+            self.reaper = _strays.Reaper.start(child.pid) or False
+
+    def close(self) -> None:
+        if self.reaper:
+            self.reaper.restore()
+        if self.cgroup is not None and self.cgroup.usable:
+            self.cgroup.remove()
+
+
+class Cgroup:
+    """A cgroup v2 of the check's own, beside ckdn's: whatever session or group a process
+    moves to, it stays in its cgroup, so the tree stop misses nothing in it.
+
+    The child is born inside: ckdn steps in for the spawn and back out, which is safe only
+    while ckdn has one thread (another thread's children would be born inside too); with
+    more, the child is moved in just after it starts. A cgroup ckdn cannot make or enter
+    here means none for the rest of the process (``_cgroup_home``).
+    """
+
+    __slots__ = ("home", "path", "usable")
+
+    def __init__(self, home: str, path: str) -> None:
+        self.home = home
+        self.path = path
+        self.usable = True
+
+    @classmethod
+    def make(cls) -> Cgroup | None:
+        global _cgroup_home  # noqa: PLW0603 - probed once per process
+        if _cgroup_home is None:
+            _cgroup_home = _probe_home() or False
+        home = _cgroup_home
+        if not isinstance(home, str):
+            return None
+        path = f"{home}/ckdn-{os.getpid()}-{os.urandom(4).hex()}"
         try:
-            with open(f"/proc/{pid}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # exited while we looked
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        state, _ppid, pgrp = stat[stat.rfind(b")") + 2 :].split(maxsplit=3)[:3]
-        if int(pgrp) == pgid and state not in (b"Z", b"X"):
-            live += 1
-    return live
+            os.mkdir(path)
+        except OSError:
+            _cgroup_home = False
+            return None
+        return cls(home, path)
+
+    def enter(self) -> bool:
+        """Move ckdn in for the spawn; False (and nothing moved) while it has other threads."""
+        if os.listdir("/proc/self/task") != [str(os.getpid())]:
+            return False
+        if _move(os.getpid(), self.path):
+            return True
+        self._refuse()
+        return False
+
+    def leave(self) -> None:
+        if not _move(os.getpid(), self.home):
+            self.usable = False  # ckdn is stuck inside: never kill it
+
+    def take(self, pid: int) -> None:
+        if not _move(pid, self.path):
+            self._refuse()
+
+    def _refuse(self) -> None:
+        global _cgroup_home  # noqa: PLW0603
+        _cgroup_home = False
+        self.remove()
+        self.usable = False
+
+    def populated(self) -> bool:
+        """Whether any process is left in it (or in a cgroup a nested ckdn made inside it)."""
+        try:
+            with open(f"{self.path}/cgroup.events", "rb") as events:
+                return b"populated 0" not in events.read()
+        except OSError:
+            return True  # cannot tell: ``_strays`` lists its processes
+
+    def remove(self) -> None:
+        for folder, _, _ in os.walk(self.path, topdown=False):
+            try:  # noqa: SIM105 - contextlib is not imported on the run path
+                os.rmdir(folder)
+            except OSError:
+                pass  # still populated: a dead ckdn's record names it, its next run retries
+
+
+def _probe_home() -> str | None:
+    """This process's cgroup v2 directory, where its cgroup.procs can be seen."""
+    try:
+        with open("/proc/self/cgroup", "rb") as own:
+            lines = own.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith(b"0::"):
+            where = os.fsdecode(line[3:]).rstrip("/")
+            for mount in _CGROUP_MOUNTS:
+                if os.path.exists(f"{mount}{where}/cgroup.procs"):
+                    return f"{mount}{where}"
+    return None
+
+
+def _move(pid: int, cgroup: str) -> bool:
+    return write_file(f"{cgroup}/cgroup.procs", b"%d" % pid)
+
+
+def write_file(path: str, data: bytes) -> bool:
+    """Write a control file of the kernel's; False when it refused."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.write(fd, data) == len(data)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 # -- what asks for the stop ------------------------------------------------------------
