@@ -223,16 +223,17 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               as_name: str | None = None) -> Outcome:
     """One atomic check, end to end, stored under ``as_name`` (default: its own name)."""
-    from ckdn.process import run_process
+    from ckdn.process import run_process, stop_left_running
 
     name = check.name if as_name is None else as_name
     store = store_for(config)
     with store.begin(name) as rd:
         run_dir = rd.path
+        rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         ran = run_process(argv, cwd=config.cwd, env=child_env(check, name, run_dir, env),
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
-                          label=name, stop=stop)
+                          label=name, stop=stop, on_spawn=rd.record_child)
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)
                   if ran.exit.started else ParseResult())

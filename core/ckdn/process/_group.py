@@ -1,11 +1,9 @@
 """The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it.
 
 The child leads its own session, so one ``killpg`` reaches everything that stays in
-its group. What leaves the group (``setsid``, a double fork) stays in the check's
-cgroup v2 where ckdn may make one (:class:`Cgroup`); elsewhere the lazily loaded
-``_strays`` finds it (the orphans ckdn adopts as a child subreaper, the descendants
-of what is left). :class:`Tree` is all of it; ``_strays`` stops it, and only a tree
-with something left loads it.
+its group. What leaves the group (``setsid``, a double fork) is reached another way
+(:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
+loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
 
 Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
 pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
@@ -29,19 +27,16 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
     from types import FrameType
-    from typing import Any
 
     from ckdn._lite.spawn import Process
+    from ckdn.process._cgroup import Cgroup
+    from ckdn.process._strays import Reaper
     from ckdn.process.stop import StopRequest
 
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 #: Replaced by tests to exercise the waiter-thread fallback of other platforms.
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
-#: Where cgroup v2 may be mounted: a unified host, then a hybrid one.
-_CGROUP_MOUNTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")
-#: This process's cgroup v2 directory, probed on first use; False where ckdn may make no
-#: cgroup beside it. Tests set it False, and ``_adopt_orphans`` (``_strays.Reaper``) too.
-_cgroup_home: str | bool | None = None
+#: Whether a run may make ckdn a child subreaper (``_strays.Reaper``); tests switch it off.
 _adopt_orphans = True
 
 
@@ -146,7 +141,7 @@ def identity(pid: int, cgroup: Cgroup | None) -> dict[str, object]:
     fields, boot = stat_fields(pid), boot_id()
     if fields is not None and boot is not None:
         found.update(start=int(fields[19]), boot=boot)
-    if cgroup is not None and cgroup.usable:
+    if cgroup is not None:
         found["cgroup"] = cgroup.path
     return found
 
@@ -159,25 +154,53 @@ def boot_id() -> str | None:
         return None
 
 
+def has_children(pid: int) -> bool:
+    """Whether ``pid`` has a child (in any of its threads); true where /proc cannot say."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False  # gone
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+                if listing.read(1):
+                    return True
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/{pid}/task/{task}"):
+                return True  # a kernel without the listing: assume so
+        except OSError:
+            continue
+    return False
+
+
 class Tree:
-    """Where the check's processes may be besides its group: its cgroup, or (``_strays``)
-    the orphans ckdn adopted and the descendants of what is left. ``found``: every process
-    outside the group seen so far (pid: start time), for the notes."""
+    """Where the check's processes may be besides its group: the orphans ckdn adopted as a
+    child subreaper, or a cgroup of the check's own, and the descendants of what is left
+    (``_strays``). ``found``: every process outside the group seen so far (pid: start
+    time), for the notes.
 
-    __slots__ = ("cgroup", "found", "reaper")
+    Both ways are taken lazily, at the first quiet look (``_runner._wait``) at which the
+    leader, still running, has started a child: a command that starts nothing else (and
+    a trivial run) never pays for them. What the tree is, once known, goes to ``on_spawn``
+    (the lock record), again when it gains a cgroup.
+    """
 
-    def __init__(self, cgroup: Cgroup | None) -> None:
-        self.cgroup = cgroup
-        self.reaper: Any = None  # a _strays.Reaper once adopting; False once refused
+    __slots__ = ("cgroup", "decided", "found", "on_spawn", "reaper")
+
+    def __init__(self, on_spawn: Callable[[dict[str, object]], None] | None) -> None:
+        self.on_spawn = on_spawn
+        self.cgroup: Cgroup | None = None
+        self.reaper: Reaper | None = None
         self.found: dict[int, int] = {}
+        self.decided = False
 
-    def contained(self) -> bool:
-        return self.cgroup is not None and self.cgroup.usable
+    def started(self, pid: int) -> None:
+        if self.on_spawn is not None:
+            self.on_spawn(identity(pid, self.cgroup))
 
     def outside(self, child: Child) -> list[int]:
         """The tree's live processes outside the group, as far as ckdn can see them."""
-        if self.contained():
-            assert self.cgroup is not None
+        if self.cgroup is not None:
             if not self.cgroup.populated():
                 return []
         elif not (self.reaper or self.found or child.proc.returncode is None
@@ -188,126 +211,19 @@ class Tree:
         return _strays.outside(self, child)
 
     def watch(self, child: Child) -> None:
-        """Adopt orphans from now on, once the leader (still running) has started children:
-        a run of one process pays nothing (``_strays.Reaper``)."""
-        if self.reaper is not None or not _adopt_orphans or self.contained():
+        """At a quiet look: once the leader has started a child, reach what leaves the group."""
+        if self.decided or child.proc.returncode is not None or not has_children(child.pid):
             return
+        self.decided = True
         from ckdn.process import _strays
 
-        if _strays.has_children(child.pid):
-            self.reaper = _strays.Reaper.start(child.pid) or False
+        _strays.contain(self, child)
 
     def close(self) -> None:
         if self.reaper:
             self.reaper.restore()
-        if self.cgroup is not None and self.cgroup.usable:
+        if self.cgroup is not None:
             self.cgroup.remove()
-
-
-class Cgroup:
-    """A cgroup v2 of the check's own, beside ckdn's: whatever session or group a process
-    moves to, it stays in its cgroup, so the tree stop misses nothing in it.
-
-    The child is born inside: ckdn steps in for the spawn and back out, which is safe only
-    while ckdn has one thread (another thread's children would be born inside too); with
-    more, the child is moved in just after it starts. A cgroup ckdn cannot make or enter
-    here means none for the rest of the process (``_cgroup_home``).
-    """
-
-    __slots__ = ("home", "path", "usable")
-
-    def __init__(self, home: str, path: str) -> None:
-        self.home = home
-        self.path = path
-        self.usable = True
-
-    @classmethod
-    def make(cls) -> Cgroup | None:
-        global _cgroup_home  # noqa: PLW0603 - probed once per process
-        if _cgroup_home is None:
-            _cgroup_home = _probe_home() or False
-        home = _cgroup_home
-        if not isinstance(home, str):
-            return None
-        path = f"{home}/ckdn-{os.getpid()}-{os.urandom(4).hex()}"
-        try:
-            os.mkdir(path)
-        except OSError:
-            _cgroup_home = False
-            return None
-        return cls(home, path)
-
-    def enter(self) -> bool:
-        """Move ckdn in for the spawn; False (and nothing moved) while it has other threads."""
-        if os.listdir("/proc/self/task") != [str(os.getpid())]:
-            return False
-        if _move(os.getpid(), self.path):
-            return True
-        self._refuse()
-        return False
-
-    def leave(self) -> None:
-        if not _move(os.getpid(), self.home):
-            self.usable = False  # ckdn is stuck inside: never kill it
-
-    def take(self, pid: int) -> None:
-        if not _move(pid, self.path):
-            self._refuse()
-
-    def _refuse(self) -> None:
-        global _cgroup_home  # noqa: PLW0603
-        _cgroup_home = False
-        self.remove()
-        self.usable = False
-
-    def populated(self) -> bool:
-        """Whether any process is left in it (or in a cgroup a nested ckdn made inside it)."""
-        try:
-            with open(f"{self.path}/cgroup.events", "rb") as events:
-                return b"populated 0" not in events.read()
-        except OSError:
-            return True  # cannot tell: ``_strays`` lists its processes
-
-    def remove(self) -> None:
-        for folder, _, _ in os.walk(self.path, topdown=False):
-            try:  # noqa: SIM105 - contextlib is not imported on the run path
-                os.rmdir(folder)
-            except OSError:
-                pass  # still populated: a dead ckdn's record names it, its next run retries
-
-
-def _probe_home() -> str | None:
-    """This process's cgroup v2 directory, where its cgroup.procs can be seen."""
-    try:
-        with open("/proc/self/cgroup", "rb") as own:
-            lines = own.read().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        if line.startswith(b"0::"):
-            where = os.fsdecode(line[3:]).rstrip("/")
-            for mount in _CGROUP_MOUNTS:
-                if os.path.exists(f"{mount}{where}/cgroup.procs"):
-                    return f"{mount}{where}"
-    return None
-
-
-def _move(pid: int, cgroup: str) -> bool:
-    return write_file(f"{cgroup}/cgroup.procs", b"%d" % pid)
-
-
-def write_file(path: str, data: bytes) -> bool:
-    """Write a control file of the kernel's; False when it refused."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        return os.write(fd, data) == len(data)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 # -- what asks for the stop ------------------------------------------------------------

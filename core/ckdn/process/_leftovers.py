@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 
-from ckdn.process._group import _CGROUP_MOUNTS, boot_id, stat_fields, write_file
-from ckdn.process._strays import cgroup_pids, how, stop_pids
+from ckdn.process._cgroup import cgroup_pids, kill_all, made_by_ckdn, remove
+from ckdn.process._group import boot_id, stat_fields
+from ckdn.process._strays import how, stop_pids
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
     me = os.getpid()
     pids: dict[int, int] = {}
     cgroup = record.get("cgroup")
-    if not (isinstance(cgroup, str) and _made_by_ckdn(cgroup)):
+    if not (isinstance(cgroup, str) and made_by_ckdn(cgroup)):
         cgroup = None
     else:
         pids.update((pid, _start(pid)) for pid in cgroup_pids(cgroup))
@@ -128,32 +129,17 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
     if pids:
         killed, left = stop_pids(pids, grace)
         if cgroup is not None:
-            write_file(f"{cgroup}/cgroup.kill", b"1")
+            kill_all(cgroup)
         notes.append(f"stopped {len(pids) - len(left)} process(es) the dead run left running"
                      f" (its process group {pgid}; {how(killed, grace)})")
         if left:
             notes.append(f"could not stop {len(left)} process(es) the dead run left running"
                          f" (pid {', '.join(map(str, sorted(left)))})")
     if cgroup is not None:
-        for folder, _, _ in os.walk(cgroup, topdown=False):
-            try:  # noqa: SIM105
-                os.rmdir(folder)
-            except OSError:
-                pass
+        remove(cgroup)
     return notes
 
 
 def _start(pid: int) -> int:
     fields = stat_fields(pid)
     return -1 if fields is None else int(fields[19])
-
-
-def _made_by_ckdn(path: str) -> bool:
-    """A cgroup this code made (``ckdn-<pid>-<8 hex>``, in a cgroup v2 mount), nothing else:
-    the record is a file in the runs dir, and a mistaken one must not stop a whole service."""
-    name = os.path.basename(path)
-    parts = name.split("-")
-    return (len(parts) == 3 and parts[0] == "ckdn" and parts[1].isdigit()
-            and len(parts[2]) == 8 and all(c in "0123456789abcdef" for c in parts[2])
-            and any(path.startswith(f"{mount}/") for mount in _CGROUP_MOUNTS)
-            and ".." not in path.split("/") and os.path.isdir(path))

@@ -30,7 +30,7 @@ import time
 
 from ckdn._lite import spawn
 from ckdn._lite.record import Record, record
-from ckdn.process._group import Cgroup, Child, Stops, Tree, identity, live_members
+from ckdn.process._group import Child, Stops, Tree, live_members
 from ckdn.process._loghash import LogHash
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -132,16 +132,16 @@ def run_process(
     try:
         with Stops(stop) as stops:  # installed before the spawn: no signal can orphan the child
             started_at, start = time.time(), time.monotonic()
-            tree = Tree(Cgroup.make())
-            try:
-                spawned = _spawn(args, cwd, env, log_fd, tree.cgroup)
-                if isinstance(spawned, _Ended):
-                    ended = spawned
-                else:
+            spawned = _spawn(args, cwd, env, log_fd)
+            if isinstance(spawned, _Ended):
+                ended = spawned
+            else:
+                tree = Tree(on_spawn)
+                try:
                     ended = _supervise(spawned, log, stops, tree, start=start, timeout=timeout,
-                                       grace=grace, label=label or args[0], on_spawn=on_spawn)
-            finally:
-                tree.close()
+                                       grace=grace, label=label or args[0])
+                finally:
+                    tree.close()
             finished_at = time.time()
             sha256, size, notes = _seal(log, grace)
             stops.host_stopped()
@@ -216,30 +216,23 @@ class _Ended(Record):
         )
 
 
-def _spawn(args: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str], log_fd: int,
-           cgroup: Cgroup | None) -> Process | _Ended:
-    """Start the child, in its cgroup if any, with the log as its stdout and stderr; closes
-    ``log_fd`` either way.
+def _spawn(
+    args: list[str], cwd: str | os.PathLike[str], env: Mapping[str, str], log_fd: int
+) -> Process | _Ended:
+    """Start the child with the log as its stdout and stderr; closes ``log_fd`` either way.
 
     A child that never starts still explains itself in the log, so an empty log
     always means the command printed nothing.
     """
     start = time.monotonic()
-    inside = cgroup is not None and cgroup.enter()
     try:
-        proc = spawn.start(args, cwd, env, log_fd)
+        return spawn.start(args, cwd, env, log_fd)
     except OSError as error:
         rc, note = _never_started(args[0], cwd, error)
         os.write(log_fd, f"ckdn: {note}\n".encode(errors="surrogateescape"))
         return _Ended(rc, time.monotonic() - start, notes=(note,), started=False)
     finally:
-        if inside:
-            assert cgroup is not None
-            cgroup.leave()
         os.close(log_fd)
-    if cgroup is not None and cgroup.usable and not inside:
-        cgroup.take(proc.pid)  # a host with threads: moved in just after it started
-    return proc
 
 
 def _never_started(program: str, cwd: str | os.PathLike[str], error: OSError) -> tuple[int, str]:
@@ -266,7 +259,6 @@ def _supervise(
     timeout: float | None,
     grace: float,
     label: str,
-    on_spawn: Callable[[dict[str, object]], None] | None,
 ) -> _Ended:
     try:
         child = Child(proc)
@@ -278,8 +270,7 @@ def _supervise(
         raise
     progress = _progress_line(label, start)
     try:
-        if on_spawn is not None:
-            on_spawn(identity(proc.pid, tree.cgroup))
+        tree.started(proc.pid)  # the lock record names the tree from now on
         deadline = None if timeout is None else start + timeout
         cause = _wait(child, log, stops, tree, progress, deadline=deadline)
         child.unwatch()  # whatever ended the wait, the tree stop's waits need their grace

@@ -1,14 +1,20 @@
 """Stopping a check's tree, with the processes that left its group, and whatever still writes.
 
 Loaded only when something is left to stop (a timeout, Ctrl-C, leftovers after the
-command exited): a run that ends cleanly never imports it. What it finds:
+command exited) or the leader has started a child: a run that ends cleanly and starts
+nothing else never imports it. What it finds:
 
 * the process group, by ``killpg``;
-* in a cgroup of the check's own (``_group.Cgroup``), every process in it;
-* without one, the descendants of what is left (the leader while it runs, the group's
-  live members), and, once ckdn is a child subreaper (:class:`Reaper`), every
-  orphan of the tree: the kernel hands it to ckdn instead of to init, so a process
-  whose parent exited is found under ckdn whatever session it moved to.
+* once ckdn is a child subreaper (:class:`Reaper`), every orphan of the tree: the
+  kernel hands it to ckdn instead of to init, so a process whose parent exited is
+  found under ckdn whatever session it moved to; where ckdn may not be one, every
+  process in a cgroup of the check's own, where ckdn may make one (``_cgroup``);
+* always, the descendants of what is left (the leader while it runs, the group's
+  live members).
+
+Both the subreaper and the cgroup are put in place by :func:`contain`, lazily: a
+process that leaves the tree before then (a double fork in the command's first
+milliseconds) is found only if it holds the log open (``_leftovers``).
 
 A process is known by its pid and start time, so a pid reused meanwhile is never
 signalled. Log writers and a dead run's leftovers are ``_leftovers``.
@@ -20,7 +26,9 @@ import os
 import signal
 import time
 
-from ckdn.process._group import _KILL_SETTLE, Child, Tree, stat_fields, write_file
+from ckdn.process import _group
+from ckdn.process._cgroup import Cgroup, cgroup_pids
+from ckdn.process._group import _KILL_SETTLE, Child, Tree, stat_fields
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -60,9 +68,8 @@ def _signal_tree(child: Child, tree: Tree, signum: int) -> None:
     except PermissionError:
         pass  # only members that changed user are left; no signal of ours reaches them
     _send(outside(tree, child), signum)
-    if signum == signal.SIGKILL and tree.contained():
-        assert tree.cgroup is not None
-        write_file(f"{tree.cgroup.path}/cgroup.kill", b"1")  # Linux 5.14+: all of it at once
+    if signum == signal.SIGKILL and tree.cgroup is not None:
+        tree.cgroup.kill()
 
 
 def _wait_empty(child: Child, tree: Tree, deadline: float, signum: int = 0) -> bool:
@@ -113,12 +120,10 @@ def _processes(names: Iterable[str]) -> Iterable[tuple[int, list[bytes]]]:
 def outside(tree: Tree, child: Child) -> list[int]:
     """The tree's live processes outside the group (the leader's), as far as ckdn can see."""
     pgid, me = child.pid, os.getpid()
-    if tree.contained():
-        assert tree.cgroup is not None
-        candidates = cgroup_pids(tree.cgroup.path)
-    else:
-        roots = [me] if tree.reaper else [pgid, *(group_members(pgid) or ())]
-        candidates = [*descendants(roots), *tree.found]
+    roots = [me] if tree.reaper else [pgid, *(group_members(pgid) or ())]
+    candidates = [*descendants(roots), *tree.found]
+    if tree.cgroup is not None:
+        candidates.extend(cgroup_pids(tree.cgroup.path))
     live = []
     for pid in dict.fromkeys(candidates):
         fields = stat_fields(pid)
@@ -156,16 +161,17 @@ def _send(pids: Iterable[int], signum: int) -> list[int]:
     return refused
 
 
-def cgroup_pids(path: str) -> list[int]:
-    """Every process in the cgroup, and in the cgroups a nested ckdn made inside it."""
-    found: list[int] = []
-    for folder, _, _ in os.walk(path):
-        try:
-            with open(f"{folder}/cgroup.procs", "rb") as procs:
-                found.extend(int(pid) for pid in procs.read().split())
-        except OSError:
-            continue
-    return found
+def contain(tree: Tree, child: Child) -> None:
+    """Reach what leaves the group from now on: ckdn as the tree's subreaper where it may
+    be one, else a cgroup of the check's own where ckdn may make one; else neither."""
+    if _group._adopt_orphans:
+        tree.reaper = Reaper.start(child.pid)
+        if tree.reaper is not None:
+            return
+    cgroup = Cgroup.make()
+    if cgroup is not None and cgroup.take(child.pid, descendants([child.pid])):
+        tree.cgroup = cgroup
+        tree.started(child.pid)  # the lock record names the cgroup too
 
 
 def children(pid: int) -> list[int]:
@@ -186,10 +192,6 @@ def children(pid: int) -> list[int]:
         except OSError:
             continue
     return found
-
-
-def has_children(pid: int) -> bool:
-    return bool(children(pid))
 
 
 def descendants(roots: Iterable[int]) -> list[int]:

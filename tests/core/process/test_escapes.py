@@ -2,9 +2,10 @@
 and nothing writes into the log once it is sealed.
 
 Each test runs once per way ckdn can reach such a process (the ``reach`` fixture):
-``cgroup``, a cgroup v2 of the check's own (only where this machine lets ckdn make one);
-``subreaper``, ckdn adopting the orphans (no cgroup); ``group``, neither, where only the
-process group, the leader's descendants while it lives, and the log's writers are found.
+``subreaper``, ckdn adopting the orphans; ``cgroup``, a cgroup v2 of the check's own, as
+where ckdn may not be a subreaper (only where this machine lets ckdn make one);
+``group``, neither, where only the process group, the leader's descendants while it
+lives, and the log's writers are found.
 """
 
 from __future__ import annotations
@@ -22,25 +23,11 @@ from typing import Any
 
 import pytest
 
-from ckdn.process import _group
 from ckdn.reconcile import RC_TIMEOUT
+from tests.core.process.conftest import cgroup_available
 from tests.project import running
 
 Drive = Callable[..., dict[str, Any]]
-
-
-def cgroup_available() -> bool:
-    """Whether ckdn can make a cgroup of its own here (the probe the runner makes)."""
-    saved = _group._cgroup_home
-    try:
-        _group._cgroup_home = None
-        made = _group.Cgroup.make()
-        if made is None:
-            return False
-        made.remove()
-        return True
-    finally:
-        _group._cgroup_home = saved
 
 
 REACHES = ["cgroup", "subreaper", "group"]
@@ -59,13 +46,13 @@ def reach(request: pytest.FixtureRequest) -> str:
 DRIVER = r"""
 import ctypes, json, os, sys, threading, time
 from pathlib import Path
-from ckdn.process import _group, run_process
+from ckdn.process import _cgroup, _group, run_process
 
 opts = json.loads(sys.argv[1])
 log = Path(opts["log"])
 if opts["reach"] != "cgroup":
-    _group._cgroup_home = False
-if opts["reach"] == "group":
+    _cgroup._cgroup_home = False
+if opts["reach"] != "subreaper":
     _group._adopt_orphans = False
 libc = ctypes.CDLL(None, use_errno=True)
 
