@@ -211,8 +211,15 @@ def _config_name(config: Config) -> str:
 
 def child_env(check: Check, name: str, run_dir: str,
               base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours, the check's ``env`` (with ``{run_dir}``), the ckdn markers."""
+    """The child's environment: ours, ``PYTHONUNBUFFERED=1``, the check's ``env`` (with
+    ``{run_dir}``), the ckdn markers.
+
+    A Python tool writing to a file buffers its output, and a tool stopped at its timeout
+    or by Ctrl-C took the buffer with it: the log said nothing of where it hung. The
+    check's ``env`` may still say otherwise (``PYTHONUNBUFFERED = ""`` buffers again).
+    """
     env = dict(os.environ if base is None else base)
+    env["PYTHONUNBUFFERED"] = "1"
     env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
     env["CKDN_RUN_DIR"] = run_dir
     env["CKDN_CHECK"] = name
