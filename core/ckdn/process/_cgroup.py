@@ -44,6 +44,8 @@ class Cgroup:
         global _cgroup_home  # noqa: PLW0603 - probed once per process
         if _cgroup_home is None:
             _cgroup_home = _probe_home() or False
+            if _cgroup_home:
+                _sweep(_cgroup_home)
         home = _cgroup_home
         if not isinstance(home, str):
             return None
@@ -131,6 +133,24 @@ def made_by_ckdn(path: str) -> bool:
             and len(parts[2]) == 8 and all(c in "0123456789abcdef" for c in parts[2])
             and any(path.startswith(f"{mount}/") for mount in CGROUP_MOUNTS)
             and ".." not in path.split("/") and os.path.isdir(path))
+
+
+def _sweep(home: str) -> None:
+    """Remove the empty cgroups of ckdns that died (SIGKILL) and whose check never ran
+    again to reclaim them; a populated one cannot be removed, and stays for that run."""
+    try:
+        names = os.listdir(home)
+    except OSError:
+        return
+    for name in names:
+        path = f"{home}/{name}"
+        if name.startswith("ckdn-") and made_by_ckdn(path):
+            try:
+                os.kill(int(name.split("-")[1]), 0)
+            except ProcessLookupError:
+                remove(path)
+            except OSError:
+                pass
 
 
 def _probe_home() -> str | None:

@@ -221,3 +221,36 @@ def test_a_dead_runs_cgroup_hands_over_even_what_left_its_group(
             os.kill(stray, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_the_empty_cgroups_of_dead_ckdns_are_swept_by_the_next_one(tmp_path: Path) -> None:
+    """A check that never runs again never reclaims its dead run's cgroup: the next cgroup
+    ckdn makes sweeps the empty ones whose ckdn is gone, and only those."""
+    if not cgroup_available():
+        pytest.skip("this machine gives ckdn no cgroup of its own")
+    from ckdn.process import _cgroup
+
+    probe = _cgroup.Cgroup.make()
+    assert probe is not None
+    home = os.path.dirname(probe.path)
+    probe.remove()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = Path(home, f"ckdn-{gone.pid}-0badcafe")
+    alive = Path(home, f"ckdn-{os.getpid()}-0badcafe")
+    dead.mkdir()
+    alive.mkdir()
+    try:
+        saved, _cgroup._cgroup_home = _cgroup._cgroup_home, None  # a new process: probes
+        try:
+            made = _cgroup.Cgroup.make()
+        finally:
+            _cgroup._cgroup_home = saved
+        assert made is not None
+        made.remove()
+        assert not dead.exists()
+        assert alive.exists()
+    finally:
+        for path in (dead, alive):
+            if path.exists():
+                path.rmdir()
