@@ -166,10 +166,10 @@ def bench_tree(work: Path, runs: int) -> None:
     argv, env = ["sh", "-c", "sleep 0.02"], dict(os.environ)
     walls: dict[str, list[float]] = {"neither": [], "as run": []}
     for _ in range(runs):
-        for key in walls:
+        for key, samples in walls.items():
             _group._adopt_orphans = key == "as run"
             _cgroup._cgroup_home = None if key == "as run" else False
-            walls[key].append(timed(run_process, argv, cwd=work, env=env, log_path=log))
+            samples.append(timed(run_process, argv, cwd=work, env=env, log_path=log))
     _group._adopt_orphans, _cgroup._cgroup_home = True, None
     print(f"  run_process(sh -c 'sleep 0.02'), neither        {median_ms(walls['neither'])}")
     print(f"  run_process(sh -c 'sleep 0.02'), as a run does  {median_ms(walls['as run'])}")
