@@ -43,9 +43,10 @@ class Cgroup:
     def make(cls) -> Cgroup | None:
         global _cgroup_home  # noqa: PLW0603 - probed once per process
         if _cgroup_home is None:
-            _cgroup_home = _probe_home() or False
-            if _cgroup_home:
-                _sweep(_cgroup_home)
+            probed = _probe_home()
+            if probed is not None:
+                _sweep(probed)
+            _cgroup_home = probed or False
         home = _cgroup_home
         if not isinstance(home, str):
             return None
