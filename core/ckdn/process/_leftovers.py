@@ -64,7 +64,7 @@ def stop_writers(log: LogHash, grace: float) -> list[str]:
 def writers(dev: int, ino: int) -> dict[int, int]:
     """The processes (pid: start time) with that file open for writing, as /proc shows them."""
     found: dict[int, int] = {}
-    for name in os.listdir("/proc"):
+    for name in _proc():
         if not name.isdigit():
             continue
         folder = f"/proc/{name}/fd"
@@ -118,12 +118,13 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
         pids.update((pid, _start(pid)) for pid in cgroup_pids(cgroup))
     leader = stat_fields(pgid)
     if leader is None or leader[0] in (b"Z", b"X") or int(leader[19]) == start:
-        for name in os.listdir("/proc"):
+        for name in _proc():
             fields = stat_fields(int(name)) if name.isdigit() else None
             if fields is not None and fields[0] not in (b"Z", b"X") \
                     and pgid in (int(fields[2]), int(fields[3])) and int(fields[19]) >= start:
                 pids[int(name)] = int(fields[19])
-    pids.pop(me, None)
+    for pid in (me, *_ancestors(me)):  # never ckdn, nor what runs it
+        pids.pop(pid, None)
     pids = {pid: began for pid, began in pids.items() if began >= 0}
     notes = []
     if pids:
@@ -138,6 +139,20 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
     if cgroup is not None:
         remove(cgroup)
     return notes
+
+
+def _proc() -> list[str]:
+    try:
+        return os.listdir("/proc")
+    except OSError:  # no /proc: nothing to find this way
+        return []
+
+
+def _ancestors(pid: int) -> list[int]:
+    found = []
+    while (fields := stat_fields(pid)) is not None and (pid := int(fields[1])) > 1:
+        found.append(pid)
+    return found
 
 
 def _start(pid: int) -> int:

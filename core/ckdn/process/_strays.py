@@ -221,11 +221,12 @@ class Reaper:
     than a trivial run may), and gives it back at the end of the run.
     """
 
-    __slots__ = ("_prctl", "_previous")
+    __slots__ = ("_leader", "_prctl", "_previous")
 
-    def __init__(self, prctl: Callable[..., int], previous: int) -> None:
+    def __init__(self, prctl: Callable[..., int], previous: int, leader: int) -> None:
         self._prctl = prctl
         self._previous = previous
+        self._leader = leader
 
     @classmethod
     def start(cls, leader: int) -> Reaper | None:
@@ -244,11 +245,17 @@ class Reaper:
             return None
         if not flag.value and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             return None
-        return cls(prctl, flag.value)
+        return cls(prctl, flag.value, leader)
 
     def restore(self) -> None:
+        """Give the flag back, and reap the orphans that died since the tree was stopped (every
+        child of this process is the check's, see above; the leader is ``Child``'s to reap)."""
         if not self._previous:
             self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in children(os.getpid()):
+            if pid != self._leader and (fields := stat_fields(pid)) is not None \
+                    and fields[0] in _GONE:
+                _reap(pid)
 
 
 def stop_pids(pids: dict[int, int], grace: float) -> tuple[bool, list[int]]:
