@@ -22,13 +22,13 @@ from ckdn.app import Alias, Check, Config, load_config
 from ckdn.app.queries import requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._run import ConfigPath, execute
-from nox_ckdn._session import install_requirements, unique
+from nox_ckdn._session import ProjectInstall, install_requirements, install_the_project, unique
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import nox
 
-__all__ = ["BROKEN_CONFIG_SESSION", "Python", "sessions"]
+__all__ = ["BROKEN_CONFIG_SESSION", "ProjectInstall", "Python", "sessions"]
 
 #: The python= values nox accepts: a version, several, False (no venv) or None (nox's own).
 Python = str | Sequence[str] | bool | None
@@ -42,7 +42,8 @@ _TAG = "ckdn"
 def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
              prefix: str = "", python: Python = None, venv_backend: str | None = None,
              venv_params: Sequence[str] = (), reuse_venv: bool | None = None,
-             install: Sequence[str] = (), tags: Sequence[str] = (), default: bool = True,
+             install: Sequence[str] = (), install_project: ProjectInstall = True,
+             tags: Sequence[str] = (), default: bool = False,
              allow_parallel: bool | None = None) -> list[str]:
     """Register a nox session for every check and alias of ``ckdn.toml``; returns their names.
 
@@ -50,9 +51,13 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     next to the noxfile); ``only`` limits which checks and aliases become
     sessions; ``prefix`` is put before each session name. ``python``,
     ``venv_backend``, ``venv_params``, ``reuse_venv``, ``default`` and
-    ``allow_parallel`` go to ``nox.session`` unchanged. ``install`` is
-    installed before the checks' own ``requires`` (e.g. ``["-e", "."]``);
-    nothing is installed in a session without a virtualenv.
+    ``allow_parallel`` go to ``nox.session`` unchanged, except that ``default``
+    is False unless given: a bare ``nox`` runs the noxfile's own sessions, not
+    every check (``nox -t ckdn`` runs those). ``install`` is installed before
+    the checks' own ``requires``; then the project itself (``pip install .``,
+    as a tox env installs its package; ``install_project="editable"`` for
+    ``-e .``, False for neither). Nothing is installed in a session without a
+    virtualenv.
     """
     import nox
     from nox.registry import get as registered
@@ -79,7 +84,9 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
             continue
         kind = "alias" if isinstance(target, Alias) else "check"
         body = _session_body(loaded, target.name,
-                             unique([*install, *requirements(loaded, [target.name])]))
+                             unique([*install, *requirements(loaded, [target.name],
+                                                             have=install)]),
+                             install_project)
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)
@@ -92,10 +99,11 @@ def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
     return [config.get(name) for name in unique(only)]
 
 
-def _session_body(config: Config, name: str,
-                  requirements: list[str]) -> Callable[[nox.Session], None]:
+def _session_body(config: Config, name: str, requirements: list[str],
+                  project: ProjectInstall) -> Callable[[nox.Session], None]:
     def body(session: nox.Session) -> None:
         install_requirements(session, requirements)
+        install_the_project(session, project)
         execute(session, config, name, session.posargs)
 
     return body
