@@ -81,10 +81,10 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
     names = env_conf[KEY]
     if not names:
         return deps
-    wanted = requirements(session.config(), names)
     if not isinstance(deps, PythonDeps) or session.state is None:
         return deps
     have = deps.lines()
+    wanted = requirements(session.config(), names, have=have)
     missing = [req for req in wanted if req not in have]
     if not missing:
         return deps
@@ -92,13 +92,14 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
     return deps + added if have else added
 
 
-def requirements(config: Config, names: list[str]) -> list[str]:
-    """The ``requires`` of these checks and aliases' members, in order, each once."""
+def requirements(config: Config, names: list[str], *, have: list[str]) -> list[str]:
+    """The ``requires`` of these checks and aliases' members, in order, each once, and
+    this checkdown for a ``--ckdn-digest`` check unless ``have`` (the deps) names it."""
     from ckdn.app.queries import requirements as requirements_of
     from ckdn.errors import CkdnError
 
     try:
-        return requirements_of(config, names)
+        return requirements_of(config, names, have=have)
     except CkdnError as exc:
         raise Fail(f"ckdn: {KEY}: {exc.message}") from None
 

@@ -80,3 +80,31 @@ def test_a_session_without_a_virtualenv_installs_no_project(nox_project: NoxProj
     assert "pip install" not in proc.stderr
     assert "the project is not installed" not in proc.stderr
     assert "ModuleNotFoundError: No module named 'mypkg'" in logs(nox_project)[0]
+
+
+#: A check that runs ckdn's pytest plugin inside the session (``--ckdn-digest``).
+PLUGIN_CONFIG = """\
+[check.tests]
+command = "pytest -q -p no:cacheprovider --ckdn-digest"
+parser = "pytest"
+requires = ["pytest==9.2.0"]
+"""
+
+
+def test_a_ckdn_digest_check_gets_this_checkdown_installed_beside_its_requires(
+        nox_project: NoxProject) -> None:
+    """Without it pytest exits 4 (``unrecognized arguments: --ckdn-digest``) in the venv."""
+    nox_project.config(PLUGIN_CONFIG)
+    nox_project.noxfile("import nox_ckdn\nnox_ckdn.sessions()\n")
+    (nox_project.root / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    proc = nox_project.nox("-s", "tests", timeout=600,
+                           env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert proc.returncode == 0, proc.stderr
+    from ckdn.app.queries import this_checkdown
+
+    ours = this_checkdown()
+    assert ours is not None
+    assert f"nox > python -m pip install pytest==9.2.0 '{ours}'" in proc.stderr.splitlines()
+    digest = nox_project.digest_of("tests")
+    assert (digest["status"], digest["rc"]) == ("pass", 0)
+    assert (nox_project.only_run_of("tests") / "ckdn-pytest.json").is_file()
