@@ -76,7 +76,8 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     from ckdn.app import run as run_target
 
     try:
-        outcome = run_target(config, name, extra_args=extra_args, env=base_env(session))
+        outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
+                             host_bins=session.bin_paths)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document

@@ -123,13 +123,14 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     if extra:
         _refuse_posargs(env, names, targets, extra)
     base = dict(tox_env.environment_variables)
+    bins = _bin_dirs(tox_env)
     red = []
     with stop_on_interrupt(tox_env) as stop:
         for target in targets:
             label = run_name(target.name, env)
             _LOGGER.warning("ckdn run %s%s", target.name,
                             "" if label == target.name else f" (as {label})")
-            outcome = _run(config, target, env, extra, base, stop=stop)
+            outcome = _run(config, target, env, extra, base, stop=stop, bins=bins)
             session.record(env, members_of(outcome))
             show(tox_env, config, outcome.document)
             if outcome.status != PASS:
@@ -150,14 +151,22 @@ def planned(config: Config | None, names: list[str], env: str) -> list[str]:
     return out
 
 
+def _bin_dirs(tox_env: ToxEnv) -> list[str] | None:
+    """The env's own bin directory (tox's ``env_bin_dir``); None for an env without one."""
+    try:
+        return [str(tox_env.conf["env_bin_dir"])]
+    except KeyError:
+        return None
+
+
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
-         base: dict[str, str], *, stop: StopRequest) -> Outcome:
+         base: dict[str, str], *, stop: StopRequest, bins: list[str] | None) -> Outcome:
     from ckdn.app import run
     from ckdn.errors import CkdnError
 
     try:
         return run(config, target.name, extra_args=extra, env=base, stop=stop,
-                   run_name=lambda name: run_name(name, env))
+                   run_name=lambda name: run_name(name, env), host_bins=bins)
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
 
