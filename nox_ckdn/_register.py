@@ -5,8 +5,13 @@ nox has no plugin system: sessions are whatever the noxfile registered with
 configured name, so ``nox -l`` lists them, ``nox -s lint`` runs them and
 ``nox -j`` children (which import the noxfile again) see the same ones.
 
+The sessions are not nox defaults unless the noxfile says so (``default=True``):
+a bare ``nox`` runs the noxfile's own sessions, not every check (a test suite
+once ran twice that way); ``nox -t ckdn`` runs them. Each installs its checks'
+``requires`` and then the project itself, as a tox env installs its package.
+
 A ``ckdn.toml`` that cannot be read must not make the checks vanish quietly
-(a bare ``nox`` would then pass), nor break the hand-written sessions of the
+(``nox -t ckdn`` would then pass), nor break the hand-written sessions of the
 same noxfile with a traceback: the error is logged once and a single session
 called ``ckdn`` is registered that fails with it.
 """
@@ -37,6 +42,8 @@ Python = str | Sequence[str] | bool | None
 BROKEN_CONFIG_SESSION = "ckdn"
 
 _TAG = "ckdn"
+#: ``install`` arguments that name the project directory itself.
+_PROJECT_ARGS = frozenset({".", "./", "-e.", "-e./", "--editable=.", "--editable=./"})
 
 
 def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
@@ -56,8 +63,8 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     every check (``nox -t ckdn`` runs those). ``install`` is installed before
     the checks' own ``requires``; then the project itself (``pip install .``,
     as a tox env installs its package; ``install_project="editable"`` for
-    ``-e .``, False for neither). Nothing is installed in a session without a
-    virtualenv.
+    ``-e .``, False for neither), unless ``install`` already names it (``"."``).
+    Nothing is installed in a session without a virtualenv.
     """
     import nox
     from nox.registry import get as registered
@@ -86,11 +93,16 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
         body = _session_body(loaded, target.name,
                              unique([*install, *requirements(loaded, [target.name],
                                                              have=install)]),
-                             install_project)
+                             False if _installs_project(install) else install_project)
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)
     return names
+
+
+def _installs_project(install: Sequence[str]) -> bool:
+    """Whether ``install`` already installs the project (``["-e", "."]``, the old advice)."""
+    return any(arg in _PROJECT_ARGS for arg in install)
 
 
 def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:

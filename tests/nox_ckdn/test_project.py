@@ -53,19 +53,22 @@ def test_a_check_session_installs_the_project_and_install_project_chooses_how(
         nox_ckdn.sessions()
         nox_ckdn.sessions(prefix="editable-", install_project="editable")
         nox_ckdn.sessions(prefix="bare-", install_project=False)
+        nox_ckdn.sessions(prefix="own-", install=["-e", "."])
         """)
-    proc = nox_project.nox("-s", "imports", "editable-imports", "bare-imports",
+    proc = nox_project.nox("-s", "imports", "editable-imports", "bare-imports", "own-imports",
                            "--report", "report.json", timeout=600,
                            env={"PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     assert proc.returncode == 1, proc.stderr
     results = {s["name"]: s["result"]
                for s in json.loads((nox_project.root / "report.json").read_text())["sessions"]}
     assert results == {"imports": "success", "editable-imports": "success",
-                       "bare-imports": "failed"}
+                       "bare-imports": "failed", "own-imports": "success"}
     lines = proc.stderr.splitlines()
     assert lines.count("nox > python -m pip install .") == 1
-    assert lines.count("nox > python -m pip install -e .") == 1
-    installed, editable, bare = logs(nox_project)
+    # install_project="editable", and install=["-e", "."] (which it does not repeat)
+    assert lines.count("nox > python -m pip install -e .") == 2
+    installed, editable, bare, own = logs(nox_project)
+    assert own.splitlines()[0] == str(nox_project.root / "src" / "mypkg" / "__init__.py")
     assert "/.nox/imports/" in installed.splitlines()[0]
     assert "site-packages/mypkg/__init__.py" in installed.splitlines()[0]
     assert installed.splitlines()[1] == "from the checkout"
