@@ -508,3 +508,150 @@ def test_a_host_calling_main_gets_the_code_back_and_keeps_its_collector(project:
                           check=False, env=clean_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "host 1 True"
+
+
+# -- what `ckdn show` means by latest ---------------------------------------------------
+
+
+def test_show_after_an_alias_shows_its_red_aggregate_not_the_last_members_green(
+        project: Project) -> None:
+    alias_config(project, "fail_fast = false")  # one passes, two fails, three passes
+    printed = project.digest(project.ckdn("run", "group"))
+    proc = project.ckdn("show", "--json")
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown == printed
+    assert (shown["alias"], shown["status"]) == ("group", "fail")
+
+
+def test_show_after_run_all_shows_the_all_aggregate(project: Project) -> None:
+    alias_config(project)
+    printed = project.digest(project.ckdn("run", "--all"))
+    assert printed["members"][-1]["status"] == "pass"
+    shown = json.loads(project.ckdn("show", "--json").stdout)
+    assert (shown["alias"], shown["status"]) == ("all", "fail")
+
+
+def start_and_kill(project: Project, *args: str, wait_for: str) -> None:
+    """Start ``ckdn ARGS``, wait until the log matching ``wait_for`` has output, SIGKILL the
+    whole session (ckdn and its child): nothing gets to clean up."""
+    proc = subprocess.Popen([PY, "-m", "ckdn", *args], cwd=project.root, env=clean_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        logs = list(project.runs.glob(wait_for)) if project.runs.exists() else []
+        if logs and logs[0].read_text():
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"no output in {wait_for}")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=10)
+
+
+SLEEPER = py("import time; print('working', flush=True); time.sleep(30)")
+
+
+def test_show_after_a_newer_run_was_killed_names_it_unfinished_not_an_older_green(
+        project: Project) -> None:
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.hold]\ncommand = """{SLEEPER}"""\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    start_and_kill(project, "run", "hold", wait_for="*-hold/full.log")
+    (killed,) = [p for p in project.run_dirs() if p.name.endswith("-hold")]
+    line = one_line_error(project.ckdn("show"))
+    assert f".agent-runs/{killed.name}" in line
+    assert "unfinished" in line
+    assert f".agent-runs/{killed.name}/full.log" in line
+    one_line_error(project.ckdn("show", "--json"))
+
+
+def test_show_while_an_alias_member_was_killed_mid_alias_names_the_unfinished_run(
+        project: Project) -> None:
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.hold]\ncommand = """{SLEEPER}"""\nparser = "generic"\n'
+                   '[check.both]\nmembers = ["ok", "hold"]\n')
+    start_and_kill(project, "run", "both", wait_for="*-hold/full.log")
+    line = one_line_error(project.ckdn("show"))
+    assert "unfinished" in line
+    assert "-ok" not in line
+
+
+def test_show_after_a_pytest_session_died_with_os_exit_names_it_unfinished(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    (project.root / "test_dies.py").write_text(
+        "import os\n\ndef test_dies():\n    os._exit(3)\n")
+    proc = subprocess.run([PY, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "--ckdn-digest", "test_dies.py"], cwd=project.root,
+                          env=clean_env(), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    (died,) = [p for p in project.run_dirs() if p.name.endswith("-pytest")]
+    assert not (died / "digest.json").exists()
+    line = one_line_error(project.ckdn("show"))
+    assert f".agent-runs/{died.name}" in line
+    assert "unfinished" in line
+
+
+# -- nothing in the runs dir is read through a symlink ----------------------------------
+
+
+def test_show_refuses_a_digest_that_is_a_symlink_to_a_file_outside(project: Project) -> None:
+    project.config('[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    project.ckdn("run", "bad")
+    (run_dir,) = project.run_dirs()
+    secret = project.root / "secret.json"
+    secret.write_text(json.dumps({"check": "x", "status": "pass", "rc": 0, "run_dir": "x",
+                                  "token": "s3cret-token"}))
+    (run_dir / "digest.json").unlink()
+    (run_dir / "digest.json").symlink_to(secret)
+    for args in (("show",), ("show", run_dir.name), ("show", "--json")):
+        line = one_line_error(project.ckdn(*args))
+        assert "symlink" in line
+        assert "s3cret" not in line
+    assert "s3cret" not in project.ckdn("list", "--json").stdout
+
+
+def test_a_check_that_swaps_its_log_for_a_symlink_leaks_nothing_into_the_digest(
+        project: Project) -> None:
+    secret = project.root / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/sh\n")
+    code = ("import os, sys; log = os.path.join(os.environ['CKDN_RUN_DIR'], 'full.log'); "
+            f"os.remove(log); os.symlink({str(secret)!r}, log); sys.exit(1)")
+    project.config(f'[check.swap]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "swap")
+    assert proc.returncode == 1, proc.stderr
+    doc = project.digest(proc)
+    assert "root:" not in proc.stdout
+    assert "log_tail" not in doc
+    assert "log tail unavailable: full.log is a symlink, not followed" in doc["notes"]
+
+
+def test_a_symlinked_locks_dir_refuses_the_run_and_nothing_is_made_outside(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "touch ran"\nparser = "generic"\n')
+    elsewhere = project.root / "elsewhere"
+    elsewhere.mkdir()
+    project.runs.mkdir()
+    (project.runs / ".locks").symlink_to(elsewhere)
+    line = one_line_error(project.ckdn("run", "ok"))
+    assert ".agent-runs/.locks is a symlink" in line
+    assert list(elsewhere.iterdir()) == []
+    assert not (project.root / "ran").exists()
+
+
+def test_the_runs_dir_ckdn_creates_carries_a_gitignore_of_everything(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    text = (project.runs / ".gitignore").read_text()
+    assert [line for line in text.splitlines() if not line.startswith("#")] == ["*"]
+    git = subprocess.run(["git", "init", "-q", str(project.root)], check=False,
+                         capture_output=True)
+    if git.returncode == 0:
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                                cwd=project.root, capture_output=True, text=True, check=True)
+        assert ".agent-runs" not in status.stdout
+        assert "ckdn.toml" in status.stdout

@@ -51,7 +51,8 @@ def read_run(config: Config, ref: str | None = None) -> Document:
 
 
 def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
-    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished."""
+    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished
+    (``corrupt`` for a finished run whose document cannot be read: torn, planted, a symlink)."""
     if limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
     store = store_for(config)
@@ -62,8 +63,8 @@ def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
         if info.finished:
             try:
                 doc: Mapping[str, Any] = read_stored(info.path, store.display)
-            except UsageError:  # unreadable: listed without status
-                doc = {}
+            except UsageError:  # unreadable: listed as such, never guessed at
+                doc = {"status": "corrupt"}
             row.update({k: doc[k] for k in ("status", "rc") if k in doc})
         rows.append(row)
     return rows

@@ -8,7 +8,9 @@ line is streamed: only its first ``width`` characters are kept, the rest counted
 from __future__ import annotations
 
 import codecs
+import errno
 import os
+import stat
 
 from ckdn.documents.textcap import (
     LINE_WIDTH,
@@ -47,7 +49,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
     if lines <= 0:
         return []
     try:
-        handle = open(log_path, "rb")  # noqa: SIM115 - closed below, after the scan
+        handle = open_log(log_path)
     except FileNotFoundError:
         return []
     with handle:
@@ -61,6 +63,27 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
         handle.seek(first)
         blob = handle.read(spans[-1][1] - first)
     return [_short_line(blob[start - first:stop - first], width) for start, stop in spans]
+
+
+def open_log(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file, never through a symlink.
+
+    A check can replace its own ``full.log`` (a link to ``/etc/passwd``, a FIFO
+    that would block the read forever); neither is followed or read. Raises
+    ``OSError`` whose ``strerror`` says which it was.
+    """
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise OSError(exc.errno, "full.log is a symlink, not followed") from exc
+        raise
+    handle = open(fd, "rb")  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise OSError(errno.EINVAL, "full.log is not a regular file, not read")
+    return handle
 
 
 def _short_line(raw: bytes, width: int) -> str:
