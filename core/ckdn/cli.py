@@ -126,7 +126,11 @@ def _cwd(args: SimpleNamespace) -> str:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    """Print ``text`` inert, line by line: what a stored file or a config holds never acts
+    on the terminal (on a JSON line the escape is JSON's, so the document reads back)."""
+    from ckdn.app import inert
+
+    sys.stdout.write("\n".join(inert(line) for line in text.split("\n")) + "\n")
     sys.stdout.flush()
 
 

@@ -655,3 +655,71 @@ def test_the_runs_dir_ckdn_creates_carries_a_gitignore_of_everything(project: Pr
                                 cwd=project.root, capture_output=True, text=True, check=True)
         assert ".agent-runs" not in status.stdout
         assert "ckdn.toml" in status.stdout
+
+
+# -- nothing printed can act on a terminal -----------------------------------------------
+
+#: C0 and C1 controls (ESC, BEL, CSI, OSC, NEL), bidi controls, a line separator.
+ACTING = "\x1b\x07\x9b\x9d\x85\u202e\u2066\u2069\u200e\u200f\u061c\u2028"
+
+
+def assert_inert(text: str) -> None:
+    assert not set(ACTING) & set(text), ascii(text)
+
+
+def test_acting_characters_a_tool_prints_reach_no_document_and_no_output_raw(
+        project: Project) -> None:
+    (project.root / "evil.py").write_text(
+        "import sys\n"
+        "sys.stdout.write('a\\x9b31mb\\x9d0;title\\x07c\\x85d\\u202ee\\u2066f\\x1b\\n')\n"
+        "sys.exit(1)\n")
+    project.config(f'[check.evil]\ncommand = "{PY} evil.py"\nparser = "generic"\n')
+    proc = project.ckdn("run", "evil")
+    assert proc.returncode == 1, proc.stderr
+    assert_inert(proc.stdout)
+    doc = project.digest(proc)
+    assert doc["log_tail"] == [
+        "a\\u009b31mb\\u009d0;title\\u0007c\\u0085d\\u202ee\\u2066f\\u001b"]
+    (run_dir,) = project.run_dirs()
+    assert_inert((run_dir / "digest.json").read_text())
+    for args in (("show",), ("show", "--json"), ("list",), ("list", "--json")):
+        shown = project.ckdn(*args)
+        assert shown.returncode == 0, shown.stderr
+        assert_inert(shown.stdout)
+    assert json.loads(project.ckdn("show").stdout) == doc
+
+
+def test_a_planted_digest_and_run_dir_name_are_shown_inert_and_read_back_unchanged(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    name = "20260101T000000Z-x\x1b]0;owned\x07\u202e"
+    planted = project.runs / name
+    planted.mkdir(parents=True)
+    doc = {"schema": "ckdn.digest/2", "check": "x\x9b2J", "status": "fail\u202e",
+           "status_reason": "r\x85\u2066", "rc": 1, "run_dir": f".agent-runs/{name}"}
+    (planted / "digest.json").write_text(json.dumps(doc, ensure_ascii=False))
+    for args in (("show", name), ("show", name, "--json"), ("list",), ("list", "--json")):
+        proc = project.ckdn(*args)
+        assert proc.returncode == 0, proc.stderr
+        assert_inert(proc.stdout)
+    assert json.loads(project.ckdn("show", name).stdout) == doc
+    assert json.loads(project.ckdn("show", name, "--json").stdout) == doc
+    (row,) = json.loads(project.ckdn("list", "--json").stdout)
+    assert (row["run_dir"], row["status"]) == (f".agent-runs/{name}", "fail\u202e")
+    text = project.ckdn("list").stdout
+    assert "fail\\u202e" in text
+    assert "x\\u001b]0;owned\\u0007\\u202e" in text
+
+
+def test_checks_shows_a_configured_command_inert(project: Project) -> None:
+    project.config('[check.sneaky]\ncommand = "echo \\u202e \\u009b31m \\u0007"\n'
+                   'parser = "generic"\ndescription = "d\\u2066"\n')
+    text = project.ckdn("checks")
+    assert text.returncode == 0, text.stderr
+    assert_inert(text.stdout)
+    assert "echo \\u202e \\u009b31m \\u0007" in text.stdout
+    proc = project.ckdn("checks", "--json")
+    assert_inert(proc.stdout)
+    (row,) = json.loads(proc.stdout)
+    assert row["argv"] == ["echo", "\u202e", "\x9b31m", "\x07"]
+    assert row["description"] == "d\u2066"

@@ -15,6 +15,7 @@ from ckdn.app._pipeline import store_for
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
+from ckdn.documents.textcap import inert
 from ckdn.errors import UsageError
 from ckdn.reconcile import PASS, SKIPPED
 from ckdn.schema import load_schema, schema_ids
@@ -31,6 +32,7 @@ __all__ = [
     "checks_of",
     "describe_checks",
     "headline",
+    "inert",
     "list_runs",
     "load_schema",
     "prune_runs",
@@ -140,14 +142,18 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
 
 
 def headline(doc: Document) -> str:
-    """One line saying what is not green and where its evidence is (for host failure messages)."""
+    """One inert line saying what is not green and where its evidence is (for host failure
+    messages)."""
     if "alias" in doc:
         first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
         where = (f"; first red member {first['check']} {first['status']} (rc {first.get('rc')}),"
                  f" evidence in {first.get('run_dir')}" if first else "; a member did not run")
-        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
-    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+        line = f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    else:
+        reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+        line = (f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason};"
+                f" evidence in {doc['run_dir']}")
+    return inert(line)
 
 
 def red_members(config: Config, doc: Document) -> Iterator[tuple[str, Digest | None]]:

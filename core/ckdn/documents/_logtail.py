@@ -17,8 +17,8 @@ from ckdn.documents.textcap import (
     clean_cap,
     escapes_length,
     hold_back_escape,
+    inert_prefix,
     marked,
-    replace_unsafe,
     strip_ansi,
 )
 
@@ -122,10 +122,14 @@ def _last_line_spans(handle: IO[bytes], end: int, lines: int) -> list[tuple[int,
 
 
 def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
+    """One huge line, streamed: its shown head kept (:func:`inert_prefix` on each piece
+    with the room left, which cuts exactly like one call on the whole line), the rest
+    only counted."""
     handle.seek(start)
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     head: list[str] = []
     have = extra = 0
+    full = width <= 0  # the head can take nothing more: only counting from here
     carry = ""
     remaining = stop - start
     size = _CHUNK_MIN  # small first: the shown head needs only ``width`` characters
@@ -136,7 +140,7 @@ def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
         final = remaining == 0
         if final and chunk.endswith(b"\r"):
             chunk = chunk[:-1]  # CRLF line ending
-        if (have >= width and not carry and not final and chunk.isascii()
+        if (full and not carry and not final and chunk.isascii()
                 and b"\x1b" not in chunk and not decoder.getstate()[0]):
             extra += len(chunk)  # past the shown head: ASCII without escapes counts 1:1
             continue
@@ -144,17 +148,17 @@ def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
         carry = ""
         if not final:
             text, carry = hold_back_escape(text)
-        if have >= width:  # only counting now; replacing characters keeps the count
+        if full:  # only counting now
             extra += len(text) - escapes_length(text)
             if final:
                 break
             continue
         text = strip_ansi(text)
-        take = max(0, min(len(text), width - have))
-        if take:
-            head.append(replace_unsafe(text[:take]))
-            have += take
-        extra += len(text) - take
+        shown, taken = inert_prefix(text, width - have)
+        head.append(shown)
+        have += len(shown)
+        extra += len(text) - taken
+        full = taken < len(text) or have >= width
         if final:
             break
     return marked("".join(head), extra)
