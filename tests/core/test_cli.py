@@ -403,6 +403,13 @@ def test_init_force_through_a_symlink_rewrites_its_target_and_leaves_no_temp_fil
     assert sorted(p.name for p in project.root.iterdir()) == ["ckdn.toml", "shared.toml"]
 
 
+def test_init_never_replaces_a_fifo_or_a_device_even_with_force(project: Project) -> None:
+    os.mkfifo(project.root / "pipe.toml")
+    line = one_line_error(project.ckdn("--config", "pipe.toml", "init", "--force"))
+    assert "not a regular file" in line
+    assert (project.root / "pipe.toml").is_fifo()
+
+
 def test_schema_lists_ids_and_prints_one(project: Project) -> None:
     ids = project.ckdn("schema").stdout.split()
     assert ids == sorted(ids)
@@ -723,3 +730,43 @@ def test_checks_shows_a_configured_command_inert(project: Project) -> None:
     (row,) = json.loads(proc.stdout)
     assert row["argv"] == ["echo", "\u202e", "\x9b31m", "\x07"]
     assert row["description"] == "d\u2066"
+
+
+# -- the standard streams ------------------------------------------------------------------
+
+
+def ckdn_sh(project: Project, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ckdn ARGS REDIRECT`` as a shell runs it (``>&-`` closes stdout)."""
+    line = f'exec "$0" -m ckdn "$@" {redirect}'
+    return subprocess.run(["sh", "-c", line, PY, *args], cwd=project.root, env=clean_env(),
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_closed_stdout_is_refused_in_one_line_before_anything_runs(project: Project) -> None:
+    project.config('[check.t]\ncommand = "touch ran"\nparser = "generic"\n')
+    for args in (("run", "t"), ("show",), ("list",), ("checks",)):
+        proc = ckdn_sh(project, ">&-", *args)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == ("ckdn: stdout is closed, and ckdn prints its document there;"
+                               " redirect it instead (to /dev/null to discard it)\n")
+    assert not (project.root / "ran").exists()
+
+
+def test_a_closed_stderr_still_runs_and_prints_the_document(project: Project) -> None:
+    project.config('[check.t]\ncommand = "true"\nparser = "generic"\n'
+                   '[check.f]\ncommand = "false"\nparser = "generic"\n')
+    proc = ckdn_sh(project, "2>&-", "run", "t")
+    assert proc.returncode == 0
+    assert project.digest(proc)["status"] == "pass"
+    proc = ckdn_sh(project, "2>&-", "run", "f")
+    assert proc.returncode == 1
+    assert project.digest(proc)["status"] == "fail"
+    assert ckdn_sh(project, "2>&-", "run", "nope").returncode == 2  # its one line went nowhere
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_stdout_that_cannot_be_written_is_one_line_and_exit_2(project: Project) -> None:
+    project.config('[check.t]\ncommand = "true"\nparser = "generic"\n')
+    proc = ckdn_sh(project, ">/dev/full", "run", "t")
+    assert proc.returncode == 2
+    assert proc.stderr == "ckdn: cannot write to stdout: No space left on device [Errno 28]\n"

@@ -130,6 +130,8 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
     from ckdn.config import STARTER, config_path
 
     path = config_path(cwd, explicit)
+    if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
+        raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     from ckdn.store import write_atomic
