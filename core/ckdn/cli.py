@@ -345,7 +345,7 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
     from ckdn.app.queries import write_starter
 
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
-    _out(f"wrote {path}; add .agent-runs/ to .gitignore")
+    _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
     return 0
 
 

@@ -770,3 +770,14 @@ def test_a_stdout_that_cannot_be_written_is_one_line_and_exit_2(project: Project
     proc = ckdn_sh(project, ">/dev/full", "run", "t")
     assert proc.returncode == 2
     assert proc.stderr == "ckdn: cannot write to stdout: No space left on device [Errno 28]\n"
+
+
+def test_the_documented_unfinished_line_is_what_show_prints(project: Project) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    documented = page.split("## `show`")[1].split("```console\n$ ckdn show\n")[1]
+    documented = documented.split("\n")[0]
+    project.config(f'[check.pytest]\ncommand = """{SLEEPER}"""\nparser = "generic"\n')
+    start_and_kill(project, "run", "pytest", wait_for="*-pytest/full.log")
+    (killed,) = project.run_dirs()
+    line = one_line_error(project.ckdn("show"))
+    assert line == documented.replace("20261129T141502Z-pytest", killed.name)
