@@ -781,3 +781,32 @@ def test_the_documented_unfinished_line_is_what_show_prints(project: Project) ->
     (killed,) = project.run_dirs()
     line = one_line_error(project.ckdn("show"))
     assert line == documented.replace("20261129T141502Z-pytest", killed.name)
+
+
+def test_while_an_alias_runs_latest_is_the_alias_run_not_a_finished_member(
+        project: Project) -> None:
+    probe = py("import os; open('seen', 'w').write(os.readlink('.agent-runs/latest'))")
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.probe]\ncommand = """{probe}"""\nparser = "generic"\n'
+                   '[check.both]\nmembers = ["ok", "probe"]\n')
+    printed = project.digest(project.ckdn("run", "both"))
+    assert printed["status"] == "pass"
+    seen = (project.root / "seen").read_text()
+    assert seen.endswith("-both")
+    assert (project.runs / seen / "aggregate.json").exists()
+
+
+def test_show_names_an_alias_run_killed_between_members_as_unfinished(
+        project: Project) -> None:
+    from ckdn.app import load_config
+    from ckdn.store import Store
+
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    config = load_config(project.root)
+    store = Store(config.run.runs_dir, project.root)
+    alias = store.new_dir("both")
+    store.publish(alias)  # what an alias run does first; it died before its aggregate
+    line = one_line_error(project.ckdn("show"))
+    assert line == (f"ckdn: .agent-runs/{os.path.basename(alias)} is unfinished: nothing"
+                    " written yet (it is still running, or it was killed); `ckdn list` shows"
+                    " the runs beside it")

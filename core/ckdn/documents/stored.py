@@ -71,12 +71,13 @@ def read_stored(run_dir: str, shown: Callable[[str], str]) -> Document:
         has_log = os.path.lexists(os.path.join(run_dir, "full.log"))
     finally:
         os.close(folder)
-    where = (f"its log is {shown(os.path.join(run_dir, 'full.log'))}" if has_log
-             else "`ckdn list` shows the runs beside it")
-    raise UsageError(
-        f"{shown(run_dir)} is unfinished: no digest yet (it is still running, or it was"
-        f" killed); {where}"
-    )
+    if has_log:
+        raise UsageError(
+            f"{shown(run_dir)} is unfinished: no digest yet (it is still running, or it was"
+            f" killed); its log is {shown(os.path.join(run_dir, 'full.log'))}")
+    raise UsageError(  # an alias run's own dir, or a run killed before its log existed
+        f"{shown(run_dir)} is unfinished: nothing written yet (it is still running, or it was"
+        " killed); `ckdn list` shows the runs beside it")
 
 
 def _why(exc: OSError, path: str) -> str:
