@@ -77,8 +77,6 @@ RUN_DIR_WIDTH = 1024
 ARTIFACT_WIDTH = 255
 
 _REPLACEMENT = "\ufffd"
-#: How long the escape of one character is: ``\\u202e``.
-ESCAPE_WIDTH = 6
 _ESC_WINDOW = 4096  # longer than any sequence the "ansi" pattern matches
 
 # The patterns are compiled on first use, and ``re`` is imported then: a passing run
