@@ -129,9 +129,12 @@ def list_artifacts(run_dir: str) -> tuple[list[str], int]:
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
-         top: int | None = None, notes: Sequence[str] = ()) -> Outcome:
+         top: int | None = None, publish: bool = True,
+         notes: Sequence[str] = ()) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
+    A member of an alias is not published (``publish=False``): ``latest`` is the
+    most recent top-level run, and the alias published its own run dir when it began.
     ``notes`` are the host's facts about the run, after the store's and the runner's.
     """
     verdict = reconcile(exit, result)
@@ -149,21 +152,26 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
                           log_path=os.path.join(rd.path, LOG),
                           bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
-    store.publish(rd.path)
+    if publish:
+        store.publish(rd.path)
     store.prune(check, settings.keep, holding=rd if rd.locked else None)
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
-def store_aggregate(config: Config, aggregate: Aggregate) -> str:
-    """Store an aggregate in a run dir of its own (named after its alias); the dir's path.
+def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = None) -> str:
+    """Store an aggregate in a run dir of its own (named after its alias) and publish it
+    as ``latest``; the dir's path.
 
     The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
-    end-of-run aggregate all go through it.
+    end-of-run aggregate all go through it. ``where`` is the dir an alias run made
+    (and published) when it began; a host's aggregate gets a new one.
     """
     store = store_for(config)
     alias = aggregate["alias"]
-    where = store.new_dir(alias)
+    if where is None:
+        where = store.new_dir(alias)
     store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
+    store.publish(where)
     store.prune(alias, config.run.keep)
     return where
 
@@ -227,8 +235,10 @@ def child_env(check: Check, name: str, run_dir: str,
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-              as_name: str | None = None, host_bins: Sequence[str] | None = None) -> Outcome:
-    """One atomic check, end to end, stored under ``as_name`` (default: its own name)."""
+              as_name: str | None = None, publish: bool = True,
+              host_bins: Sequence[str] | None = None) -> Outcome:
+    """One atomic check, end to end, stored under ``as_name`` (default: its own name);
+    ``publish=False`` for an alias's member (see :func:`seal`)."""
     from ckdn.process import run_process
 
     name = check.name if as_name is None else as_name
@@ -248,7 +258,8 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
             return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
-                        log_bytes=ran.log_bytes, top=check.top, notes=notes)
+                        log_bytes=ran.log_bytes, top=check.top, publish=publish,
+                        notes=notes)
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,
@@ -263,25 +274,38 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               run_name: Callable[[str], str] = _same,
               host_bins: Sequence[str] | None = None) -> Outcome:
-    """Run members in order; the aggregate is printed and stored in its own run dir."""
+    """Run members in order; the aggregate is printed and stored in its own run dir.
+
+    That dir is made and published first, so while the members run (or after the
+    series was killed) ``latest`` is this unfinished alias run or an unfinished
+    member, never a member's green digest standing in for the whole.
+    """
     from ckdn.documents.aggregate import Member, build_aggregate  # lazy: one check needs none
 
+    store = store_for(config)
+    where = store.new_dir(run_name(alias))
     results: list[Member] = []
-    halt = False
-    for check in members:
-        name = run_name(check.name)
-        if halt:
-            results.append(Member(check=name, status=SKIPPED))
-            continue
-        outcome = run_check(config, check, env=env, stop=stop, as_name=name,
-                            host_bins=host_bins)
-        doc = outcome.digest
-        results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
-                              run_dir=doc["run_dir"]))
-        # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
-        halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+    try:
+        store.publish(where)
+        halt = False
+        for check in members:
+            name = run_name(check.name)
+            if halt:
+                results.append(Member(check=name, status=SKIPPED))
+                continue
+            outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
+                                host_bins=host_bins)
+            doc = outcome.digest
+            results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
+                                  run_dir=doc["run_dir"]))
+            # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
+            halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+    except BaseException:
+        if not results:  # refused before any member ran: nothing happened, nothing to keep
+            store.abandon(where)
+        raise  # else the run stays, unfinished: `ckdn show` says so
     aggregate = build_aggregate(alias=run_name(alias), members=results)
-    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate))
+    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
 
 
 class _EvidenceFirst:

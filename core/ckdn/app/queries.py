@@ -16,6 +16,7 @@ from ckdn.app._pipeline import store_for
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
+from ckdn.documents.textcap import inert
 from ckdn.errors import UsageError
 from ckdn.reconcile import PASS, SKIPPED
 from ckdn.schema import load_schema, schema_ids
@@ -33,6 +34,7 @@ __all__ = [
     "checks_of",
     "describe_checks",
     "headline",
+    "inert",
     "list_runs",
     "load_schema",
     "prune_runs",
@@ -54,7 +56,8 @@ def read_run(config: Config, ref: str | None = None) -> Document:
 
 
 def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
-    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished."""
+    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished
+    (``corrupt`` for a finished run whose document cannot be read: torn, planted, a symlink)."""
     if limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
     store = store_for(config)
@@ -65,8 +68,8 @@ def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
         if info.finished:
             try:
                 doc: Mapping[str, Any] = read_stored(info.path, store.display)
-            except UsageError:  # unreadable: listed without status
-                doc = {}
+            except UsageError:  # unreadable: listed as such, never guessed at
+                doc = {"status": "corrupt"}
             row.update({k: doc[k] for k in ("status", "rc") if k in doc})
         rows.append(row)
     return rows
@@ -182,6 +185,8 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
     from ckdn.config import STARTER, config_path
 
     path = config_path(cwd, explicit)
+    if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
+        raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     from ckdn.store import write_atomic
@@ -194,14 +199,18 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
 
 
 def headline(doc: Document) -> str:
-    """One line saying what is not green and where its evidence is (for host failure messages)."""
+    """One inert line saying what is not green and where its evidence is (for host failure
+    messages)."""
     if "alias" in doc:
         first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
         where = (f"; first red member {first['check']} {first['status']} (rc {first.get('rc')}),"
                  f" evidence in {first.get('run_dir')}" if first else "; a member did not run")
-        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
-    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+        line = f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    else:
+        reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+        line = (f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason};"
+                f" evidence in {doc['run_dir']}")
+    return inert(line)
 
 
 def red_members(config: Config, doc: Document) -> Iterator[tuple[str, Digest | None]]:

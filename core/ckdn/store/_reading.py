@@ -1,14 +1,21 @@
 """Reading the store: which runs there are, what a reference names, what a run left.
 
-Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
-bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
-A run reference from a user is resolved through ``realpath`` and must land on a
-run dir directly inside the runs dir, so no reference can escape it.
+Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
+are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
+run. A run reference from a user is resolved through ``realpath`` and must land
+on a run dir directly inside the runs dir, so no reference can escape it.
+
+``latest`` is the most recent top-level run, finished or not: the run the
+pointer names (an alias publishes its own run dir when it starts, its members
+never publish), unless a run newer than that one is still unfinished (running,
+or killed before it could publish), which is then the latest. A reader is never
+skipped back to an older green.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from ckdn._lite.record import Record, record
 from ckdn.errors import UsageError, one_line, quote
@@ -38,8 +45,18 @@ class RunInfo(Record):
 
 
 def kind_of(path: str) -> str:
+    """What the run dir holds, from its marker's own entry (never followed).
+
+    A marker that is not a directory counts, even a planted symlink or FIFO: the
+    run then reads as finished and the one reader refuses the file in one line,
+    rather than calling the run unfinished.
+    """
     for marker, kind in FINISHED_MARKERS:
-        if os.path.isfile(os.path.join(path, marker)):
+        try:
+            mode = os.lstat(os.path.join(path, marker)).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISDIR(mode):
             return kind
     return "unfinished"
 
@@ -112,8 +129,7 @@ class Resolver:
     def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
         """The run dir ``ref`` names, never anything outside the runs dir.
 
-        ``None`` (or ``latest``) is the ``latest`` symlink, else the ``LATEST``
-        marker, else the newest finished run. Otherwise ``ref`` is a run dir
+        ``None`` (or ``latest``) is :meth:`latest`. Otherwise ``ref`` is a run dir
         name, or (unless ``name_only``, as for MCP run ids) a path relative to
         cwd or absolute that must land, after following symlinks, on a run dir
         directly inside the runs dir.
@@ -167,14 +183,21 @@ class Resolver:
         return os.path.join(self.runs_dir, real)
 
     def latest(self) -> str:
-        for name in published(self.runs_dir):
-            found = self._contained(name)
-            if found is not None:
-                return found
+        """The most recent top-level run: the published one, or an unfinished newer one.
+
+        The pointer is ``latest``, else ``LATEST``. Runs newer than the one it
+        names that are finished are an alias's members (they never publish) and
+        are passed over; the newest unfinished one is a run still going or one
+        that died before it could publish, and is the answer. With no usable
+        pointer, the newest run of all.
+        """
+        pointer = next((found for name in published(self.runs_dir)
+                        if (found := self._contained(name)) is not None), None)
         for info in self.runs():
-            if info.finished:
+            if pointer is None or info.path == pointer or not info.finished:
                 return info.path
+        if pointer is not None:
+            return pointer
         raise UsageError(
-            f"no finished run in {self.shown(self.runs_dir)} yet;"
-            " start one with `ckdn run <check>`"
+            f"no run in {self.shown(self.runs_dir)} yet; start one with `ckdn run <check>`"
         )
