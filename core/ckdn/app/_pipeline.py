@@ -129,11 +129,13 @@ def list_artifacts(run_dir: str) -> tuple[list[str], int]:
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
-         top: int | None = None, publish: bool = True) -> Outcome:
+         top: int | None = None, publish: bool = True,
+         notes: Sequence[str] = ()) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
     most recent top-level run, and the alias published its own run dir when it began.
+    ``notes`` are the host's facts about the run, after the store's and the runner's.
     """
     verdict = reconcile(exit, result)
     shown = store.display(rd.path)
@@ -148,7 +150,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
                           artifacts=artifacts, artifacts_omitted=omitted,
                           log_path=os.path.join(rd.path, LOG),
-                          bounds=bounds, notes=[*rd.notes, *exit.notes])
+                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
@@ -184,13 +186,16 @@ def _same(name: str) -> str:
 
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
-        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same) -> Outcome:
+        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same,
+        host_bins: Sequence[str] | None = None) -> Outcome:
     """Run a check or an alias by name.
 
     ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
     stop the run from another thread, as Ctrl-C would; ``run_name`` maps a check
     or alias name to the name its runs are stored under (its run dirs, its lock,
-    its digest's ``check``).
+    its digest's ``check``); ``host_bins`` are the bin directories of the host's
+    env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
+    outside them is named in a note (:mod:`ckdn.app._whence`).
     """
     target = config.get(name)
     if isinstance(target, Alias):
@@ -202,9 +207,9 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
                          target.fail_fast if fail_fast is None else fail_fast, env=env,
-                         stop=stop, run_name=run_name)
+                         stop=stop, run_name=run_name, host_bins=host_bins)
     return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
-                     as_name=run_name(target.name))
+                     as_name=run_name(target.name), host_bins=host_bins)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
@@ -230,7 +235,8 @@ def child_env(check: Check, name: str, run_dir: str,
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-              as_name: str | None = None, publish: bool = True) -> Outcome:
+              as_name: str | None = None, publish: bool = True,
+              host_bins: Sequence[str] | None = None) -> Outcome:
     """One atomic check, end to end, stored under ``as_name`` (default: its own name);
     ``publish=False`` for an alias's member (see :func:`seal`)."""
     from ckdn.process import run_process
@@ -240,7 +246,9 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
     with store.begin(name) as rd:
         run_dir = rd.path
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
-        ran = run_process(argv, cwd=config.cwd, env=child_env(check, name, run_dir, env),
+        child = child_env(check, name, run_dir, env)
+        notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
+        ran = run_process(argv, cwd=config.cwd, env=child,
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
                           label=name, stop=stop)
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
@@ -250,12 +258,22 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
             return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
-                        log_bytes=ran.log_bytes, top=check.top, publish=publish)
+                        log_bytes=ran.log_bytes, top=check.top, publish=publish,
+                        notes=notes)
+
+
+def _host_notes(program: str, env: Mapping[str, str], config: Config,
+                host_bins: Sequence[str]) -> tuple[str, ...]:
+    from ckdn.app._whence import outside_note  # lazy: only a host's run asks
+
+    note = outside_note(program, env, str(config.cwd), host_bins)
+    return () if note is None else (note,)
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-              run_name: Callable[[str], str] = _same) -> Outcome:
+              run_name: Callable[[str], str] = _same,
+              host_bins: Sequence[str] | None = None) -> Outcome:
     """Run members in order; the aggregate is printed and stored in its own run dir.
 
     That dir is made and published first, so while the members run (or after the
@@ -275,7 +293,8 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             if halt:
                 results.append(Member(check=name, status=SKIPPED))
                 continue
-            outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False)
+            outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
+                                host_bins=host_bins)
             doc = outcome.digest
             results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
                                   run_dir=doc["run_dir"]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from ckdn import DISTRIBUTION
 from ckdn.app._pipeline import store_for
 from ckdn.config import Alias
 from ckdn.documents.render import render
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Digest, Document
 
 __all__ = [
+    "PLUGIN_FLAG",
     "checks_of",
     "describe_checks",
     "headline",
@@ -42,6 +44,7 @@ __all__ = [
     "requirements",
     "schema_ids",
     "shown_runs_dir",
+    "this_checkdown",
     "write_starter",
 ]
 
@@ -116,13 +119,65 @@ def checks_of(config: Config, name: str) -> list[Check]:
     return [target]
 
 
-def requirements(config: Config, names: Iterable[str]) -> list[str]:
-    """The ``requires`` of these checks and aliases' members, in order, each once."""
+#: A check whose command has this word runs ckdn's pytest plugin inside the env.
+PLUGIN_FLAG = "--ckdn-digest"
+
+
+def requirements(config: Config, names: Iterable[str], *, have: Iterable[str] = ()) -> list[str]:
+    """The ``requires`` of these checks and aliases' members, in order, each once.
+
+    A check whose command uses ``--ckdn-digest`` needs ckdn's pytest plugin where
+    pytest runs (a tox env or nox session without it exits 4, "unrecognized
+    arguments"), so the checkdown that is running is added (:func:`this_checkdown`)
+    unless a ``requires`` or ``have`` (what the host installs anyway: a tox env's
+    ``deps``) already names checkdown.
+    """
     found: dict[str, None] = {}
+    plugin = False
     for name in names:
         for check in checks_of(config, name):
             found.update(dict.fromkeys(check.requires))
-    return list(found)
+            plugin = plugin or PLUGIN_FLAG in check.argv
+    wanted = list(found)
+    if plugin and not any(_names_checkdown(req) for req in (*wanted, *have)):
+        ours = this_checkdown()
+        if ours is not None:
+            wanted.append(ours)
+    return wanted
+
+
+def _names_checkdown(requirement: str) -> bool:
+    import re  # lazy: only hosts installing a check's requires ask
+
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
+
+
+def this_checkdown() -> str | None:
+    """A requirement that installs this same checkdown elsewhere; None without its metadata.
+
+    Installed from a directory, an archive or a VCS URL (pip's ``direct_url.json``,
+    an editable checkout included), it is that URL; else the exact version, from
+    the index it came from.
+    """
+    import json
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        direct = {}
+    url = direct.get("url") if isinstance(direct, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"{DISTRIBUTION}=={dist.version}"
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
+        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
+    return f"{DISTRIBUTION} @ {url}"
 
 
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:

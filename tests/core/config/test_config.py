@@ -605,7 +605,7 @@ def test_run_dir_placeholder_is_kept_as_written(tmp_path: Path) -> None:
 
 def test_a_string_command_is_split_like_a_posix_shell_line_but_never_run_by_one(
         tmp_path: Path) -> None:
-    write(tmp_path, '[check.t]\ncommand = "tool \\"a b\\" c\\\\ d \'e|f\' && g"\n'
+    write(tmp_path, '[check.t]\ncommand = "tool \\"a b\\" c\\\\ d \'e|f\' \'&&\' g"\n'
                     'parser = "generic"\n')
     assert load_config(tmp_path).checks["t"].argv == ("tool", "a b", "c d", "e|f", "&&", "g")
 
