@@ -9,10 +9,21 @@ where the outer ruff is.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 
+import pytest
+
 from tests.tox_ckdn.toxproject import Project
+
+
+@pytest.fixture(autouse=True)
+def suite_venv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outer ruff is this suite's venv's, as when the venv is activated (as in CI)."""
+    bin_dir = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", os.pathsep.join([bin_dir, os.environ.get("PATH", "")]))
 
 CHECKS = """\
 [check.outer]
