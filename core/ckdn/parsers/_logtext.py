@@ -27,6 +27,7 @@ __all__ = [
     "Lesser",
     "LogSample",
     "PendingFinding",
+    "crashed",
     "log_ends",
     "plain",
     "plain_lines",
@@ -40,6 +41,16 @@ _ANSI: Final = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|[()*+][0-9A-Za-z]|[@-Z\
 #: `` --> path:line:col`` on the line after a diagnostic's header: where it points,
 #: in the rustc-style layout ty and ``ruff format`` share (line and column optional).
 ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
+
+
+#: How a crashed Python program's last words start: an uncaught exception, or a fatal
+#: error (a segfault, an abort) that faulthandler reports.
+CRASH: Final = ("Traceback (most recent call last):", "Fatal Python error: ")
+
+
+def crashed(line: str) -> bool:
+    """``line`` starts a Python traceback or fatal-error report, at column 0."""
+    return line.startswith(CRASH)
 
 
 def plain(line: str) -> str:
