@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import BaseParser, ParseContext, ParseResult
@@ -96,7 +97,7 @@ def foreign_logs(family: str) -> list[tuple[str, bytes]]:
 LONG_LINE = 200_000
 
 
-def long_lines(*prefixes: str) -> list[tuple[str, str]]:
+def long_lines(*prefixes: str) -> list[Any]:
     """Generated lines of ``LONG_LINE`` characters shaped to make a backtracking pattern work.
 
     Runs of one character a pattern repeats (spaces, dots, digits, colons, brackets),
@@ -111,7 +112,8 @@ def long_lines(*prefixes: str) -> list[tuple[str, str]]:
     for prefix in ("", *prefixes):
         for name, unit in bodies.items():
             count = (LONG_LINE - len(prefix)) // len(unit)
-            lines.append((f"{prefix!r}+{name}", prefix + unit * count + "x"))
+            shape = f"{prefix!r}+{name}"
+            lines.append(pytest.param(shape, prefix + unit * count + "x", id=shape))
     return lines
 
 
