@@ -58,7 +58,7 @@ USAGE_ERROR = 32
 UNLINTED_IDS: Final = ("E0001",)
 NAMED_UNLINTED = 3
 #: pylint's text layout, "path:line:col: C0116: text (symbol)"; the letter is the type.
-_TEXT_MESSAGE: Final = re.compile(r"[^\s:][^:]*:\d+:\d+: (?P<type>[CRWEF])\d{4}: ")
+_TEXT_MESSAGE: Final = re.compile(r"^[^\s:][^:]*:\d+:\d+: (?P<type>[CRWEF])\d{4}: ")
 
 
 class PylintParser(BaseParser):

@@ -48,7 +48,7 @@ WARNING_KIND = "type_warning"
 FOUND_RC = 1
 #: pyright-python's own logging ("2026-11-29 14:36:34,679 - DEBUG - pyright.node - ...")
 #: and its notice of a newer release: not pyright's output, but not a problem either.
-_WRAPPER_LOG: Final = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - pyright")
+_WRAPPER_LOG: Final = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - pyright")
 _WRAPPER_NOTICE: Final = ("WARNING: there is a new pyright version available",
                           "Please install the new version or set PYRIGHT_PYTHON_FORCE_VERSION")
 _SUMMARY_KEYS: Final = ("filesAnalyzed", "errorCount", "warningCount", "informationCount")
