@@ -9,8 +9,9 @@ right after an error becomes part of that error's detail.
 Every line must be mypy's: a diagnostic, an NDJSON record, "Found N errors",
 "Success: ...", mypy's messages about its invocation ("mypy: ...", argparse's
 "usage:" block, "There are no .py[i] files ..."), its configuration warnings
-("mypy.ini: [mypy]: Unrecognized option: ..."), ``-v``'s "LOG:" lines or a
-report's "Generated ... report" line. Any other line (a traceback, a crash
+("mypy.ini: [mypy]: Unrecognized option: ..."), its "Warning: ..." about a
+deprecated flag (quoted in a note), ``-v``'s "LOG:" lines or a report's
+"Generated ... report" line. Any other line (a traceback, a crash
 message, another tool's log) makes the log unreadable, at any exit code: in
 JSON mode a clean run prints nothing at all, so nothing else can tell such a
 log from a clean one. Guards besides: "Found N errors" and "Success: no issues
@@ -134,6 +135,7 @@ class _Scan:
         self.tool_count = 0
         self.config: list[str] = []  # configuration warnings
         self.config_count = 0
+        self.warned: list[str] = []  # mypy's "Warning: ..." lines (deprecated flags)
         self.malformed = 0
         self.found: int | None = None
         self.files: int | None = None
@@ -226,10 +228,13 @@ class _Scan:
             self.tool(line[len("mypy: "):])
         elif line.startswith(_NO_FILES):
             self.tool(line)
-        elif _CONFIG.match(line) or line.endswith(_NO_SECTION) or line.startswith("Warning: "):
+        elif _CONFIG.match(line) or line.endswith(_NO_SECTION):
             self.config_count += 1
             if len(self.config) < 2:
                 self.config.append(cap_line(line, 200))
+        elif line.startswith("Warning: "):  # a deprecated flag, still honoured: said, not fatal
+            if len(self.warned) < 2:
+                self.warned.append(cap_line(line, 200))
         elif not line.startswith(_CHATTER):
             self.unknown.add(line)
 
@@ -314,6 +319,7 @@ def _guards(ctx: ParseContext, scan: _Scan, result: ParseResult) -> None:
         result.parser_ok = False
         notes.append(cap_line(f"mypy did not apply its configuration as written "
                               f"({scan.config_count} warning(s)): " + " | ".join(scan.config)))
+    notes.extend(f"mypy says: {line}" for line in scan.warned)
     if scan.unknown.count:
         result.parser_ok = False
         notes.append(f"{scan.unknown.count} line(s) of the log are not mypy's output (a crash, "

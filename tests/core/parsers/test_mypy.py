@@ -46,6 +46,7 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "text_no_files": (ERROR, 0),
     "text_usage_error": (ERROR, 0),
     "text_config_typo": (PARSE_MISMATCH, 0),
+    "text_deprecated_flag": (PASS, 0),
 }
 
 
@@ -289,6 +290,14 @@ def test_a_configuration_mypy_did_not_apply_is_never_green(load_case: CaseLoader
     assert result.notes == ["mypy did not apply its configuration as written (1 warning(s)): "
                             "mypy.ini: [mypy]: Unrecognized option: disallow_untyped_defz = True"]
     assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_deprecated_flag_mypy_still_honours_is_quoted_not_fatal(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_deprecated_flag")
+    result = PARSER.parse(ctx)
+    assert result.notes == ["mypy says: Warning: --strict-concatenate is deprecated; use "
+                            "--extra-checks instead"]
+    assert status(ctx, result) == PASS
 
 
 @given(cut=st.integers(min_value=1, max_value=len(_log("json_errors")) - 1))
