@@ -69,12 +69,24 @@ def test_under_ckdn_run_a_green_session_is_a_pass_without_junit(project: Project
 
 
 def test_under_ckdn_run_a_gate_of_the_plugin_fails_the_outer_run(project: Project) -> None:
+    configure(project, "--ckdn-digest")
+    write_tests(project, "import pytest\n\n@pytest.mark.skip(reason='x')\ndef test_ok():\n"
+                         "    pass\n")
+    digest, _, code = outer_run(project)
+    assert digest["status"] == "fail"
+    assert digest["gate_failures"] == ["no tests ran: all 1 test(s) skipped"]
+    assert code == 1
+
+
+def test_under_ckdn_run_pytests_exit_5_is_an_error_that_says_nothing_was_collected(
+        project: Project) -> None:
     configure(project, "--ckdn-digest", "-k", "nothing_matches")
     write_tests(project, "def test_ok():\n    pass\n")
     digest, _, code = outer_run(project)
-    assert digest["status"] == "fail"
-    assert digest["gate_failures"] == ["no tests ran (1 deselected)"]
-    assert code == 5
+    assert (digest["status"], code) == ("error", 5)
+    assert "gate_failures" not in digest
+    assert digest["notes"][0].startswith("pytest collected no tests (1 deselected) and exited "
+                                         "with status 5")
 
 
 @pytest.mark.parametrize(("conftest", "rc"), [

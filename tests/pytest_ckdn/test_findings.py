@@ -156,7 +156,7 @@ def test_locations_are_relative_to_the_rootdir_when_pytest_runs_from_a_subdirect
     sub.joinpath("test_sample_sub.py").write_text("def test_sub():\n    assert 0\n")
     monkeypatch.chdir(sub)
     result = pytester.runpytest("--ckdn-digest", *QUIET)
-    rec = recorded(pytester, result, root=sub)
+    rec = recorded(pytester, result)  # the run dir is the rootdir's too
     finding = rec.finding("pkg/test_sample_sub.py::test_sub")
     assert finding["location"] == "pkg/test_sample_sub.py:2"
 

@@ -126,22 +126,33 @@ def test_pytest_exit_is_a_noted_stop_not_an_interruption(session: Runner,
     assert "pytest.exit() stopped the session: enough for today" in rec.digest["notes"]
 
 
-def test_a_session_that_collects_nothing_is_never_a_pass(session: Runner,
-                                                         pytester: pytest.Pytester) -> None:
+def test_pytests_exit_5_for_a_session_that_collects_nothing_is_an_error_saying_so(
+        session: Runner, pytester: pytest.Pytester) -> None:
     rec = session()
     assert rec.digest["rc"] == rec.result.ret == 5
-    assert rec.digest["status"] == "fail"
-    assert rec.digest["gate_failures"] == ["no tests ran"]
+    assert rec.digest["status"] == "error"
+    assert "gate_failures" not in rec.digest
+    assert rec.digest["notes"][0].startswith("pytest collected no tests and exited with "
+                                             "status 5: nothing was verified")
 
 
-def test_a_session_whose_tests_are_all_deselected_is_never_a_pass(
+def test_a_session_whose_tests_are_all_deselected_is_an_error_naming_the_deselection(
         session: Runner, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_sample_desel=PASSING)
     rec = session("-k", "nothing_matches")
     assert rec.digest["rc"] == 5
-    assert rec.digest["status"] == "fail"
-    assert rec.digest["gate_failures"] == ["no tests ran (2 deselected)"]
+    assert rec.digest["status"] == "error"
+    assert rec.digest["notes"][0].startswith("pytest collected no tests (2 deselected) and "
+                                             "exited with status 5")
     assert rec.counts == {"deselected": 2}
+
+
+def test_allow_no_tests_cannot_turn_pytests_exit_5_green(session: Runner,
+                                                         pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.pytest]\ncommand = "pytest"\nparser = "pytest"\nallow_no_tests = true\n')
+    rec = session()
+    assert (rec.digest["status"], rec.result.ret) == ("error", 5)
 
 
 def test_a_session_whose_tests_all_skip_fails_and_pytest_exits_1(

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers import junit
+from ckdn.parsers import _pytest_sources
 from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
 from ckdn.parsers.junit import PytestParser, node_id
 from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
-from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import as_documented, marked_example
@@ -55,16 +55,16 @@ def test_failures_in_call_become_test_failures_named_by_node_id(load_case: CaseL
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert {f.kind for f in result.findings} == {"test_failure"}
-    assert [f.id for f in result.findings] == [
+    assert [f.id for f in result.findings] == [  # by node id, not by the order they ran in
+        "tests/check_failing.py::TestGroup::TestNested::test_nested_fails",
+        "tests/check_failing.py::TestGroup::test_method_fails",
+        "tests/check_failing.py::test_ansi_message",
         "tests/check_failing.py::test_dict_comparison_fails",
         "tests/check_failing.py::test_helper_raises",
-        "tests/check_failing.py::TestGroup::test_method_fails",
-        "tests/check_failing.py::TestGroup::TestNested::test_nested_fails",
         "tests/check_failing.py::test_param[2]",
         "tests/check_failing.py::test_param_odd_ids[a.b]",
         "tests/check_failing.py::test_param_odd_ids[x::y]",
         "tests/check_failing.py::test_unicode_message",
-        "tests/check_failing.py::test_ansi_message",
     ]
     assert status(ctx, result) == FAIL
 
@@ -241,15 +241,27 @@ def test_a_run_with_every_test_skipped_is_a_gate_failure(load_case: CaseLoader) 
     assert status(ctx, result) == FAIL
 
 
-def test_zero_tests_is_a_gate_failure_with_pytests_exit_code(load_case: CaseLoader) -> None:
+def test_pytests_exit_5_is_an_error_whose_note_says_no_tests_were_collected(
+        load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "zero_tests")
     result = PARSER.parse(ctx)
     assert ctx.rc == 5
+    assert result.gate_failures == []
+    assert result.notes == ["pytest collected no tests and exited with status 5: nothing was "
+                            "verified; check the test paths and any -k / -m selection"]
+    assert status(ctx, result) == ERROR
+
+
+def test_zero_tests_at_exit_code_0_is_a_no_tests_ran_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests", rc=0)  # pytest's report of no tests, exit code 0
+    result = PARSER.parse(ctx)
     assert result.gate_failures == ["no tests ran"]
-    verdict = reconcile(Exit(ctx.rc), result)
-    assert verdict.status == FAIL
-    assert verdict.reason is not None
-    assert "no tests ran" in verdict.reason
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_no_tests_accepts_zero_tests_at_exit_code_0(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests", rc=0, options={"allow_no_tests": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
 
 
 def test_allow_no_tests_accepts_a_run_that_ran_none(load_case: CaseLoader) -> None:
@@ -382,12 +394,17 @@ def test_duplicate_ids_in_a_report_get_a_counted_suffix(load_case: CaseLoader) -
                    "tests/check_xpass_strict.py::test_unexpected_pass_strict#2"]
 
 
-def test_the_pytest_plugins_evidence_is_preferred_over_junit(load_case: CaseLoader) -> None:
+def test_the_pytest_plugins_evidence_is_preferred_over_junit_that_agrees(
+        load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
-    recorded = ParseResult(summary={"counts": {"tests": 3, "passed": 3}})
+    junit = PARSER.parse(ctx)
+    assert junit.summary["counts"]["tests"] == 14  # no evidence file: JUnit
+    counts = {"tests": 14, "passed": 5, "failures": 9, "errors": 0, "subtests_passed": 2}
+    recorded = ParseResult(findings=junit.findings, summary={"counts": counts})
     Path(ctx.run_dir, EVIDENCE_FILE).write_bytes(encode_evidence(recorded, ctx.rc))
-    assert PARSER.parse(ctx).summary == {"counts": {"tests": 3, "passed": 3}}
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.summary == {"counts": counts}
 
 
 def test_evidence_that_disagrees_with_the_exit_code_is_not_trusted(load_case: CaseLoader) -> None:
@@ -403,7 +420,7 @@ def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,
     def explode(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(junit, "read_junit", explode)
+    monkeypatch.setattr(_pytest_sources, "read_report", explode)
     ctx = load_case("pytest", "all_pass")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
