@@ -56,11 +56,14 @@ def parse_pytest_run(ctx: ParseContext) -> ParseResult:
     if evidence is not None:
         return evidence if state == MISSING else _cross_checked(ctx, evidence, state, junit)
     result = junit
-    if state == MISSING and ctx.rc == _USAGE_STATUS:
+    if ctx.rc == _USAGE_STATUS:
         message = usage_error(ctx.log_path)
-        if message is not None:  # pytest said why there is no report: the command line
+        if message is not None and state == MISSING:
+            # pytest said why there is no report (its command line), not the report advice
             result.parser_ok = True
             result.notes[:] = [usage_note(message)]
+        elif message is not None:
+            result.notes.insert(0, usage_note(message))
     progress = _progress_note(ctx)
     if progress is not None:
         result.notes.append(progress)

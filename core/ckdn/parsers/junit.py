@@ -124,7 +124,8 @@ def read_report(ctx: ParseContext, *, option: str = "junit",
     gate_failures: list[str] = []
     if ctx.rc == NO_TESTS_COLLECTED_STATUS:
         notes.append(no_tests_collected())
-    elif state == READ and ctx.options.get("allow_no_tests") is not True:
+    elif ctx.rc == 0 and state == READ and ctx.options.get("allow_no_tests") is not True:
+        # only where pytest believed it finished well: any other exit code has its own cause
         gate = no_tests_gate(reader.tests, reader.tests - reader.only_skipped)
         if gate is not None:
             gate_failures.append(gate)
