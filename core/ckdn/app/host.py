@@ -210,8 +210,9 @@ class ProgressLog:
     def __init__(self, run_dir: str) -> None:
         import stat
 
-        from ckdn.parsers.pytest_evidence import PROGRESS_FILE
+        from ckdn.parsers.pytest_evidence import PROGRESS_FILE, encode_progress
 
+        self._encode = encode_progress
         self.path = os.path.join(run_dir, PROGRESS_FILE)
         flags = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -227,11 +228,9 @@ class ProgressLog:
         self._size = 0
 
     def update(self, running: Sequence[str], started: int, finished: int, findings: int) -> None:
-        from ckdn.parsers.pytest_evidence import encode_progress
-
         if self._fd is None:
             return
-        data = encode_progress(running, started, finished, findings)
+        data = self._encode(running, started, finished, findings)
         size = len(data)
         if size < self._size:
             data += b" " * (self._size - size)
