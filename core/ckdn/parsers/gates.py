@@ -7,6 +7,9 @@ two can never drift:
 
 * **zero tests is not green**: a run in which no test ran (none collected, or
   every one skipped) checked nothing, unless the check sets ``allow_no_tests``;
+  pytest's own exit status 5 ("no tests collected") is not a gate at all but
+  the run's error, said in a note (a nonzero exit code is never upgraded, so
+  ``allow_no_tests`` cannot turn it green either);
 * **max-warnings**: pytest's exit status 6 means ``--max-warnings`` was
   exceeded, and that is a failed gate, not an unexplained exit code;
 * **coverage**: a total below ``fail_under`` fails, with coverage.py's own
@@ -25,6 +28,7 @@ __all__ = [
     "GATE_FILES",
     "MAX_WARNINGS_STATUS",
     "MISSING_LINES_PREVIEW",
+    "NO_TESTS_COLLECTED_STATUS",
     "CoverageFacts",
     "FileTally",
     "WorstFiles",
@@ -32,12 +36,16 @@ __all__ = [
     "display_covered",
     "fail_under_message",
     "max_warnings_gate",
+    "no_tests_collected",
     "no_tests_gate",
     "should_fail_under",
+    "stopped_early",
 ]
 
 #: pytest's ``ExitCode.MAX_WARNINGS_ERROR``.
 MAX_WARNINGS_STATUS = 6
+#: pytest's ``ExitCode.NO_TESTS_COLLECTED``.
+NO_TESTS_COLLECTED_STATUS = 5
 #: Said with every zero-tests gate failure.
 ALLOW_NO_TESTS_HINT = "set allow_no_tests = true if this check may legitimately run none"
 _NO_TESTS = "no tests ran"
@@ -54,6 +62,24 @@ def no_tests_gate(tests: int, ran: int, *, deselected: int = 0) -> str | None:
     if ran <= 0:
         return f"{_NO_TESTS}: all {tests} test(s) skipped"
     return None
+
+
+def no_tests_collected(deselected: int = 0) -> str:
+    """The note of a run pytest itself ended with exit status 5: it collected no tests.
+
+    Not a gate failure: the exit code already says the run went wrong, and the
+    run is an ``error`` to fix (wrong paths, a ``-k``/``-m`` that matches nothing),
+    not a test that failed.
+    """
+    selected = f" ({deselected} deselected)" if deselected else ""
+    return (f"pytest collected no tests{selected} and exited with status 5: nothing was "
+            "verified; check the test paths and any -k / -m selection")
+
+
+def stopped_early(reason: str) -> str:
+    """The note (and, with no finding to show for it, the gate failure) of a session that
+    stopped before running every test it collected (``-x``, ``--maxfail``): never a pass."""
+    return f"pytest stopped the session early ({reason}): not every collected test ran"
 
 
 def max_warnings_gate(exit_status: int, warnings: int) -> str | None:
