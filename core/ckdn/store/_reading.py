@@ -24,7 +24,7 @@ from ckdn.store._publish import LATEST_FILE, LATEST_LINK, published
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"
@@ -61,6 +61,26 @@ def kind_of(path: str) -> str:
     return "unfinished"
 
 
+def _run_entries(runs_dir: str, check: str | None) -> Iterator[tuple[os.DirEntry[str],
+                                                                    tuple[str, int, str]]]:
+    """``(entry, (stamp, seq, label))`` of every run dir (of ``check``), by name first.
+
+    Naming ``check`` filters by name before anything is looked up on disk: a
+    prune after each run must not pay for every other check's runs.
+    ``is_dir()`` treats an entry pruned meanwhile as absent rather than raising.
+    """
+    try:
+        listing = os.scandir(runs_dir)
+    except FileNotFoundError:
+        return
+    with listing as entries:
+        for entry in entries:
+            parsed = parse_name(entry.name)
+            if parsed is not None and (check is None or parsed[2] == check) \
+                    and entry.is_dir(follow_symlinks=False):
+                yield entry, parsed
+
+
 def names_of(runs_dir: str, check: str) -> list[str]:
     """The run dir names of ``check``, newest first, read from their names alone.
 
@@ -68,50 +88,26 @@ def names_of(runs_dir: str, check: str) -> list[str]:
     (stamp, sequence) order is their order: nothing is stat'ed. What every run's
     prune reads; ``OSError`` when the runs dir cannot be listed.
     """
-    found: list[tuple[str, int, str]] = []
-    try:
-        listing = os.scandir(runs_dir)
-    except FileNotFoundError:
-        return []
-    with listing as entries:
-        for entry in entries:
-            parsed = parse_name(entry.name)
-            if parsed is not None and parsed[2] == check \
-                    and entry.is_dir(follow_symlinks=False):
-                found.append((parsed[0], parsed[1], entry.name))
-    found.sort(reverse=True)
+    found = sorted(((stamp, seq, entry.name) for entry, (stamp, seq, _label)
+                    in _run_entries(runs_dir, check)), reverse=True)
     return [name for _stamp, _seq, name in found]
 
 
 def list_runs(runs_dir: str, check: str | None) -> list[RunInfo]:
-    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable.
-
-    Naming ``check`` filters by name before anything is looked up on disk: a
-    prune after each run must not pay for every other check's runs.
-    """
+    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable."""
     found: list[RunInfo] = []
     order: dict[str, tuple[str, int, int, str]] = {}
-    try:
-        listing = os.scandir(runs_dir)
-    except FileNotFoundError:
-        return []
-    with listing as entries:
-        for entry in entries:
-            parsed = parse_name(entry.name)
-            # is_dir() treats an entry pruned meanwhile as absent rather than raising.
-            if parsed is None or (check is not None and parsed[2] != check) \
-                    or not entry.is_dir(follow_symlinks=False):
-                continue
-            path = os.path.join(runs_dir, entry.name)
-            kind = kind_of(path)
-            try:
-                # Runs of different checks in the same second: the one sealed last
-                # (its digest renamed in last) is the newest.
-                mtime = entry.stat(follow_symlinks=False).st_mtime_ns
-            except OSError:
-                mtime = 0
-            found.append(RunInfo(entry.name, path, parsed[2], kind != "unfinished", kind))
-            order[entry.name] = (parsed[0], mtime, parsed[1], entry.name)
+    for entry, (stamp, seq, label) in _run_entries(runs_dir, check):
+        path = os.path.join(runs_dir, entry.name)
+        kind = kind_of(path)
+        try:
+            # Runs of different checks in the same second: the one sealed last
+            # (its digest renamed in last) is the newest.
+            mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+        except OSError:
+            mtime = 0
+        found.append(RunInfo(entry.name, path, label, kind != "unfinished", kind))
+        order[entry.name] = (stamp, mtime, seq, entry.name)
     found.sort(key=lambda info: order[info.name], reverse=True)
     return found
 
