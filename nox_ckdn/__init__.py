@@ -4,7 +4,7 @@ nox has no plugin system, so this is a library the noxfile imports::
 
     import nox_ckdn
 
-    nox_ckdn.sessions()          # one session per check and alias of ckdn.toml
+    nox_ckdn.sessions()          # one session per check and alias: nox -t ckdn runs them
 
 and, inside a hand-written session, ``nox_ckdn.run(session, "ruff")`` runs one
 check with that session's virtualenv first on ``PATH`` and returns its digest.

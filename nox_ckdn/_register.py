@@ -5,8 +5,13 @@ nox has no plugin system: sessions are whatever the noxfile registered with
 configured name, so ``nox -l`` lists them, ``nox -s lint`` runs them and
 ``nox -j`` children (which import the noxfile again) see the same ones.
 
+The sessions are not nox defaults unless the noxfile says so (``default=True``):
+a bare ``nox`` runs the noxfile's own sessions, not every check (a test suite
+once ran twice that way); ``nox -t ckdn`` runs them. Each installs its checks'
+``requires`` and then the project itself, as a tox env installs its package.
+
 A ``ckdn.toml`` that cannot be read must not make the checks vanish quietly
-(a bare ``nox`` would then pass), nor break the hand-written sessions of the
+(``nox -t ckdn`` would then pass), nor break the hand-written sessions of the
 same noxfile with a traceback: the error is logged once and a single session
 called ``ckdn`` is registered that fails with it.
 """
@@ -22,13 +27,13 @@ from ckdn.app import Alias, Check, Config, load_config
 from ckdn.app.queries import requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._run import ConfigPath, execute
-from nox_ckdn._session import install_requirements, unique
+from nox_ckdn._session import ProjectInstall, install_requirements, install_the_project, unique
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import nox
 
-__all__ = ["BROKEN_CONFIG_SESSION", "Python", "sessions"]
+__all__ = ["BROKEN_CONFIG_SESSION", "ProjectInstall", "Python", "sessions"]
 
 #: The python= values nox accepts: a version, several, False (no venv) or None (nox's own).
 Python = str | Sequence[str] | bool | None
@@ -37,12 +42,15 @@ Python = str | Sequence[str] | bool | None
 BROKEN_CONFIG_SESSION = "ckdn"
 
 _TAG = "ckdn"
+#: ``install`` arguments that name the project directory itself.
+_PROJECT_ARGS = frozenset({".", "./", "-e.", "-e./", "--editable=.", "--editable=./"})
 
 
 def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
              prefix: str = "", python: Python = None, venv_backend: str | None = None,
              venv_params: Sequence[str] = (), reuse_venv: bool | None = None,
-             install: Sequence[str] = (), tags: Sequence[str] = (), default: bool = True,
+             install: Sequence[str] = (), install_project: ProjectInstall = True,
+             tags: Sequence[str] = (), default: bool = False,
              allow_parallel: bool | None = None) -> list[str]:
     """Register a nox session for every check and alias of ``ckdn.toml``; returns their names.
 
@@ -50,9 +58,13 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     next to the noxfile); ``only`` limits which checks and aliases become
     sessions; ``prefix`` is put before each session name. ``python``,
     ``venv_backend``, ``venv_params``, ``reuse_venv``, ``default`` and
-    ``allow_parallel`` go to ``nox.session`` unchanged. ``install`` is
-    installed before the checks' own ``requires`` (e.g. ``["-e", "."]``);
-    nothing is installed in a session without a virtualenv.
+    ``allow_parallel`` go to ``nox.session`` unchanged, except that ``default``
+    is False unless given: a bare ``nox`` runs the noxfile's own sessions, not
+    every check (``nox -t ckdn`` runs those). ``install`` is installed before
+    the checks' own ``requires``; then the project itself (``pip install .``,
+    as a tox env installs its package; ``install_project="editable"`` for
+    ``-e .``, False for neither), unless ``install`` already names it (``"."``).
+    Nothing is installed in a session without a virtualenv.
     """
     import nox
     from nox.registry import get as registered
@@ -79,11 +91,18 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
             continue
         kind = "alias" if isinstance(target, Alias) else "check"
         body = _session_body(loaded, target.name,
-                             unique([*install, *requirements(loaded, [target.name])]))
+                             unique([*install, *requirements(loaded, [target.name],
+                                                             have=install)]),
+                             False if _installs_project(install) else install_project)
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)
     return names
+
+
+def _installs_project(install: Sequence[str]) -> bool:
+    """Whether ``install`` already installs the project (``["-e", "."]``, the old advice)."""
+    return any(arg in _PROJECT_ARGS for arg in install)
 
 
 def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
@@ -92,10 +111,11 @@ def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
     return [config.get(name) for name in unique(only)]
 
 
-def _session_body(config: Config, name: str,
-                  requirements: list[str]) -> Callable[[nox.Session], None]:
+def _session_body(config: Config, name: str, requirements: list[str],
+                  project: ProjectInstall) -> Callable[[nox.Session], None]:
     def body(session: nox.Session) -> None:
         install_requirements(session, requirements)
+        install_the_project(session, project)
         execute(session, config, name, session.posargs)
 
     return body

@@ -2,8 +2,11 @@
 
 ckdn decides everything (the run dir, the lock, the status); this module only
 hands it the session's context and reports back through nox's own channels:
-``session.log`` for the digest, ``session.error`` to fail the session, and
-``KeyboardInterrupt`` when the check was stopped by Ctrl-C, so nox stops too.
+``session.log`` for the digest, nox's ``CommandFailed`` to fail the session
+when a check is red (nox reports it *failed*, as for a command that exited
+nonzero), ``session.error`` when ckdn refused to run anything (nox reports it
+*aborted*), and ``KeyboardInterrupt`` when the check was stopped by Ctrl-C, so
+nox stops too.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from ckdn.app import PASS, Config, encode, load_config
 from ckdn.app.queries import headline, red_members, render, requirements
@@ -72,7 +76,8 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     from ckdn.app import run as run_target
 
     try:
-        outcome = run_target(config, name, extra_args=extra_args, env=base_env(session))
+        outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
+                             host_bins=session.bin_paths)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document
@@ -83,8 +88,22 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     if interrupted:
         raise KeyboardInterrupt
     if fail:
-        session.error(f"ckdn: {headline(doc)}")
+        _fail(f"ckdn: {headline(doc)}", int(doc["rc"]))
     return doc
+
+
+def _fail(message: str, rc: int) -> NoReturn:
+    """End the session as *failed*, as a command that exited nonzero does.
+
+    ``session.error`` would report it *aborted*, which nox reserves for a
+    session that gave up; a red check is a check that ran and failed. nox logs
+    no reason for a failed session, so the line is logged first.
+    """
+    from nox.command import CommandFailed
+    from nox.logger import logger
+
+    logger.error(message)
+    raise CommandFailed(message, return_code=rc)
 
 
 def _report(session: nox.Session, config: Config, doc: Document) -> bool:

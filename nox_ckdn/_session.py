@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import nox
 
-__all__ = ["base_env", "install_requirements", "unique"]
+__all__ = ["ProjectInstall", "base_env", "install_requirements", "install_the_project", "unique"]
+
+#: How a session installs the project: True (``pip install .``), "editable" (``-e .``), False.
+ProjectInstall = bool | Literal["editable"]
+
+#: What makes a directory a project pip can install.
+_PROJECT_FILES = ("pyproject.toml", "setup.py")
 
 
 def base_env(session: nox.Session) -> dict[str, str]:
@@ -53,3 +61,21 @@ def install_requirements(session: nox.Session, requirements: Iterable[str]) -> N
                     "(these tools must already be on PATH)")
         return
     session.install(*wanted)
+
+
+def install_the_project(session: nox.Session, how: ProjectInstall) -> None:
+    """Install the project in the session's directory, after the tools (as tox does).
+
+    Last, so that the checkout's code replaces a release of the same project a
+    tool pulled in (pytest depends on packaging: packaging's own tests must not
+    test the release). Nothing without a virtualenv: the session then uses the
+    interpreter nox runs in, as it is.
+    """
+    if not how or session.venv_backend == "none":
+        return
+    here = Path.cwd()
+    if not any((here / name).is_file() for name in _PROJECT_FILES):
+        session.log(f"ckdn: no pyproject.toml or setup.py in {here}: the project is not "
+                    "installed")
+        return
+    session.install(*(["-e", "."] if how == "editable" else ["."]))

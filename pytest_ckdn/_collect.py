@@ -11,22 +11,23 @@ to the cwd at the time the report was made. Every location a finding carries is
 ``path:line``, 1-based, relative to the rootdir (the base of node ids).
 
 Findings are kept in a deterministic order, whatever order the reports arrive
-in (xdist workers race): collection errors first, then tests in collection
-order, setup before call before teardown. Only the first ``top`` of that order
-are built and kept; the rest are counted.
+in (pytest-randomly shuffles, xdist workers race): the core's order for pytest
+runs (:func:`ckdn.app.host.order_key`, the one the JUnit parser uses too):
+collection errors first, then tests by node id, setup before call before
+teardown, internal errors last. Only the first ``top`` of that order are built
+and kept; the rest are counted.
 """
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ckdn.app import Finding
-from ckdn.app.host import Snippet, cap_line
+from ckdn.app.host import INTERNAL, OUTSIDE, PHASES, TEST, Smallest, Snippet, cap_line, order_key
 
 __all__ = [
     "COLLECTION_ERROR",
@@ -46,7 +47,6 @@ INTERNAL_ERROR = "internal_error"
 
 #: pytest-xdist reports an item whose worker died with this ``when``.
 CRASH_WHEN = "???"
-_PHASE = {"setup": 0, "call": 1, "teardown": 2, CRASH_WHEN: 3}
 #: terminal stats category -> counts key, named as the JUnit reader names them
 #: (anything else: spaces become ``_``, e.g. ``subtests_passed``).
 _COUNT_KEYS = {"error": "errors", "failed": "failures"}
@@ -212,81 +212,22 @@ def internal_error_finding(excrepr: Any, paths: Paths, snippet_lines: int) -> Fi
 # -- the whole session ----------------------------------------------------------------------
 
 
-class _Reversed:
-    """Inverts ordering so ``heapq`` (a min-heap) keeps the largest key on top."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: tuple[Any, ...]) -> None:
-        self.key = key
-
-    def __lt__(self, other: _Reversed) -> bool:
-        return self.key > other.key
-
-
-class _Kept:
-    """The ``keep`` smallest findings by key, built only when they will be kept."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.total = 0
-        self._heap: list[tuple[_Reversed, Finding]] = []
-
-    def offer(self, key: tuple[Any, ...], build: Callable[[], Finding]) -> None:
-        self.total += 1
-        heap = self._heap
-        if len(heap) < self.keep:
-            heapq.heappush(heap, (_Reversed(key), build()))
-        elif heap and key < heap[0][0].key:
-            heapq.heapreplace(heap, (_Reversed(key), build()))
-
-    def findings(self) -> list[Finding]:
-        return [finding for _, finding in sorted(self._heap, key=lambda kept: kept[0].key)]
-
-
 class Collector:
-    """Findings and counts of one session, fed report by report.
-
-    The collection order (node ids, set once collection is known) is indexed
-    only when the first failure needs it, so a green session never pays for
-    it; a report of a node not in it sorts after every known one, by id.
-    """
+    """Findings and counts of one session, fed report by report."""
 
     def __init__(self, paths: Paths, *, top: int, snippet_lines: int) -> None:
         self.paths = paths
         self.snippet_lines = snippet_lines
-        self._nodeids: Callable[[], Iterable[str]] | None = None
-        self._order: Mapping[str, int] | None = None
         self.tests = 0
         self.collection_errors = 0
-        self._kept = _Kept(top)
+        self._kept: Smallest[Finding] = Smallest(top)
         self._seen_collect: set[tuple[str, str]] = set()
-        self._seq = 0
         self._own: dict[str, int] = {}
-
-    def set_order(self, nodeids: Callable[[], Iterable[str]]) -> None:
-        """The collection order, as a thunk; the first one given wins (xdist workers all
-        send it)."""
-        if self._nodeids is None:
-            self._nodeids = nodeids
-
-    def _key(self, nodeid: str, group: int, phase: int) -> tuple[Any, ...]:
-        order = self._order
-        if order is None:
-            if self._nodeids is None:  # no collection order (yet): sort by id
-                order = {}
-            else:
-                order = self._order = {nodeid: index
-                                       for index, nodeid in enumerate(self._nodeids())}
-        self._seq += 1
-        index = order.get(nodeid)
-        where = (index, "") if index is not None else (len(order), nodeid)
-        return (group, *where, phase, self._seq)
 
     def test_report(self, report: Any) -> None:
         if not report.failed:
             return
-        key = self._key(report.nodeid, 1, _PHASE.get(report.when, 4))
+        key = order_key(TEST, report.nodeid, PHASES.get(report.when, len(PHASES)))
         self._kept.offer(key, lambda: report_finding(report, self.paths, self.snippet_lines))
 
     def collect_report(self, report: Any) -> None:
@@ -298,16 +239,12 @@ class Collector:
             return
         self._seen_collect.add(seen)
         self.collection_errors += 1
-        self._kept.offer((0, report.nodeid, self._next()),
+        self._kept.offer(order_key(OUTSIDE, report.nodeid, 0),
                          lambda: collection_finding(report, self.paths, self.snippet_lines))
 
     def internal_error(self, excrepr: Any) -> None:
-        self._kept.offer((2, self._next()),
+        self._kept.offer(order_key(INTERNAL, "INTERNALERROR", 0),
                          lambda: internal_error_finding(excrepr, self.paths, self.snippet_lines))
-
-    def _next(self) -> int:
-        self._seq += 1
-        return self._seq
 
     def count(self, category: str) -> None:
         """Own counting, for sessions without pytest's terminal reporter."""
@@ -319,8 +256,7 @@ class Collector:
         return self._kept.total
 
     def findings(self) -> list[Finding]:
-        return self._kept.findings()
-
+        return self._kept.items()
     def counts(self, stats: Mapping[str, Sequence[Any]] | None) -> dict[str, int]:
         """Counts as pytest's terminal summary states them (from its ``stats`` when given)."""
         if stats is not None:

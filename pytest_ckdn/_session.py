@@ -13,12 +13,23 @@ Facts of the host it respects:
   with pytest's own ``Interrupted`` (and pytest-xdist's ``-x`` with its own):
   only a bare ``KeyboardInterrupt`` is a Ctrl-C;
 * ``pytest.exit()`` also arrives there; it is a deliberate stop, noted;
+* ``-x`` / ``--maxfail`` set ``session.shouldfail`` (stepwise and plugins
+  ``session.shouldstop``): the session stopped early, which is noted and never
+  a pass;
 * a usage error raised inside the session (a bad ``-k``) reaches no hook: it
-  is read from the exception in flight while ``pytest_sessionfinish`` runs.
+  is read from the exception in flight while ``pytest_sessionfinish`` runs;
+* SIGTERM kills Python outright, so while recording it is turned into an
+  interruption pytest finishes cleanly (:mod:`pytest_ckdn._signals`).
+
+Under ``ckdn run`` the recorder also keeps a progress line in the outer run dir
+as tests start and end (:class:`ckdn.app.host.ProgressLog`): when pytest is
+killed before it could write its evidence, the ``pytest`` parser still names the
+test that was running.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -26,11 +37,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ckdn._collect import Collector, Paths
-from pytest_ckdn._settings import Settings
+from pytest_ckdn._settings import NESTED_ENV, Settings
+from pytest_ckdn._signals import SigtermStop, Terminated
 
 if TYPE_CHECKING:
     from ckdn.app import ParseResult
-    from ckdn.app.host import HostRun
+    from ckdn.app.host import HostRun, ProgressLog
     from pytest_ckdn._tee import LogTee
 
 __all__ = ["PARSER_LABEL", "Recorder"]
@@ -39,6 +51,8 @@ __all__ = ["PARSER_LABEL", "Recorder"]
 PARSER_LABEL = "pytest-plugin"
 #: The outcomes of a test that ran (anything but skipped).
 _RAN = ("passed", "failures", "errors", "xfailed", "xpassed")
+#: How pytest words the stop after collection errors: those are findings already.
+_COLLECTION_STOP = "during collection"
 
 
 class Recorder:
@@ -51,11 +65,17 @@ class Recorder:
                                    top=settings.top, snippet_lines=settings.snippet_lines)
         self.session: pytest.Session | None = None
         self.interrupted = False
+        self.stop_reason: str | None = None
         self.notes: list[str] = list(settings.notes)
+        self.running: dict[str, None] = {}
+        self.finished = 0
+        self.sigterm = SigtermStop()
         self._clock = time.perf_counter()
         self._reporter: Any = None
         self._run: HostRun | None = None
         self._tee: LogTee | None = None
+        self._progress: ProgressLog | None = None
+        self._mark: str | None = None
 
     # -- session hooks -----------------------------------------------------------------------
 
@@ -65,7 +85,10 @@ class Recorder:
         self._reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.settings.ckdn is not None:
             self._begin()
+        else:
+            self._begin_progress()
         self.session = session
+        self.sigterm.install()
 
     def _begin(self) -> None:
         from ckdn.app.host import begin_host_run
@@ -82,18 +105,39 @@ class Recorder:
         if writer is None:
             self.notes.append("pytest's terminal reporter is disabled: full.log is empty")
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        items = session.items
-        if items:  # an xdist controller collects nothing: its workers send the order
-            self.collector.set_order(lambda: (item.nodeid for item in items))
+    def _begin_progress(self) -> None:
+        from ckdn.app.host import ProgressLog
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Under xdist the controller collects nothing itself; every worker sends the order."""
-        self.collector.set_order(lambda: ids)
+        assert self.settings.evidence_dir is not None
+        self._mark = os.environ.get(NESTED_ENV)
+        os.environ[NESTED_ENV] = str(self.settings.evidence_dir)  # see _settings: nested sessions
+        try:
+            self._progress = ProgressLog(str(self.settings.evidence_dir))
+        except OSError as exc:
+            sys.stderr.write(f"ckdn: cannot keep progress in {self.settings.evidence_dir}: "
+                             f"{exc.strerror or exc}; a killed session will not name its test\n")
+            return
+        self._update_progress()
+
+    def _update_progress(self) -> None:
+        progress = self._progress
+        if progress is not None:
+            try:
+                progress.update(list(self.running), self.collector.tests, self.finished,
+                                self.collector.findings_total)
+            except OSError:
+                self._progress = None
+                progress.close(remove=False)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.collector.tests += 1
+        self.running[nodeid] = None
+        self._update_progress()
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.running.pop(nodeid, None)
+        self.finished += 1
+        self._update_progress()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.collector.test_report(report)
@@ -126,8 +170,14 @@ class Recorder:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         if excinfo.type is KeyboardInterrupt:
             self.interrupted = True
+        elif excinfo.type is Terminated:
+            pass  # the handler recorded it
         elif isinstance(excinfo.value, pytest.exit.Exception):
             self.notes.append(f"pytest.exit() stopped the session: {excinfo.value.msg}")
+        elif isinstance(excinfo.value, KeyboardInterrupt):  # pytest's or xdist's Interrupted
+            reason = str(excinfo.value)
+            if reason and not reason.endswith(_COLLECTION_STOP):
+                self.stop_reason = reason
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         in_flight = sys.exc_info()[1]
@@ -138,16 +188,28 @@ class Recorder:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.session is None:  # the session never started: nothing to record
             return
+        self.sigterm.disarm()
         try:
             if self.settings.ckdn is None:
                 self._write_evidence()
             else:
                 self._seal()
         finally:
+            self.sigterm.restore()
+            if self.settings.ckdn is None:
+                self._unmark()
+            if self._progress is not None:
+                self._progress.close(remove=False)
             if self._tee is not None:
                 self._tee.close()
             if self._run is not None:
                 self._run.release()
+
+    def _unmark(self) -> None:
+        if self._mark is None:
+            os.environ.pop(NESTED_ENV, None)
+        else:
+            os.environ[NESTED_ENV] = self._mark
 
     # -- the end of the session --------------------------------------------------------------
 
@@ -155,14 +217,31 @@ class Recorder:
         assert self.session is not None
         return int(self.session.exitstatus)
 
+    def _where(self) -> str:
+        """The tests running right now, for a note about a stop."""
+        if not self.running:
+            return "between tests"
+        shown = list(self.running)[:8]
+        more = len(self.running) - len(shown)
+        return "while running " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    def _early_stop(self) -> str | None:
+        session = self.session
+        assert session is not None
+        reason = session.shouldfail or session.shouldstop or self.stop_reason
+        return str(reason) if reason else None
+
     def result(self) -> ParseResult:
         """The session's facts (findings, counts, coverage, gates), before other plugins add."""
         from ckdn.app import ParseResult
         from ckdn.app.host import (
             ALLOW_NO_TESTS_HINT,
+            NO_TESTS_COLLECTED_STATUS,
             coverage_gates,
             max_warnings_gate,
+            no_tests_collected,
             no_tests_gate,
+            stopped_early,
         )
         from pytest_ckdn._coverage import coverage_of
 
@@ -181,17 +260,27 @@ class Recorder:
         warnings = max_warnings_gate(status, counts["warnings"])
         if warnings is not None:
             gates.append(warnings)
-        # Only where pytest believed it finished normally (0, or 5: nothing
-        # collected): any other exit status already has its own cause.
-        if status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) \
-                and collector.findings_total == 0 and not self.settings.allow_no_tests:
+        if status == NO_TESTS_COLLECTED_STATUS:
+            # pytest itself says the run went wrong: an error to fix, not a failed gate
+            notes.append(no_tests_collected(counts["deselected"]))
+        elif status == pytest.ExitCode.OK and collector.findings_total == 0 \
+                and not self.settings.allow_no_tests:
+            # only where pytest believed it finished normally: any other status has its cause
             unverified = no_tests_gate(counts["tests"], sum(counts[name] for name in _RAN),
                                        deselected=counts["deselected"])
             if unverified is not None:
                 gates.append(unverified)
                 notes.append(f"{unverified}; {ALLOW_NO_TESTS_HINT}")
-        if self.interrupted:
-            notes.append(f"interrupted by Ctrl-C (pytest exit status {status})")
+        early = self._early_stop()
+        if early is not None:
+            stop = stopped_early(early)
+            notes.append(stop)
+            if collector.findings_total == 0:  # nothing else keeps it from reading as a pass
+                gates.append(stop)
+        if self.sigterm.received:
+            notes.append(f"pytest received SIGTERM {self._where()} (pytest exit status {status})")
+        elif self.interrupted:
+            notes.append(f"interrupted by Ctrl-C {self._where()} (pytest exit status {status})")
         return ParseResult(findings=collector.findings(), findings_total=collector.findings_total,
                            summary=summary, notes=notes, gate_failures=gates)
 
@@ -200,33 +289,50 @@ class Recorder:
         self.config.hook.pytest_ckdn_collect(result=result, config=self.config)
         return result
 
+    def _final_status(self) -> int:
+        """The exit code of the record: 143 after SIGTERM and 130 after Ctrl-C, as ckdn's."""
+        from ckdn.app.host import RC_INTERRUPTED, RC_TERMINATED
+
+        if self.sigterm.received:
+            return RC_TERMINATED
+        return RC_INTERRUPTED if self.interrupted else self.exit_status()
+
     def _write_evidence(self) -> None:
         from ckdn.app.host import write_evidence
 
         assert self.settings.evidence_dir is not None
+        assert self.session is not None
         where = self.settings.evidence_dir
+        status = self.exit_status()
+        facts = self._facts()
+        if self.sigterm.received:
+            # pytest exits with what the evidence records, so the two agree
+            status = self.session.exitstatus = self._final_status()
         try:
-            write_evidence(str(where), self._facts(), self.exit_status())
+            write_evidence(str(where), facts, status)
         except OSError as exc:
             sys.stderr.write(f"ckdn: cannot write evidence into {where}: {exc.strerror or exc};"
                              " the outer run falls back to other evidence\n")
+            return
+        if self._progress is not None:
+            self._progress.close(remove=True)
+            self._progress = None
 
     def _seal(self) -> None:
         from ckdn.app import encode
-        from ckdn.app.host import RC_INTERRUPTED
         from ckdn.errors import CkdnError
 
         assert self._run is not None
         assert self._tee is not None
-        status = self.exit_status()
         result = self._facts()
         self._tee.close()
         argv = ["pytest", *map(str, self.config.invocation_params.args)]
         try:
             outcome = self._run.seal(
-                argv=argv, rc=RC_INTERRUPTED if self.interrupted else status,
-                interrupted=self.interrupted, duration=time.perf_counter() - self._clock,
-                result=result, parser=PARSER_LABEL, top=self.settings.check_top)
+                argv=argv, rc=self._final_status(),
+                interrupted=self.interrupted or self.sigterm.received,
+                duration=time.perf_counter() - self._clock, result=result,
+                parser=PARSER_LABEL, top=self.settings.check_top)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return
@@ -235,7 +341,7 @@ class Recorder:
         assert self.session is not None
         # `pytest --ckdn-digest` exits like `ckdn run pytest` would: pytest's own
         # code, except 1 when that is 0 but the digest is not a pass (and 130
-        # after Ctrl-C).
+        # after Ctrl-C, 143 after SIGTERM).
         self.session.exitstatus = outcome.exit_code
 
     def _print(self, line: str) -> None:
@@ -245,3 +351,4 @@ class Recorder:
         else:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
+

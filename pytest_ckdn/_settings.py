@@ -2,11 +2,21 @@
 
 Two modes. **Standalone** (``pytest --ckdn-digest``): the session is a ckdn run
 of its own, with the ``[run]`` settings and the named check's options of
-``ckdn.toml`` (read from the invocation directory, ``--ckdn-config`` or
-``$CKDN_CONFIG``, exactly as ``ckdn run`` finds it; defaults when there is
-none). **Evidence** (pytest is itself the command of a ``ckdn run`` check, which
-exports ``CKDN_RUN_DIR`` and ``CKDN_CHECK``): the plugin writes its evidence into
-that run dir and the outer run does everything else.
+``ckdn.toml``. The file is the one ``--ckdn-config`` or ``$CKDN_CONFIG`` names
+(relative to the invocation directory, as a config flag is), else
+``ckdn.toml`` in pytest's **rootdir** (the project: node ids are relative to
+it), else in the invocation directory; relative ``[run]`` paths are taken from
+the directory that file was found in (the rootdir when named, or when there is
+none and the defaults apply). So ``cd testing && pytest --ckdn-digest`` uses
+the project's config and runs dir, not ``testing/.agent-runs``.
+
+**Evidence** (pytest is itself the command of a ``ckdn run`` check, which exports
+``CKDN_RUN_DIR`` and ``CKDN_CHECK``): the plugin writes its evidence into that run
+dir and the outer run does everything else; the config is read as the outer run
+found it (from the invocation directory, which is the outer run's). While such a
+session records, it marks its environment (``CKDN_PYTEST_RECORDS``, the run dir):
+a pytest session one of its tests starts sees the mark and records standalone
+instead, so it can never write into, or over, the outer session's evidence.
 """
 
 from __future__ import annotations
@@ -22,10 +32,14 @@ import pytest
 if TYPE_CHECKING:
     from ckdn.app import Config
 
-__all__ = ["RUN_DIR_ENV", "Settings", "resolve"]
+__all__ = ["NESTED_ENV", "RUN_DIR_ENV", "Settings", "resolve"]
 
 RUN_DIR_ENV = "CKDN_RUN_DIR"
 CHECK_ENV = "CKDN_CHECK"
+CONFIG_ENV = "CKDN_CONFIG"
+#: Set (to the outer run dir) while a session writes evidence into it.
+NESTED_ENV = "CKDN_PYTEST_RECORDS"
+_CONFIG_NAME = "ckdn.toml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +70,40 @@ def _fail_under(value: Any, where: str) -> float | None:
     return float(value)
 
 
+def outer_run_dir() -> str | None:
+    """The outer ``ckdn run``'s run dir this session hands its evidence to; None when
+    there is none, or when an enclosing recorded session already writes there."""
+    outer = os.environ.get(RUN_DIR_ENV) or None
+    if outer is not None and os.environ.get(NESTED_ENV) == outer:
+        return None
+    return outer
+
+
+def _standalone_config(config: pytest.Config, explicit: str | None) -> Config:
+    """The config of a standalone session (see the module docstring); CkdnError when bad."""
+    from ckdn.app import default_config, load_config
+
+    invocation = str(config.invocation_params.dir)
+    root = str(config.rootpath)
+    named = explicit if explicit is not None else os.environ.get(CONFIG_ENV) or None
+    if named is not None:
+        path = os.path.join(invocation, os.path.expanduser(named))
+        if not os.path.lexists(path):
+            source = "--ckdn-config" if explicit is not None else f"${CONFIG_ENV}"
+            raise _usage(f"{named}: no such config file (named by {source})")
+        return load_config(root, path)
+    for where in dict.fromkeys((root, invocation)):
+        if os.path.lexists(os.path.join(where, _CONFIG_NAME)):
+            return load_config(where)
+    return default_config(root)
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Settings for an enabled session; ``pytest.UsageError`` (one line, exit 4) on a bad config."""
     from ckdn.app import default_config, load_config
     from ckdn.errors import CkdnError
 
-    outer = os.environ.get(RUN_DIR_ENV) or None
+    outer = outer_run_dir()
     explicit = config.getoption("ckdn_config")
     cwd = config.invocation_params.dir
     name = str(config.getoption("ckdn_check"))
@@ -77,7 +119,7 @@ def resolve(config: pytest.Config) -> Settings:
             notes.append(f"pytest plugin used default settings: {exc}")
     else:
         try:
-            ckdn = load_config(cwd, explicit, required=False)
+            ckdn = _standalone_config(config, explicit)
         except CkdnError as exc:
             raise _usage(str(exc)) from None
         if name in ckdn.aliases:

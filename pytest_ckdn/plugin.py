@@ -1,13 +1,22 @@
 """The ``pytest11`` entry point: options, hookspecs, and the switch that enables recording.
 
-Inert unless enabled (``--ckdn-digest`` or ``ckdn_digest = true``): a disabled
-session imports nothing from ckdn and registers no per-test hook, so installing
-ckdn costs pytest nothing. The work lives in private modules, imported only
-by an enabled session.
+Inert unless enabled (``--ckdn-digest``, ``CKDN_DIGEST=1`` in the environment,
+or ``ckdn_digest = true``): a disabled session imports nothing from ckdn and
+registers no per-test hook, so installing ckdn costs pytest nothing. The work
+lives in private modules, imported only by an enabled session.
+
+The environment switch exists because the ini key is not harmless: in an
+environment without this plugin pytest does not know the key, and
+``--strict-config`` turns that into exit 4 and ``filterwarnings = error`` into
+an INTERNALERROR. An unknown environment variable costs pytest nothing. It
+switches on the session it is given to only: an enabled session removes it
+from its environment, so pytest sessions its tests start (pytester,
+subprocesses) do not record too.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -15,6 +24,10 @@ import pytest
 __all__ = ["pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
 RECORDER = "ckdn-recorder"
+#: The environment switch: 1/true/yes/on records, 0/false/no/off does not.
+DIGEST_ENV = "CKDN_DIGEST"
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
 #: The session recorder of an enabled session (absent when inert).
 recorder_key = pytest.StashKey[Any]()
 
@@ -25,7 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Record this session as a ckdn run: run dir, full.log, meta.json, "
                          "digest.json; the digest is also the last line printed.")
     group.addoption("--no-ckdn-digest", action="store_false", dest="ckdn_digest",
-                    help="Do not record a digest, even when the ckdn_digest ini key is set.")
+                    help="Do not record a digest, even when CKDN_DIGEST or the ckdn_digest "
+                         "ini key says so.")
     group.addoption("--ckdn-check", action="store", dest="ckdn_check", default="pytest",
                     metavar="NAME",
                     help="Check name of the run (run dir, lock, ckdn.toml options). "
@@ -35,7 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Coverage gate: a total below PERCENT (pytest-cov) fails the digest.")
     group.addoption("--ckdn-config", action="store", dest="ckdn_config", default=None,
                     metavar="PATH",
-                    help="ckdn.toml to read (default: $CKDN_CONFIG, else ./ckdn.toml).")
+                    help="ckdn.toml to read (default: $CKDN_CONFIG, else ckdn.toml in the "
+                         "rootdir, else in the invocation directory).")
     parser.addini("ckdn_digest", type="bool", default=False,
                   help="Record every session as a ckdn run (as --ckdn-digest).")
 
@@ -46,10 +61,27 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
+def _from_environment() -> bool | None:
+    """What ``CKDN_DIGEST`` says: on, off, or nothing (unset or empty)."""
+    raw = os.environ.get(DIGEST_ENV, "").strip()
+    if not raw:
+        return None
+    if raw.lower() in _ON:
+        return True
+    if raw.lower() in _OFF:
+        return False
+    raise pytest.UsageError(f"ckdn: {DIGEST_ENV} must be 1 or 0 (or true/false, yes/no, "
+                            f"on/off), not {raw[:40]!r}")
+
+
 def _enabled(config: pytest.Config) -> bool:
+    """``--ckdn-digest`` / ``--no-ckdn-digest``, else ``CKDN_DIGEST``, else the ini key."""
     option = config.getoption("ckdn_digest")
     if option is not None:
         return bool(option)
+    environment = _from_environment()
+    if environment is not None:
+        return environment
     return bool(config.getini("ckdn_digest"))
 
 
@@ -72,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_ckdn._session import Recorder
     from pytest_ckdn._settings import resolve
 
+    os.environ.pop(DIGEST_ENV, None)  # this session's switch, not its child sessions'
     recorder = Recorder(config, resolve(config))
     config.stash[recorder_key] = recorder
     config.pluginmanager.register(recorder, RECORDER)

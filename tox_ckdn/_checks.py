@@ -81,10 +81,10 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
     names = env_conf[KEY]
     if not names:
         return deps
-    wanted = requirements(session.config(), names)
     if not isinstance(deps, PythonDeps) or session.state is None:
         return deps
     have = deps.lines()
+    wanted = requirements(session.config(), names, have=have)
     missing = [req for req in wanted if req not in have]
     if not missing:
         return deps
@@ -92,13 +92,14 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
     return deps + added if have else added
 
 
-def requirements(config: Config, names: list[str]) -> list[str]:
-    """The ``requires`` of these checks and aliases' members, in order, each once."""
+def requirements(config: Config, names: list[str], *, have: list[str]) -> list[str]:
+    """The ``requires`` of these checks and aliases' members, in order, each once, and
+    this checkdown for a ``--ckdn-digest`` check unless ``have`` (the deps) names it."""
     from ckdn.app.queries import requirements as requirements_of
     from ckdn.errors import CkdnError
 
     try:
-        return requirements_of(config, names)
+        return requirements_of(config, names, have=have)
     except CkdnError as exc:
         raise Fail(f"ckdn: {KEY}: {exc.message}") from None
 
@@ -122,13 +123,14 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     if extra:
         _refuse_posargs(env, names, targets, extra)
     base = dict(tox_env.environment_variables)
+    bins = _bin_dirs(tox_env)
     red = []
     with stop_on_interrupt(tox_env) as stop:
         for target in targets:
             label = run_name(target.name, env)
             _LOGGER.warning("ckdn run %s%s", target.name,
                             "" if label == target.name else f" (as {label})")
-            outcome = _run(config, target, env, extra, base, stop=stop)
+            outcome = _run(config, target, env, extra, base, stop=stop, bins=bins)
             session.record(env, members_of(outcome))
             show(tox_env, config, outcome.document)
             if outcome.status != PASS:
@@ -149,14 +151,22 @@ def planned(config: Config | None, names: list[str], env: str) -> list[str]:
     return out
 
 
+def _bin_dirs(tox_env: ToxEnv) -> list[str] | None:
+    """The env's own bin directory (tox's ``env_bin_dir``); None for an env without one."""
+    try:
+        return [str(tox_env.conf["env_bin_dir"])]
+    except KeyError:
+        return None
+
+
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
-         base: dict[str, str], *, stop: StopRequest) -> Outcome:
+         base: dict[str, str], *, stop: StopRequest, bins: list[str] | None) -> Outcome:
     from ckdn.app import run
     from ckdn.errors import CkdnError
 
     try:
         return run(config, target.name, extra_args=extra, env=base, stop=stop,
-                   run_name=lambda name: run_name(name, env))
+                   run_name=lambda name: run_name(name, env), host_bins=bins)
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
 

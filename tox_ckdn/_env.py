@@ -67,7 +67,8 @@ def _expected(session: Session, tox_env: ToxEnv) -> list[str]:
     """
     try:
         names = list(tox_env.conf[_checks.KEY])
-        observed = session.observe and _observe.has_commands(tox_env)
+        observed = (session.observe and session.loaded() is not None
+                    and _observe.has_commands(tox_env))
     except (TypeError, ValueError):
         return []
     expected = _checks.planned(session.loaded(), names, tox_env.name)

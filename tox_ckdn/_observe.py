@@ -62,9 +62,9 @@ def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
     from ckdn.app.host import begin_host_run
     from ckdn.errors import CkdnError
 
-    if not has_commands(tox_env):
-        return None
-    config = session.config()
+    config = session.loaded()
+    if config is None or not has_commands(tox_env):
+        return None  # a ckdn.toml that did not load: the env runs unobserved (said once)
     try:
         run = begin_host_run(config, run_name(tox_env.name))
     except CkdnError as exc:

@@ -80,7 +80,10 @@ class Session:
                             or core["ckdn_observe"])
         self._load(core["ckdn_config"] or None)
         if self._config is None:
-            _LOGGER.warning("ckdn: %s; no tox env added from it", self._error)
+            # Observe mode needs the config only to know where evidence goes: without it
+            # the envs run as tox runs them, unrecorded (it never changes an outcome).
+            _LOGGER.warning("ckdn: %s; no tox env added from it%s", self._error,
+                            ", and observe mode records nothing" if self.observe else "")
             return
         self._seed(state, self._config)
 

@@ -16,7 +16,7 @@ import sys
 
 from ckdn import DISTRIBUTION, __version__
 from ckdn._lite.argv import quick_run
-from ckdn.errors import CkdnError, UsageError, one_line
+from ckdn.errors import CkdnError, UsageError, one_line, os_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -126,8 +126,17 @@ def _cwd(args: SimpleNamespace) -> str:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    """Print ``text`` inert, line by line: what a stored file or a config holds never acts
+    on the terminal (on a JSON line the escape is JSON's, so the document reads back)."""
+    from ckdn.app import inert
+
+    try:
+        sys.stdout.write("\n".join(inert(line) for line in text.split("\n")) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader went away: `_main` says nothing more to it
+    except OSError as exc:  # a full disk, a stdout closed meanwhile
+        raise CkdnError(f"cannot write to stdout: {os_reason(exc)}") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,7 +150,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is not None:
         return _main(list(argv))
     _run_lightly()
+    if not _standard_streams():
+        _fail("stdout is closed, and ckdn prints its document there; redirect it instead"
+              " (to /dev/null to discard it)")
+        return _exit_now(EXIT_REFUSED)
     return _exit_now(_main(sys.argv[1:]))
+
+
+def _standard_streams() -> bool:
+    """Give a closed stdin, stdout or stderr ``/dev/null``; False when stdout was closed.
+
+    A descriptor 0-2 left closed would be the next file ckdn opens (a lock file,
+    a log), and whatever is then written "to stdout" would land in it. A closed
+    stderr only loses ckdn's one-line messages; a closed stdout would lose the
+    document, which is what the command is for, so that one is refused.
+    """
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if 2 in closed:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115 - lives as long as the process
+    return 1 not in closed
 
 
 def _main(argv: list[str]) -> int:
@@ -201,13 +238,16 @@ def _exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 - contextlib is not imported on the run path
             stream.flush()
-        except (OSError, ValueError):  # the reader went away, or the stream was closed
+        except (OSError, ValueError, AttributeError):  # reader gone, stream closed or None
             pass
     os._exit(code)
 
 
 def _fail(message: str) -> None:
-    sys.stderr.write(f"ckdn: {one_line(message)}\n")
+    try:  # noqa: SIM105 - contextlib is not imported on the run path
+        sys.stderr.write(f"ckdn: {one_line(message)}\n")
+    except (OSError, ValueError, AttributeError):  # nowhere to say it: the exit code says it
+        pass
 
 
 def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
@@ -305,7 +345,7 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
     from ckdn.app.queries import write_starter
 
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
-    _out(f"wrote {path}; add .agent-runs/ to .gitignore")
+    _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
     return 0
 
 

@@ -403,6 +403,13 @@ def test_init_force_through_a_symlink_rewrites_its_target_and_leaves_no_temp_fil
     assert sorted(p.name for p in project.root.iterdir()) == ["ckdn.toml", "shared.toml"]
 
 
+def test_init_never_replaces_a_fifo_or_a_device_even_with_force(project: Project) -> None:
+    os.mkfifo(project.root / "pipe.toml")
+    line = one_line_error(project.ckdn("--config", "pipe.toml", "init", "--force"))
+    assert "not a regular file" in line
+    assert (project.root / "pipe.toml").is_fifo()
+
+
 def test_schema_lists_ids_and_prints_one(project: Project) -> None:
     ids = project.ckdn("schema").stdout.split()
     assert ids == sorted(ids)
@@ -508,3 +515,298 @@ def test_a_host_calling_main_gets_the_code_back_and_keeps_its_collector(project:
                           check=False, env=clean_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "host 1 True"
+
+
+# -- what `ckdn show` means by latest ---------------------------------------------------
+
+
+def test_show_after_an_alias_shows_its_red_aggregate_not_the_last_members_green(
+        project: Project) -> None:
+    alias_config(project, "fail_fast = false")  # one passes, two fails, three passes
+    printed = project.digest(project.ckdn("run", "group"))
+    proc = project.ckdn("show", "--json")
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown == printed
+    assert (shown["alias"], shown["status"]) == ("group", "fail")
+
+
+def test_show_after_run_all_shows_the_all_aggregate(project: Project) -> None:
+    alias_config(project)
+    printed = project.digest(project.ckdn("run", "--all"))
+    assert printed["members"][-1]["status"] == "pass"
+    shown = json.loads(project.ckdn("show", "--json").stdout)
+    assert (shown["alias"], shown["status"]) == ("all", "fail")
+
+
+def start_and_kill(project: Project, *args: str, wait_for: str) -> None:
+    """Start ``ckdn ARGS``, wait until the log matching ``wait_for`` has output, SIGKILL the
+    whole session (ckdn and its child): nothing gets to clean up."""
+    proc = subprocess.Popen([PY, "-m", "ckdn", *args], cwd=project.root, env=clean_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        logs = list(project.runs.glob(wait_for)) if project.runs.exists() else []
+        if logs and logs[0].read_text():
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"no output in {wait_for}")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=10)
+
+
+SLEEPER = py("import time; print('working', flush=True); time.sleep(30)")
+
+
+def test_show_after_a_newer_run_was_killed_names_it_unfinished_not_an_older_green(
+        project: Project) -> None:
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.hold]\ncommand = """{SLEEPER}"""\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    start_and_kill(project, "run", "hold", wait_for="*-hold/full.log")
+    (killed,) = [p for p in project.run_dirs() if p.name.endswith("-hold")]
+    line = one_line_error(project.ckdn("show"))
+    assert f".agent-runs/{killed.name}" in line
+    assert "unfinished" in line
+    assert f".agent-runs/{killed.name}/full.log" in line
+    one_line_error(project.ckdn("show", "--json"))
+
+
+def test_show_while_an_alias_member_was_killed_mid_alias_names_the_unfinished_run(
+        project: Project) -> None:
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.hold]\ncommand = """{SLEEPER}"""\nparser = "generic"\n'
+                   '[check.both]\nmembers = ["ok", "hold"]\n')
+    start_and_kill(project, "run", "both", wait_for="*-hold/full.log")
+    line = one_line_error(project.ckdn("show"))
+    assert "unfinished" in line
+    assert "-ok" not in line
+
+
+def test_show_after_a_pytest_session_died_with_os_exit_names_it_unfinished(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    (project.root / "test_dies.py").write_text(
+        "import os\n\ndef test_dies():\n    os._exit(3)\n")
+    proc = subprocess.run([PY, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "--ckdn-digest", "test_dies.py"], cwd=project.root,
+                          env=clean_env(), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    (died,) = [p for p in project.run_dirs() if p.name.endswith("-pytest")]
+    assert not (died / "digest.json").exists()
+    line = one_line_error(project.ckdn("show"))
+    assert f".agent-runs/{died.name}" in line
+    assert "unfinished" in line
+
+
+# -- nothing in the runs dir is read through a symlink ----------------------------------
+
+
+def test_show_refuses_a_digest_that_is_a_symlink_to_a_file_outside(project: Project) -> None:
+    project.config('[check.bad]\ncommand = "false"\nparser = "generic"\n')
+    project.ckdn("run", "bad")
+    (run_dir,) = project.run_dirs()
+    secret = project.root / "secret.json"
+    secret.write_text(json.dumps({"check": "x", "status": "pass", "rc": 0, "run_dir": "x",
+                                  "token": "s3cret-token"}))
+    (run_dir / "digest.json").unlink()
+    (run_dir / "digest.json").symlink_to(secret)
+    for args in (("show",), ("show", run_dir.name), ("show", "--json")):
+        line = one_line_error(project.ckdn(*args))
+        assert "symlink" in line
+        assert "s3cret" not in line
+    assert "s3cret" not in project.ckdn("list", "--json").stdout
+
+
+def test_a_check_that_swaps_its_log_for_a_symlink_leaks_nothing_into_the_digest(
+        project: Project) -> None:
+    secret = project.root / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/sh\n")
+    code = ("import os, sys; log = os.path.join(os.environ['CKDN_RUN_DIR'], 'full.log'); "
+            f"os.remove(log); os.symlink({str(secret)!r}, log); sys.exit(1)")
+    project.config(f'[check.swap]\ncommand = """{py(code)}"""\nparser = "generic"\n')
+    proc = project.ckdn("run", "swap")
+    assert proc.returncode == 1, proc.stderr
+    doc = project.digest(proc)
+    assert "root:" not in proc.stdout
+    assert "log_tail" not in doc
+    assert "log tail unavailable: full.log is a symlink, not followed" in doc["notes"]
+
+
+def test_a_symlinked_locks_dir_refuses_the_run_and_nothing_is_made_outside(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "touch ran"\nparser = "generic"\n')
+    elsewhere = project.root / "elsewhere"
+    elsewhere.mkdir()
+    project.runs.mkdir()
+    (project.runs / ".locks").symlink_to(elsewhere)
+    line = one_line_error(project.ckdn("run", "ok"))
+    assert ".agent-runs/.locks is a symlink" in line
+    assert list(elsewhere.iterdir()) == []
+    assert not (project.root / "ran").exists()
+
+
+def test_the_runs_dir_ckdn_creates_carries_a_gitignore_of_everything(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    assert project.ckdn("run", "ok").returncode == 0
+    text = (project.runs / ".gitignore").read_text()
+    assert [line for line in text.splitlines() if not line.startswith("#")] == ["*"]
+    git = subprocess.run(["git", "init", "-q", str(project.root)], check=False,
+                         capture_output=True)
+    if git.returncode == 0:
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                                cwd=project.root, capture_output=True, text=True, check=True)
+        assert ".agent-runs" not in status.stdout
+        assert "ckdn.toml" in status.stdout
+
+
+# -- nothing printed can act on a terminal -----------------------------------------------
+
+#: C0 and C1 controls (ESC, BEL, CSI, OSC, NEL), bidi controls, a line separator.
+ACTING = "\x1b\x07\x9b\x9d\x85\u202e\u2066\u2069\u200e\u200f\u061c\u2028"
+
+
+def assert_inert(text: str) -> None:
+    assert not set(ACTING) & set(text), ascii(text)
+
+
+def test_acting_characters_a_tool_prints_reach_no_document_and_no_output_raw(
+        project: Project) -> None:
+    (project.root / "evil.py").write_text(
+        "import sys\n"
+        "sys.stdout.write('a\\x9b31mb\\x9d0;title\\x07c\\x85d\\u202ee\\u2066f\\x1b\\n')\n"
+        "sys.exit(1)\n")
+    project.config(f'[check.evil]\ncommand = "{PY} evil.py"\nparser = "generic"\n')
+    proc = project.ckdn("run", "evil")
+    assert proc.returncode == 1, proc.stderr
+    assert_inert(proc.stdout)
+    doc = project.digest(proc)
+    assert doc["log_tail"] == [
+        "a\\u009b31mb\\u009d0;title\\u0007c\\u0085d\\u202ee\\u2066f\\u001b"]
+    (run_dir,) = project.run_dirs()
+    assert_inert((run_dir / "digest.json").read_text())
+    for args in (("show",), ("show", "--json"), ("list",), ("list", "--json")):
+        shown = project.ckdn(*args)
+        assert shown.returncode == 0, shown.stderr
+        assert_inert(shown.stdout)
+    assert json.loads(project.ckdn("show").stdout) == doc
+
+
+def test_a_planted_digest_and_run_dir_name_are_shown_inert_and_read_back_unchanged(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    name = "20260101T000000Z-x\x1b]0;owned\x07\u202e"
+    planted = project.runs / name
+    planted.mkdir(parents=True)
+    doc = {"schema": "ckdn.digest/2", "check": "x\x9b2J", "status": "fail\u202e",
+           "status_reason": "r\x85\u2066", "rc": 1, "run_dir": f".agent-runs/{name}"}
+    (planted / "digest.json").write_text(json.dumps(doc, ensure_ascii=False))
+    for args in (("show", name), ("show", name, "--json"), ("list",), ("list", "--json")):
+        proc = project.ckdn(*args)
+        assert proc.returncode == 0, proc.stderr
+        assert_inert(proc.stdout)
+    assert json.loads(project.ckdn("show", name).stdout) == doc
+    assert json.loads(project.ckdn("show", name, "--json").stdout) == doc
+    (row,) = json.loads(project.ckdn("list", "--json").stdout)
+    assert (row["run_dir"], row["status"]) == (f".agent-runs/{name}", "fail\u202e")
+    text = project.ckdn("list").stdout
+    assert "fail\\u202e" in text
+    assert "x\\u001b]0;owned\\u0007\\u202e" in text
+
+
+def test_checks_shows_a_configured_command_inert(project: Project) -> None:
+    project.config('[check.sneaky]\ncommand = "echo \\u202e \\u009b31m \\u0007"\n'
+                   'parser = "generic"\ndescription = "d\\u2066"\n')
+    text = project.ckdn("checks")
+    assert text.returncode == 0, text.stderr
+    assert_inert(text.stdout)
+    assert "echo \\u202e \\u009b31m \\u0007" in text.stdout
+    proc = project.ckdn("checks", "--json")
+    assert_inert(proc.stdout)
+    (row,) = json.loads(proc.stdout)
+    assert row["argv"] == ["echo", "\u202e", "\x9b31m", "\x07"]
+    assert row["description"] == "d\u2066"
+
+
+# -- the standard streams ------------------------------------------------------------------
+
+
+def ckdn_sh(project: Project, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ckdn ARGS REDIRECT`` as a shell runs it (``>&-`` closes stdout)."""
+    line = f'exec "$0" -m ckdn "$@" {redirect}'
+    return subprocess.run(["sh", "-c", line, PY, *args], cwd=project.root, env=clean_env(),
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_closed_stdout_is_refused_in_one_line_before_anything_runs(project: Project) -> None:
+    project.config('[check.t]\ncommand = "touch ran"\nparser = "generic"\n')
+    for args in (("run", "t"), ("show",), ("list",), ("checks",)):
+        proc = ckdn_sh(project, ">&-", *args)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == ("ckdn: stdout is closed, and ckdn prints its document there;"
+                               " redirect it instead (to /dev/null to discard it)\n")
+    assert not (project.root / "ran").exists()
+
+
+def test_a_closed_stderr_still_runs_and_prints_the_document(project: Project) -> None:
+    project.config('[check.t]\ncommand = "true"\nparser = "generic"\n'
+                   '[check.f]\ncommand = "false"\nparser = "generic"\n')
+    proc = ckdn_sh(project, "2>&-", "run", "t")
+    assert proc.returncode == 0
+    assert project.digest(proc)["status"] == "pass"
+    proc = ckdn_sh(project, "2>&-", "run", "f")
+    assert proc.returncode == 1
+    assert project.digest(proc)["status"] == "fail"
+    assert ckdn_sh(project, "2>&-", "run", "nope").returncode == 2  # its one line went nowhere
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_stdout_that_cannot_be_written_is_one_line_and_exit_2(project: Project) -> None:
+    project.config('[check.t]\ncommand = "true"\nparser = "generic"\n')
+    proc = ckdn_sh(project, ">/dev/full", "run", "t")
+    assert proc.returncode == 2
+    assert proc.stderr == "ckdn: cannot write to stdout: No space left on device [Errno 28]\n"
+
+
+def test_the_documented_unfinished_line_is_what_show_prints(project: Project) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    documented = page.split("## `show`")[1].split("```console\n$ ckdn show\n")[1]
+    documented = documented.split("\n")[0]
+    project.config(f'[check.pytest]\ncommand = """{SLEEPER}"""\nparser = "generic"\n')
+    start_and_kill(project, "run", "pytest", wait_for="*-pytest/full.log")
+    (killed,) = project.run_dirs()
+    line = one_line_error(project.ckdn("show"))
+    assert line == documented.replace("20261129T141502Z-pytest", killed.name)
+
+
+def test_while_an_alias_runs_latest_is_the_alias_run_not_a_finished_member(
+        project: Project) -> None:
+    probe = py("import os; open('seen', 'w').write(os.readlink('.agent-runs/latest'))")
+    project.config(f'[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                   f'[check.probe]\ncommand = """{probe}"""\nparser = "generic"\n'
+                   '[check.both]\nmembers = ["ok", "probe"]\n')
+    printed = project.digest(project.ckdn("run", "both"))
+    assert printed["status"] == "pass"
+    seen = (project.root / "seen").read_text()
+    assert seen.endswith("-both")
+    assert (project.runs / seen / "aggregate.json").exists()
+
+
+def test_show_names_an_alias_run_killed_between_members_as_unfinished(
+        project: Project) -> None:
+    from ckdn.app import load_config
+    from ckdn.store import Store
+
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    config = load_config(project.root)
+    store = Store(config.run.runs_dir, project.root)
+    alias = store.new_dir("both")
+    store.publish(alias)  # what an alias run does first; it died before its aggregate
+    line = one_line_error(project.ckdn("show"))
+    assert line == (f"ckdn: .agent-runs/{os.path.basename(alias)} is unfinished: nothing"
+                    " written yet (it is still running, or it was killed); `ckdn list` shows"
+                    " the runs beside it")

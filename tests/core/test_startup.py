@@ -32,7 +32,7 @@ COSTLY = (
     "tomllib", "typing", "string", "datetime",  # the config file
     "hashlib", "shutil", "bz2", "lzma", "importlib.util",  # hashing, pruning, parsers
     "pathlib", "urllib.parse", "ipaddress", "fnmatch",  # paths (plain str on the run path)
-    "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn.spawn)
+    "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn._lite.spawn)
     "json", "json.decoder", "json.scanner",  # the documents are written by ckdn._lite.canonical
     "re", "collections.abc", "shlex", "warnings",  # patterns compile on first use; no shlex split
     "ckdn.process._progress",  # the live line: only on a terminal

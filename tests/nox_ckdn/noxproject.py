@@ -86,3 +86,18 @@ def aborted_line(output: str, session: str) -> str:
              if line.startswith(f"nox > Session {session} aborted: ")]
     assert len(found) == 1, output
     return found[0].removeprefix(f"nox > Session {session} aborted: ")
+
+
+def failed_line(output: str, session: str) -> str:
+    """The error line ckdn logs for a red session, which nox then reports as failed.
+
+    nox prints ``Session NAME failed.`` right after the session ends, so the line
+    before it is the session's last word.
+    """
+    lines = output.splitlines()
+    end = f"nox > Session {session} failed."
+    assert lines.count(end) == 1, output
+    assert f"Session {session} aborted" not in output, output
+    last = lines[lines.index(end) - 1]
+    assert last.startswith("nox > ckdn: "), output
+    return last.removeprefix("nox > ")

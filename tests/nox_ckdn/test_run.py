@@ -8,7 +8,7 @@ import signal
 import time
 
 from tests.nox_ckdn.checks import ALL, ECHO, check
-from tests.nox_ckdn.noxproject import NoxProject, aborted_line, valid
+from tests.nox_ckdn.noxproject import NoxProject, aborted_line, failed_line, valid
 
 #: A hand-written session that stores what ``run`` returned, for the test to compare.
 RECORDING = """\
@@ -71,7 +71,7 @@ def test_run_fails_the_session_on_a_red_check_by_default(nox_project: NoxProject
         """)
     proc = nox_project.nox("-s", "strict")
     assert proc.returncode == 1
-    assert aborted_line(proc.stderr, "strict").startswith("ckdn: bad fail (rc 3)")
+    assert failed_line(proc.stderr, "strict").startswith("ckdn: bad fail (rc 3)")
     assert "not reached" not in proc.stderr
 
 

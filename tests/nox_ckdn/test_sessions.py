@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.nox_ckdn.checks import ALL, ECHO, OK
-from tests.nox_ckdn.noxproject import NoxProject, aborted_line, logged_documents
+from tests.nox_ckdn.noxproject import NoxProject, aborted_line, failed_line, logged_documents
 
 NOXFILE = """\
 import nox_ckdn
@@ -18,7 +18,7 @@ def test_nox_lists_a_session_per_check_and_alias_with_its_description_and_kind(
         nox_project: NoxProject) -> None:
     nox_project.config(ALL)
     nox_project.noxfile(NOXFILE)
-    proc = nox_project.nox("-l", "--json")
+    proc = nox_project.nox("-l", "--json", "-t", "ckdn")
     assert proc.returncode == 0, proc.stderr
     listed = {s["session"]: (s["tags"], s["description"]) for s in json.loads(proc.stdout)}
     assert listed == {
@@ -33,8 +33,11 @@ def test_the_plain_listing_shows_tags_and_descriptions(nox_project: NoxProject) 
     nox_project.config(ALL)
     nox_project.noxfile(NOXFILE)
     proc = nox_project.nox("-l")
-    assert "* ok [ckdn,check] -> always green" in proc.stdout.splitlines()
-    assert "* both [ckdn,alias] -> ok, then bad" in proc.stdout.splitlines()
+    # "-": not run by a bare `nox` (default=False); `nox -t ckdn -l` marks them "*"
+    assert "- ok [ckdn,check] -> always green" in proc.stdout.splitlines()
+    assert "- both [ckdn,alias] -> ok, then bad" in proc.stdout.splitlines()
+    selected = nox_project.nox("-l", "-t", "ckdn").stdout.splitlines()
+    assert "* both [ckdn,alias] -> ok, then bad" in selected
 
 
 def test_a_green_check_passes_the_session_and_logs_the_digest_it_stored(
@@ -58,8 +61,20 @@ def test_a_red_check_fails_nox_with_the_rendered_digest_and_one_line(
     assert stored["status"] == "fail"
     rendered = proc.stderr.split("nox > ckdn: digest of bad (fail):\n", 1)[1]
     assert json.loads(rendered[:rendered.index("\n}\n") + 2]) == stored
-    assert aborted_line(proc.stderr, "bad") == (
-        f"ckdn: bad fail (rc 3): exit code 3; evidence in {stored['run_dir']}.")
+    assert failed_line(proc.stderr, "bad") == (
+        f"ckdn: bad fail (rc 3): exit code 3; evidence in {stored['run_dir']}")
+
+
+def test_a_red_check_is_a_failed_session_in_noxs_report_not_an_aborted_one(
+        nox_project: NoxProject) -> None:
+    nox_project.config(ALL)
+    nox_project.noxfile(NOXFILE)
+    proc = nox_project.nox("-s", "ok", "bad", "--report", "report.json")
+    assert proc.returncode == 1
+    report = json.loads((nox_project.root / "report.json").read_text())
+    assert [(s["name"], s["result"]) for s in report["sessions"]] == [
+        ("ok", "success"), ("bad", "failed")]
+    assert "nox > * bad: failed" in proc.stderr.splitlines()
 
 
 def test_an_alias_session_leaves_every_member_digest_and_the_aggregate(
@@ -77,8 +92,8 @@ def test_an_alias_session_leaves_every_member_digest_and_the_aggregate(
     assert "nox > ckdn: aggregate of both (fail):" in proc.stderr
     assert "nox > ckdn: digest of bad (fail):" in proc.stderr
     assert "digest of ok" not in proc.stderr
-    assert aborted_line(proc.stderr, "both") == (
-        f"ckdn: both fail (rc 3); first red member bad fail (rc 3), evidence in {bad['run_dir']}.")
+    assert failed_line(proc.stderr, "both") == (
+        f"ckdn: both fail (rc 3); first red member bad fail (rc 3), evidence in {bad['run_dir']}")
 
 
 def test_posargs_reach_the_check_as_its_extra_arguments(nox_project: NoxProject) -> None:
@@ -115,9 +130,9 @@ def test_a_refused_config_registers_one_ckdn_session_that_fails_in_one_line(
         nox_project: NoxProject) -> None:
     nox_project.config(OK + "[check.typo]\ncommand = 'true'\nparser = 'nope'\n")
     nox_project.noxfile(NOXFILE)
-    listing = nox_project.nox("-l", "--json")
+    listing = nox_project.nox("-l", "--json", "-t", "ckdn")
     assert [s["session"] for s in json.loads(listing.stdout)] == ["ckdn"]
-    proc = nox_project.nox()
+    proc = nox_project.nox("-s", "ckdn")
     assert proc.returncode == 1
     line = aborted_line(proc.stderr, "ckdn")
     assert line.startswith("ckdn: ckdn.toml: [check.typo] parser: unknown parser 'nope'")
@@ -143,6 +158,33 @@ def test_only_and_prefix_choose_and_name_the_sessions(nox_project: NoxProject) -
         ("ckdn-both", ["ckdn", "alias", "lint"]), ("ckdn-ok", ["ckdn", "check", "lint"])]
     proc = nox_project.nox("-s", "ckdn-ok")
     assert proc.returncode == 0, proc.stderr
+    assert nox_project.digest_of("ok")["status"] == "pass"
+
+
+def test_a_bare_nox_runs_no_ckdn_session_unless_the_noxfile_asks(
+        nox_project: NoxProject) -> None:
+    nox_project.config(OK)
+    nox_project.noxfile("import nox\nimport nox_ckdn\n"
+                        "nox_ckdn.sessions(python=False)\n"
+                        "@nox.session(python=False)\ndef mine(session):\n"
+                        "    session.log('mine ran')\n")
+    proc = nox_project.nox()
+    assert proc.returncode == 0, proc.stderr
+    assert "nox > mine ran" in proc.stderr.splitlines()
+    assert nox_project.run_dirs() == []
+    assert "- ok [ckdn,check] -> always green" in nox_project.nox("-l").stdout.splitlines()
+    assert nox_project.nox("-t", "ckdn").returncode == 0
+    assert nox_project.digest_of("ok")["status"] == "pass"
+
+
+def test_default_true_puts_the_sessions_in_a_bare_nox_run(nox_project: NoxProject) -> None:
+    nox_project.config(OK + "[check.broken]\ncommand = 'x'\nparser = 'nope'\n")
+    nox_project.noxfile("import nox_ckdn\nnox_ckdn.sessions(python=False, default=True)\n")
+    proc = nox_project.nox()
+    assert proc.returncode == 1
+    assert aborted_line(proc.stderr, "ckdn").startswith("ckdn: ckdn.toml: [check.broken]")
+    nox_project.config(OK)
+    assert nox_project.nox().returncode == 0
     assert nox_project.digest_of("ok")["status"] == "pass"
 
 
@@ -175,7 +217,8 @@ def test_a_session_the_noxfile_already_defines_is_left_to_the_noxfile(
     assert "nox > hand-written ok" in proc.stderr
     assert "nox session 'ok' is already defined in the noxfile" in proc.stderr
     assert nox_project.run_dirs() == []
-    assert "echo" in [s["session"] for s in json.loads(nox_project.nox("-l", "--json").stdout)]
+    listing = json.loads(nox_project.nox("-l", "--json", "-t", "ckdn").stdout)
+    assert "echo" in [s["session"] for s in listing]
 
 
 def test_install_comes_before_the_checks_own_requires(nox_project: NoxProject) -> None:
@@ -192,6 +235,6 @@ def test_python_versions_parametrize_every_session_as_nox_does(
         nox_project: NoxProject) -> None:
     nox_project.config(OK)
     nox_project.noxfile("import nox_ckdn\nnox_ckdn.sessions(python=['3.11', '3.12'])\n")
-    listing = json.loads(nox_project.nox("-l", "--json").stdout)
+    listing = json.loads(nox_project.nox("-l", "--json", "-t", "ckdn").stdout)
     assert [(s["session"], s["python"], s["tags"]) for s in listing] == [
         ("ok-3.11", "3.11", ["ckdn", "check"]), ("ok-3.12", "3.12", ["ckdn", "check"])]

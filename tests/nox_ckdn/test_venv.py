@@ -7,7 +7,7 @@ one slow nox test (virtualenv creation plus one pip install, a few seconds).
 
 from __future__ import annotations
 
-from tests.nox_ckdn.noxproject import NoxProject, aborted_line
+from tests.nox_ckdn.noxproject import NoxProject, failed_line
 
 CONFIG = """\
 [check.ruff]
@@ -52,5 +52,8 @@ def test_an_alias_session_installs_its_members_requires_once_and_runs_them_in_th
     aggregate = nox_project.aggregate_of("lint")
     assert [(m["check"], m["status"]) for m in aggregate["members"]] == [
         ("ruff", "fail"), ("format", "pass")]
-    assert aborted_line(proc.stderr, "lint").startswith("ckdn: lint fail (rc 1); first red"
-                                                        " member ruff fail (rc 1)")
+    assert failed_line(proc.stderr, "lint").startswith("ckdn: lint fail (rc 1); first red"
+                                                       " member ruff fail (rc 1)")
+    # no pyproject.toml or setup.py here: nothing to install as the project, and it says so
+    assert (f"nox > ckdn: no pyproject.toml or setup.py in {nox_project.root}: the project is "
+            "not installed") in proc.stderr.splitlines()

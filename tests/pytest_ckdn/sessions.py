@@ -13,9 +13,10 @@ from jsonschema import Draft202012Validator
 from ckdn.schema import load_schema
 
 #: Plugins the inner sessions do without: the cache would write into the
-#: pytester dir, and hypothesis's plugin costs seconds per in-process run
-#: (its modules are re-imported and assertion-rewritten every time).
-QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+#: pytester dir, hypothesis's plugin costs seconds per in-process run
+#: (its modules are re-imported and assertion-rewritten every time), and
+#: pytest-randomly is asked for only by the tests about order.
+QUIET = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:randomly")
 
 DIGEST_SCHEMA = Draft202012Validator(load_schema("ckdn.digest/2"))
 META_SCHEMA = Draft202012Validator(load_schema("ckdn.meta/1"))

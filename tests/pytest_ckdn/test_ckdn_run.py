@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, read_evidence
+from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, PROGRESS_FILE, read_evidence
 from tests.project import Project
 from tests.pytest_ckdn.sessions import valid_digest
 
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+          "-p", "no:randomly"]
 
 def configure(project: Project, *args: str) -> None:
     command = json.dumps([*PYTEST, *args])
@@ -69,12 +70,24 @@ def test_under_ckdn_run_a_green_session_is_a_pass_without_junit(project: Project
 
 
 def test_under_ckdn_run_a_gate_of_the_plugin_fails_the_outer_run(project: Project) -> None:
+    configure(project, "--ckdn-digest")
+    write_tests(project, "import pytest\n\n@pytest.mark.skip(reason='x')\ndef test_ok():\n"
+                         "    pass\n")
+    digest, _, code = outer_run(project)
+    assert digest["status"] == "fail"
+    assert digest["gate_failures"] == ["no tests ran: all 1 test(s) skipped"]
+    assert code == 1
+
+
+def test_under_ckdn_run_pytests_exit_5_is_an_error_that_says_nothing_was_collected(
+        project: Project) -> None:
     configure(project, "--ckdn-digest", "-k", "nothing_matches")
     write_tests(project, "def test_ok():\n    pass\n")
     digest, _, code = outer_run(project)
-    assert digest["status"] == "fail"
-    assert digest["gate_failures"] == ["no tests ran (1 deselected)"]
-    assert code == 5
+    assert (digest["status"], code) == ("error", 5)
+    assert "gate_failures" not in digest
+    assert digest["notes"][0].startswith("pytest collected no tests (1 deselected) and exited "
+                                         "with status 5")
 
 
 @pytest.mark.parametrize(("conftest", "rc"), [
@@ -114,3 +127,126 @@ def test_what_the_plugin_cut_is_counted_exactly_through_its_evidence(project: Pr
     assert finding["detail"][-1] == "... [+30 more lines]"
     # "E" and seven spaces lead the E line: 3020 characters, 300 shown
     assert finding["detail"][0].endswith(f"... [+{3020 - 300} chars]")
+
+
+# -- issue 10 ---------------------------------------------------------------------------------
+
+INNER_SESSION = '''
+import os
+import subprocess
+import sys
+
+
+def test_runs_an_inner_session(tmp_path):
+    (tmp_path / "test_inner.py").write_text("def test_inner():\\n    pass\\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "-p", "no:randomly", "--ckdn-digest", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    INNER_CHECK
+'''
+
+
+def test_evidence_a_nested_session_left_never_wins_over_pytests_own_report(
+        project: Project) -> None:
+    """The outer pytest writes JUnit XML (9 failures, exit code forced to 0, as
+    pytest-custom-exit-code does); a test starts an inner `pytest --ckdn-digest`, which
+    inherits CKDN_RUN_DIR and leaves green evidence there. Two records that disagree are
+    never settled in favour of the greener one."""
+    configure(project, "--junitxml", "{run_dir}/junit.xml")
+    (project.root / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n")
+    failing = "".join(f"def test_fail_{i}():\n    assert {i} < 0\n\n\n" for i in range(9))
+    write_tests(project, failing + INNER_SESSION.replace("INNER_CHECK", "pass"))
+    digest, run_dir, code = outer_run(project)
+    assert (run_dir / EVIDENCE_FILE).exists()  # the inner session's
+    assert digest["status"] == "parse_mismatch"
+    assert code == 1
+    assert digest["findings_total"] == 9
+    assert any(note.startswith(f"{EVIDENCE_FILE} and junit.xml disagree about this session "
+                               "(failures 0 vs 9; findings 0 vs 9)")
+               for note in digest["notes"])
+
+
+def test_a_session_started_inside_a_recorded_session_records_its_own_run(
+        project: Project) -> None:
+    configure(project, "--ckdn-digest", "--junitxml", "{run_dir}/junit.xml")
+    check = ("assert len(list((tmp_path / '.agent-runs').glob('*-pytest'))) == 1\n"
+             "    assert '\"status\":\"pass\"' in proc.stdout.splitlines()[-1]")
+    write_tests(project, INNER_SESSION.replace("INNER_CHECK", check))
+    digest, run_dir, code = outer_run(project)
+    assert (digest["status"], code) == ("pass", 0), digest
+    result, _ = read_evidence(run_dir / EVIDENCE_FILE)
+    assert result.summary["counts"]["tests"] == 1  # the outer session's own evidence
+
+
+def timed_config(project: Project, *args: str, timeout: float) -> None:
+    command = json.dumps([*PYTEST, *args])
+    project.config(f'[check.pytest]\ncommand = {command}\nparser = "pytest"\n'
+                   f"timeout = {timeout}\n")
+
+
+HANGS = """
+import os
+import signal
+import time
+
+
+def test_a_first():
+    pass
+
+
+def test_b_hangs():
+    HOW
+    time.sleep(60)
+
+
+def test_c_never_runs():
+    pass
+"""
+
+
+def test_a_timed_out_session_names_the_test_that_was_running(project: Project) -> None:
+    """ckdn's timeout sends SIGTERM; the plugin turns it into a clean stop and seals its
+    evidence (exit status 143), so the digest knows the running test and the counts so far."""
+    timed_config(project, "--ckdn-digest", timeout=3)
+    write_tests(project, HANGS.replace("HOW", "pass"))
+    digest, run_dir, code = outer_run(project)
+    assert (digest["status"], digest["timed_out"], code) == ("error", True, 124)
+    assert ("pytest received SIGTERM while running test_sample_outer.py::test_b_hangs "
+            "(pytest exit status 2)") in digest["notes"]
+    assert digest["summary"]["counts"]["passed"] == 1
+    assert not (run_dir / PROGRESS_FILE).exists()  # the final evidence made it obsolete
+    assert "--junitxml" not in json.dumps(digest)
+
+
+@pytest.mark.parametrize(("how", "rc"), [
+    ("signal.signal(signal.SIGTERM, signal.SIG_IGN)", 124),  # only SIGKILL stops it
+    ("os.kill(os.getpid(), signal.SIGKILL)", -9),  # the OOM killer, say
+], ids=["sigterm-ignored", "sigkill"])
+def test_a_killed_session_names_the_test_that_was_running(project: Project, how: str,
+                                                          rc: int) -> None:
+    """No evidence can be written: the progress line the plugin kept names the test."""
+    timed_config(project, "--ckdn-digest", timeout=2)
+    write_tests(project, HANGS.replace("HOW", how))
+    digest, run_dir, _ = outer_run(project)
+    assert digest["rc"] == rc
+    assert digest["status"] == "error"
+    assert not (run_dir / EVIDENCE_FILE).exists()
+    assert ("pytest was running test_sample_outer.py::test_b_hangs when it stopped "
+            "(2 test(s) started, 1 finished, 0 finding(s) so far); the plugin's "
+            f"{EVIDENCE_FILE} was never written") in digest["notes"]
+    assert "--junitxml" not in json.dumps(digest)
+
+
+def test_ckdn_digest_where_the_plugin_is_missing_says_what_is_missing_and_how_to_add_it(
+        project: Project) -> None:
+    configure(project, "-p", "no:ckdn", "--ckdn-digest")  # an environment without the plugin
+    write_tests(project, "def test_ok():\n    pass\n")
+    digest, _, code = outer_run(project)
+    assert (digest["status"], code) == ("error", 4)
+    assert digest["notes"][0].startswith(
+        "pytest does not know --ckdn-digest: the ckdn pytest plugin is not installed in the "
+        "environment that ran pytest; install checkdown there")
+    assert "--junitxml" not in json.dumps(digest)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +13,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import ParseContext
+from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.junit import PytestParser
 from ckdn.parsers.pytest_evidence import (
     EVIDENCE_FILE,
+    PROGRESS_FILE,
     SCHEMA,
     encode_evidence,
+    encode_progress,
     evidence_result,
     parse_evidence,
     read_evidence,
+    read_progress,
 )
 from tests.pytest_ckdn.sessions import QUIET
 
@@ -82,8 +89,9 @@ def test_evidence_that_cannot_be_written_is_one_line_on_stderr(
     result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET)
     assert result.ret == 0
     errors = [line for line in result.errlines if line]
-    assert len(errors) == 1
-    assert errors[0].startswith("ckdn: cannot write ")
+    assert errors  # the progress line could not be kept either: each said in one line
+    assert all(line.startswith("ckdn: cannot ") for line in errors)
+    assert errors[-1].startswith("ckdn: cannot write evidence into ")
 
 
 def test_evidence_round_trips_through_read_and_encode(real_evidence: Path) -> None:
@@ -201,3 +209,92 @@ def test_non_json_numbers_in_evidence_are_refused(real_evidence: Path, constant:
     path.write_text(text)
     with pytest.raises(ValueError, match=constant):
         read_evidence(path)
+
+
+# -- issue 10: never through a symlink; the progress line -------------------------------------
+
+
+@pytest.fixture
+def green_evidence(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _, path = evidence_session(pytester, monkeypatch, source="def test_ok():\n    pass\n")
+    facts, exitstatus = read_evidence(path)
+    assert (exitstatus, facts.total) == (0, 0)
+    return path
+
+
+def test_a_symlinked_evidence_file_is_refused_with_a_note_never_read(
+        green_evidence: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / EVIDENCE_FILE).symlink_to(green_evidence)  # green evidence from elsewhere
+    result = PytestParser().parse(context(run_dir, rc=0))
+    assert not result.parser_ok
+    assert result.summary == {}
+    assert any(note.startswith(f"{EVIDENCE_FILE} is not valid pytest plugin evidence: it is a "
+                               "symlink: refused") for note in result.notes)
+    with pytest.raises(ValueError, match="symlink"):
+        read_evidence(run_dir / EVIDENCE_FILE)
+
+
+def test_a_fifo_in_place_of_the_evidence_file_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / EVIDENCE_FILE)  # opening it for reading would block forever
+    done: list[ParseResult] = []
+    worker = threading.Thread(target=lambda: done.append(
+        PytestParser().parse(context(tmp_path, rc=0))), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done, "the parser blocked on a FIFO"
+    assert not done[0].parser_ok
+    assert any("not a regular file" in note for note in done[0].notes)
+
+
+def test_a_symlinked_progress_line_is_refused_with_a_note(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(encode_progress(["test_x.py::test_secret"], 1, 0, 0))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / PROGRESS_FILE).symlink_to(elsewhere)
+    result = PytestParser().parse(context(run_dir, rc=-9))
+    assert "test_secret" not in repr(result)
+    assert any(note.startswith(f"{PROGRESS_FILE} is not a readable progress line of the ckdn "
+                               "pytest plugin: it is a symlink: refused") for note in result.notes)
+
+
+def test_the_plugin_never_writes_its_progress_through_a_symlink(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    outer = pytester.mkdir("outer-run")
+    target = tmp_path / "not-yours.txt"
+    target.write_text("untouched\n")
+    (outer / PROGRESS_FILE).symlink_to(target)
+    monkeypatch.setenv("CKDN_RUN_DIR", str(outer))
+    pytester.makepyfile(test_sample_link="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET)
+    assert result.ret == 0
+    assert target.read_text() == "untouched\n"
+    assert next(line for line in result.errlines if line).startswith(
+        f"ckdn: cannot keep progress in {outer}: ")
+    assert read_evidence(outer / EVIDENCE_FILE)[1] == 0  # the evidence itself is fine
+
+
+def test_the_progress_line_names_the_running_tests_and_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / PROGRESS_FILE
+    running = [f"t.py::test_{i}" for i in range(10)] + ["t.py::test_" + "x" * 3000]
+    path.write_bytes(encode_progress(running, 40, 29, 3) + b"   ")
+    progress = read_progress(path)
+    assert progress.running == tuple(running[:8])
+    assert progress.describe() == (
+        "pytest was running " + ", ".join(running[:8]) + " and 3 more when it stopped "
+        "(40 test(s) started, 29 finished, 3 finding(s) so far)")
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=300))
+def test_a_damaged_progress_line_is_refused_never_believed(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, PROGRESS_FILE)
+        path.write_bytes(data)
+        try:
+            read_progress(path)
+        except ValueError:
+            return
+    raise AssertionError(f"read {data!r} as a progress line")

@@ -119,7 +119,7 @@ def test_a_strict_xpass_is_a_finding_and_a_loose_one_is_only_counted(
     assert "suite/test_sample_fail.py::test_xfail" not in ids
 
 
-def test_findings_follow_collection_order_setup_before_call_before_teardown(
+def test_findings_follow_node_id_order_setup_before_call_before_teardown(
         session: Runner, pytester: pytest.Pytester) -> None:
     pytester.mkdir("suite")
     pytester.path.joinpath("suite", "test_sample_fail.py").write_text(FAILING)
@@ -156,7 +156,7 @@ def test_locations_are_relative_to_the_rootdir_when_pytest_runs_from_a_subdirect
     sub.joinpath("test_sample_sub.py").write_text("def test_sub():\n    assert 0\n")
     monkeypatch.chdir(sub)
     result = pytester.runpytest("--ckdn-digest", *QUIET)
-    rec = recorded(pytester, result, root=sub)
+    rec = recorded(pytester, result)  # the run dir is the rootdir's too
     finding = rec.finding("pkg/test_sample_sub.py::test_sub")
     assert finding["location"] == "pkg/test_sample_sub.py:2"
 
@@ -254,3 +254,60 @@ def test_identical_sessions_give_identical_digests_but_for_the_run_dir(
     first.pop("run_dir")
     second.pop("run_dir")
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+SHUFFLED = """
+import pytest
+
+
+@pytest.mark.parametrize("n", [3, 10, 2])
+def test_param(n):
+    assert n < 0
+
+
+def test_zeta():
+    assert False
+
+
+class TestGroup:
+    def test_b(self):
+        assert False
+
+    def test_a(self):
+        assert False
+"""
+
+
+def test_pytest_randomly_seeds_do_not_change_the_digest_or_the_junit_findings(
+        pytester: pytest.Pytester) -> None:
+    """pytest-randomly (real, pinned in the dev extra) runs the tests in another order per
+    seed; the digest, and what the JUnit parser reads from the same sessions, stay the same."""
+    from ckdn.parsers.base import ParseContext
+    from ckdn.parsers.junit import PytestParser
+
+    pytester.makepyfile(test_sample_shuffled=SHUFFLED)
+    digests: list[str] = []
+    junit: list[list[tuple[str, str]]] = []
+    orders: set[str] = set()
+    for seed in (1, 2, 3, 4):
+        report = pytester.path / f"junit-{seed}.xml"
+        result = pytester.runpytest_subprocess(
+            "--ckdn-digest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-v",
+            "-p", "randomly",
+            f"--randomly-seed={seed}", f"--junitxml={report}")
+        orders.add(" ".join(line.split(" ")[0] for line in result.outlines
+                            if " FAILED" in line or " PASSED" in line))
+        digest = json.loads(result.outlines[-1])
+        digest.pop("run_dir")
+        digests.append(json.dumps(digest, sort_keys=True))
+        ctx = ParseContext(check="pytest", run_dir=pytester.path, cwd=pytester.path,
+                           rc=result.ret, options={"junit": report.name})
+        junit.append([(f.id, f.kind) for f in PytestParser().parse(ctx).findings])
+    assert len(orders) > 1  # the seeds did shuffle the run
+    assert len(set(digests)) == 1
+    assert all(found == junit[0] for found in junit)
+    assert [f["id"] for f in json.loads(digests[0])["findings"]] == [
+        "test_sample_shuffled.py::TestGroup::test_a", "test_sample_shuffled.py::TestGroup::test_b",
+        "test_sample_shuffled.py::test_param[2]", "test_sample_shuffled.py::test_param[3]",
+        "test_sample_shuffled.py::test_param[10]", "test_sample_shuffled.py::test_zeta"]
+    assert [found[0] for found in junit[0]] == [f["id"] for f in json.loads(digests[0])["findings"]]

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -126,22 +132,33 @@ def test_pytest_exit_is_a_noted_stop_not_an_interruption(session: Runner,
     assert "pytest.exit() stopped the session: enough for today" in rec.digest["notes"]
 
 
-def test_a_session_that_collects_nothing_is_never_a_pass(session: Runner,
-                                                         pytester: pytest.Pytester) -> None:
+def test_pytests_exit_5_for_a_session_that_collects_nothing_is_an_error_saying_so(
+        session: Runner, pytester: pytest.Pytester) -> None:
     rec = session()
     assert rec.digest["rc"] == rec.result.ret == 5
-    assert rec.digest["status"] == "fail"
-    assert rec.digest["gate_failures"] == ["no tests ran"]
+    assert rec.digest["status"] == "error"
+    assert "gate_failures" not in rec.digest
+    assert rec.digest["notes"][0].startswith("pytest collected no tests and exited with "
+                                             "status 5: nothing was verified")
 
 
-def test_a_session_whose_tests_are_all_deselected_is_never_a_pass(
+def test_a_session_whose_tests_are_all_deselected_is_an_error_naming_the_deselection(
         session: Runner, pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_sample_desel=PASSING)
     rec = session("-k", "nothing_matches")
     assert rec.digest["rc"] == 5
-    assert rec.digest["status"] == "fail"
-    assert rec.digest["gate_failures"] == ["no tests ran (2 deselected)"]
+    assert rec.digest["status"] == "error"
+    assert rec.digest["notes"][0].startswith("pytest collected no tests (2 deselected) and "
+                                             "exited with status 5")
     assert rec.counts == {"deselected": 2}
+
+
+def test_allow_no_tests_cannot_turn_pytests_exit_5_green(session: Runner,
+                                                         pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.pytest]\ncommand = "pytest"\nparser = "pytest"\nallow_no_tests = true\n')
+    rec = session()
+    assert (rec.digest["status"], rec.result.ret) == ("error", 5)
 
 
 def test_a_session_whose_tests_all_skip_fails_and_pytest_exits_1(
@@ -325,3 +342,174 @@ def test_a_gate_added_by_a_plugin_turns_exit_0_into_a_fail_and_exit_1(
     assert rec.digest["status"] == "fail"
     assert rec.digest["rc"] == 0
     assert rec.result.ret == 1
+
+
+# -- issue 10 ---------------------------------------------------------------------------------
+
+
+def test_sigterm_seals_an_interrupted_digest_with_rc_143(pytester: pytest.Pytester) -> None:
+    """SIGTERM from outside (a CI cancel, a process manager) used to kill the session and
+    leave a run dir without a digest."""
+    started = pytester.path / "started"
+    pytester.makepyfile(test_sample_term=f"""
+        import pathlib
+        import time
+
+        def test_first():
+            pass
+
+        def test_waits():
+            pathlib.Path({str(started)!r}).touch()
+            time.sleep(60)
+
+        def test_never_runs():
+            pass
+        """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--ckdn-digest", *QUIET],
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, out + err
+    result = pytest.RunResult(proc.returncode, out.splitlines(), err.splitlines(), 0.0)
+    rec = recorded(pytester, result)
+    assert (rec.digest["status"], rec.digest["rc"], rec.digest["interrupted"]) == (
+        "error", 143, True)
+    assert rec.meta["interrupted"] is True
+    assert ("pytest received SIGTERM while running test_sample_term.py::test_waits "
+            "(pytest exit status 2)") in rec.digest["notes"]
+    assert rec.counts == {"tests": 2, "passed": 1}
+    assert json.loads(out.splitlines()[-1]) == rec.digest
+
+
+def test_ckdn_digest_1_in_the_environment_records_the_session(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKDN_DIGEST", "1")
+    pytester.makepyfile(test_sample_env=PASSING)
+    result = pytester.runpytest(*QUIET)
+    assert result.ret == 0
+    assert recorded(pytester, result).digest["status"] == "pass"
+
+
+def test_the_environment_switch_is_this_sessions_not_its_child_sessions(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKDN_DIGEST", "yes")
+    pytester.makepyfile(test_sample_child="""
+        import os
+
+        def test_a_child_session_would_not_record():
+            assert "CKDN_DIGEST" not in os.environ
+        """)
+    result = pytester.runpytest_subprocess(*QUIET)
+    assert recorded(pytester, result).digest["status"] == "pass"
+
+
+@pytest.mark.parametrize(("value", "option", "records"), [
+    ("0", None, False), ("off", None, False), ("1", "--no-ckdn-digest", False),
+    ("0", "--ckdn-digest", True),
+])
+def test_the_command_line_beats_the_environment_and_the_environment_the_ini_key(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str,
+        option: str | None, records: bool) -> None:
+    monkeypatch.setenv("CKDN_DIGEST", value)
+    pytester.makeini("[pytest]\nckdn_digest = true\n")
+    pytester.makepyfile(test_sample_prec=PASSING)
+    pytester.runpytest(*QUIET, *([option] if option else []))
+    assert len(run_dirs(pytester.path)) == (1 if records else 0)
+
+
+def test_a_ckdn_digest_value_that_is_not_a_switch_is_one_line_and_exit_4(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKDN_DIGEST", "maybe")
+    pytester.makepyfile(test_sample_bad=PASSING)
+    result = pytester.runpytest_subprocess(*QUIET)
+    assert result.ret == 4
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ckdn: CKDN_DIGEST must be 1 or 0 (or true/false, yes/no, on/off), not 'maybe'"]
+
+
+@pytest.mark.parametrize("strict", [("--strict-config",), ("-W", "error")],
+                         ids=["strict-config", "filterwarnings-error"])
+def test_where_the_plugin_is_absent_the_environment_switch_is_harmless_and_the_ini_key_is_not(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        strict: tuple[str, ...]) -> None:
+    pytester.makepyfile(test_sample_absent=PASSING)
+    absent = ("-p", "no:ckdn", *QUIET, *strict)
+    monkeypatch.setenv("CKDN_DIGEST", "1")
+    assert pytester.runpytest_subprocess(*absent).ret == 0
+    monkeypatch.delenv("CKDN_DIGEST")
+    pytester.makeini("[pytest]\nckdn_digest = true\n")
+    assert pytester.runpytest_subprocess(*absent).ret != 0  # the trade-off docs/pytest.md names
+
+
+def project_with_subdirectory(pytester: pytest.Pytester, runs_dir: str) -> Path:
+    pytester.makeini("[pytest]\n")
+    pytester.path.joinpath("ckdn.toml").write_text(f'[run]\nruns_dir = "{runs_dir}"\n')
+    testing = pytester.mkdir("testing")
+    testing.joinpath("test_sample_deep.py").write_text(PASSING)
+    return testing
+
+
+def test_ckdn_toml_is_found_from_the_rootdir_not_the_invocation_directory(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    testing = project_with_subdirectory(pytester, "project-runs")
+    monkeypatch.chdir(testing)
+    result = pytester.runpytest("--ckdn-digest", *QUIET)
+    assert result.ret == 0
+    assert len(list((pytester.path / "project-runs").glob("*-pytest"))) == 1
+    assert sorted(p.name for p in testing.iterdir()) == ["test_sample_deep.py"]
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_a_named_config_is_still_read_from_the_invocation_directory(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    testing = project_with_subdirectory(pytester, "project-runs")
+    pytester.path.joinpath("other.toml").write_text('[run]\nruns_dir = "other-runs"\n')
+    monkeypatch.chdir(testing)
+    if how == "option":
+        result = pytester.runpytest("--ckdn-digest", "--ckdn-config", "../other.toml", *QUIET)
+    else:
+        monkeypatch.setenv("CKDN_CONFIG", "../other.toml")
+        result = pytester.runpytest("--ckdn-digest", *QUIET)
+    assert result.ret == 0
+    assert len(list((pytester.path / "other-runs").glob("*-pytest"))) == 1
+    assert not (pytester.path / "project-runs").exists()
+
+
+@pytest.mark.parametrize(("args", "reason"), [
+    (("-x",), "stopping after 1 failures"),
+    (("--maxfail=2",), "stopping after 2 failures"),
+    (("-x", "-n", "2"), "stopping after"),
+], ids=["x", "maxfail", "xdist-x"])
+def test_a_session_stopped_early_says_so(session: Runner, pytester: pytest.Pytester,
+                                         args: tuple[str, ...], reason: str) -> None:
+    pytester.makepyfile(test_sample_stop="""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_n(n):
+            assert n % 2
+        """)
+    rec = session(*args)
+    assert rec.digest["status"] == "fail"
+    assert any(note.startswith(f"pytest stopped the session early ({reason}")
+               and note.endswith("): not every collected test ran")
+               for note in rec.digest["notes"]), rec.digest
+
+
+def test_a_session_stopped_early_without_a_failure_is_never_a_pass(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        def pytest_runtest_teardown(item):
+            item.session.shouldstop = "a plugin stopped the session"
+        """)
+    pytester.makepyfile(test_sample_plugin_stop=PASSING)
+    rec = session()
+    assert rec.digest["status"] != "pass"
+    assert rec.digest.get("gate_failures") == [
+        "pytest stopped the session early (a plugin stopped the session): not every collected "
+        "test ran"]

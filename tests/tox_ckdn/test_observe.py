@@ -125,3 +125,33 @@ def test_an_env_with_checks_and_commands_records_both(project: Project) -> None:
     """)
     run("--ckdn", "-e", "both").assert_success()
     assert {"ok@both", "tox-both"} <= set(run.run_names())
+
+
+#: A ckdn.toml that does not load (a typo'd key).
+BROKEN = "[run]\nkep = 3\n"
+BROKEN_LINE = ("ckdn: ckdn.toml: [run] unknown key 'kep'; did you mean 'keep'?; no tox env "
+               "added from it, and observe mode records nothing")
+
+
+def test_an_invalid_ckdn_toml_leaves_an_observed_envs_outcome_to_tox(project: Project) -> None:
+    run = project.make("""
+        [env.plain]
+        commands = [["python", "-c", "open('commands-ran', 'w').close()"]]
+    """, checks=BROKEN)
+    result = run("--ckdn", "-e", "plain")
+    result.assert_success()
+    assert (run.path / "commands-ran").exists()
+    assert run.run_names() == []
+    assert [line for line in result.out.splitlines() if BROKEN_LINE in line] == [
+        f"ROOT: {BROKEN_LINE}"]
+    assert "failed with ckdn" not in result.out
+
+
+def test_an_invalid_ckdn_toml_keeps_toxs_own_exit_code_for_an_observed_env(
+        project: Project) -> None:
+    run = project.make(EXITS_4, checks=BROKEN)
+    result = run("--ckdn", "-e", "plain")
+    result.assert_failed(4)
+    assert "about to fail" in result.out
+    assert "post" in result.out
+    assert run.run_names() == []

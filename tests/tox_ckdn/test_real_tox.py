@@ -32,15 +32,16 @@ def test_real_tox_installs_a_checks_requires_into_a_new_virtualenv_and_runs_it_t
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert (tmp_path / ".tox" / "ruff" / "bin" / "ruff").exists()
     assert "install_deps> python -I -m pip install ruff==0.17.6" in proc.stdout
-    latest = tmp_path / ".agent-runs" / "latest" / "digest.json"
-    digest = json.loads(latest.read_text())
+    latest = tmp_path / ".agent-runs" / "latest" / "aggregate.json"  # the tox run's own
+    aggregate = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert json.loads(latest.read_text()) == aggregate
+    (member,) = aggregate["members"]
+    digest = json.loads((tmp_path / member["run_dir"] / "digest.json").read_text())
     assert digest["check"] == "ruff"
     assert digest["status"] == "fail"
     assert [(f["id"], f["location"]) for f in digest["findings"]] == [
         ("unused.py:1:8:F401", "unused.py:1:8")]
-    aggregate = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert aggregate["members"] == [{"check": "ruff", "status": "fail", "rc": 1,
-                                     "run_dir": digest["run_dir"]}]
+    assert member == {"check": "ruff", "status": "fail", "rc": 1, "run_dir": digest["run_dir"]}
 
     (tmp_path / "unused.py").write_text("import os\n\nprint(os.sep)\n")
     again = run_tox(tmp_path, "-e", "ruff")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.tox_ckdn.toxproject import Project, json_lines
+from tests.tox_ckdn.toxproject import CHECKS, Project, json_lines
 
 
 def test_tox_lists_an_env_for_every_check_and_alias_with_its_description(
@@ -85,3 +85,35 @@ def test_a_broken_ckdn_toml_adds_no_env_and_says_why(project: Project) -> None:
     result = run("l")
     assert "ckdn: ckdn.toml" in result.out
     assert "no tox env added from it" in result.out
+
+
+def test_a_check_env_of_a_broken_ckdn_toml_is_not_found_after_ckdns_line_saying_why(
+        project: Project) -> None:
+    run = project.make("", checks=CHECKS + "[check.x]\nparser = 'generic'\n")
+    result = run("-e", "ok")
+    assert result.code != 0
+    lines = result.out.splitlines()
+    ours = [i for i, line in enumerate(lines)
+            if line.startswith("ROOT: ckdn: ckdn.toml: [check.x] needs 'command'")]
+    toxs = [i for i, line in enumerate(lines)
+            if "provided environments not found in configuration file" in line]
+    assert len(ours) == 1, result.out
+    assert len(toxs) == 1, result.out
+    assert ours[0] < toxs[0]
+    assert lines[ours[0]].endswith("; no tox env added from it")
+    assert run.run_names() == []
+
+
+def test_with_a_broken_ckdn_toml_tox_says_so_once_and_runs_its_own_envs(
+        project: Project) -> None:
+    run = project.make("""
+        [env.own]
+        commands = [["python", "-c", "print('tox own')"]]
+    """, checks="[check.x]\nparser = 'generic'\n")
+    result = run("-e", "own")
+    result.assert_success()
+    assert "tox own" in result.out
+    assert [line for line in result.out.splitlines() if "ckdn" in line] == [
+        "ROOT: ckdn: ckdn.toml: [check.x] needs 'command' (an atomic check) or 'members' "
+        "(an alias); no tox env added from it"]
+    assert run.run_names() == []

@@ -15,7 +15,9 @@ the first:
   checks (read, list, describe, requirements, headline, red members, prune,
   starter, schemas);
 
-plus :mod:`ckdn.app.types`, the documents' shapes for type checkers.
+plus :mod:`ckdn.app.types`, the documents' shapes for type checkers. Every
+line a host prints goes through :func:`inert`: nothing in it can act on a
+terminal or reorder the text (a JSON line stays the same JSON).
 """
 
 from ckdn.app._pipeline import (
@@ -38,6 +40,7 @@ from ckdn.config import (
     load_config,
 )
 from ckdn.documents import encode
+from ckdn.documents.textcap import inert
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, STATUSES
 
@@ -61,6 +64,7 @@ __all__ = [
     "config_path",
     "default_config",
     "encode",
+    "inert",
     "load_config",
     "parse_safely",
     "run",

@@ -129,8 +129,14 @@ def list_artifacts(run_dir: str) -> tuple[list[str], int]:
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
-         top: int | None = None) -> Outcome:
-    """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune."""
+         top: int | None = None, publish: bool = True,
+         notes: Sequence[str] = ()) -> Outcome:
+    """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
+
+    A member of an alias is not published (``publish=False``): ``latest`` is the
+    most recent top-level run, and the alias published its own run dir when it began.
+    ``notes`` are the host's facts about the run, after the store's and the runner's.
+    """
     verdict = reconcile(exit, result)
     shown = store.display(rd.path)
     meta = build_meta(check=check, run_dir=shown, argv=argv, cwd=str(config.cwd), exit=exit,
@@ -144,23 +150,28 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
                           artifacts=artifacts, artifacts_omitted=omitted,
                           log_path=os.path.join(rd.path, LOG),
-                          bounds=bounds, notes=[*rd.notes, *exit.notes])
+                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
-    store.publish(rd.path)
+    if publish:
+        store.publish(rd.path)
     store.prune(check, settings.keep, holding=rd if rd.locked else None)
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
-def store_aggregate(config: Config, aggregate: Aggregate) -> str:
-    """Store an aggregate in a run dir of its own (named after its alias); the dir's path.
+def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = None) -> str:
+    """Store an aggregate in a run dir of its own (named after its alias) and publish it
+    as ``latest``; the dir's path.
 
     The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
-    end-of-run aggregate all go through it.
+    end-of-run aggregate all go through it. ``where`` is the dir an alias run made
+    (and published) when it began; a host's aggregate gets a new one.
     """
     store = store_for(config)
     alias = aggregate["alias"]
-    where = store.new_dir(alias)
+    if where is None:
+        where = store.new_dir(alias)
     store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
+    store.publish(where)
     store.prune(alias, config.run.keep)
     return where
 
@@ -175,13 +186,16 @@ def _same(name: str) -> str:
 
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
-        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same) -> Outcome:
+        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same,
+        host_bins: Sequence[str] | None = None) -> Outcome:
     """Run a check or an alias by name.
 
     ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
     stop the run from another thread, as Ctrl-C would; ``run_name`` maps a check
     or alias name to the name its runs are stored under (its run dirs, its lock,
-    its digest's ``check``).
+    its digest's ``check``); ``host_bins`` are the bin directories of the host's
+    env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
+    outside them is named in a note (:mod:`ckdn.app._whence`).
     """
     target = config.get(name)
     if isinstance(target, Alias):
@@ -193,9 +207,9 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
                          target.fail_fast if fail_fast is None else fail_fast, env=env,
-                         stop=stop, run_name=run_name)
+                         stop=stop, run_name=run_name, host_bins=host_bins)
     return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
-                     as_name=run_name(target.name))
+                     as_name=run_name(target.name), host_bins=host_bins)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
@@ -228,8 +242,10 @@ def child_env(check: Check, name: str, run_dir: str,
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-              as_name: str | None = None) -> Outcome:
-    """One atomic check, end to end, stored under ``as_name`` (default: its own name)."""
+              as_name: str | None = None, publish: bool = True,
+              host_bins: Sequence[str] | None = None) -> Outcome:
+    """One atomic check, end to end, stored under ``as_name`` (default: its own name);
+    ``publish=False`` for an alias's member (see :func:`seal`)."""
     from ckdn.process import run_process, stop_left_running
 
     name = check.name if as_name is None else as_name
@@ -238,7 +254,9 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         run_dir = rd.path
         rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
-        ran = run_process(argv, cwd=config.cwd, env=child_env(check, name, run_dir, env),
+        child = child_env(check, name, run_dir, env)
+        notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
+        ran = run_process(argv, cwd=config.cwd, env=child,
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
                           label=name, stop=stop, on_spawn=rd.record_child)
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
@@ -248,30 +266,54 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
             return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
-                        log_bytes=ran.log_bytes, top=check.top)
+                        log_bytes=ran.log_bytes, top=check.top, publish=publish,
+                        notes=notes)
+
+
+def _host_notes(program: str, env: Mapping[str, str], config: Config,
+                host_bins: Sequence[str]) -> tuple[str, ...]:
+    from ckdn.app._whence import outside_note  # lazy: only a host's run asks
+
+    note = outside_note(program, env, str(config.cwd), host_bins)
+    return () if note is None else (note,)
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-              run_name: Callable[[str], str] = _same) -> Outcome:
-    """Run members in order; the aggregate is printed and stored in its own run dir."""
+              run_name: Callable[[str], str] = _same,
+              host_bins: Sequence[str] | None = None) -> Outcome:
+    """Run members in order; the aggregate is printed and stored in its own run dir.
+
+    That dir is made and published first, so while the members run (or after the
+    series was killed) ``latest`` is this unfinished alias run or an unfinished
+    member, never a member's green digest standing in for the whole.
+    """
     from ckdn.documents.aggregate import Member, build_aggregate  # lazy: one check needs none
 
+    store = store_for(config)
+    where = store.new_dir(run_name(alias))
     results: list[Member] = []
-    halt = False
-    for check in members:
-        name = run_name(check.name)
-        if halt:
-            results.append(Member(check=name, status=SKIPPED))
-            continue
-        outcome = run_check(config, check, env=env, stop=stop, as_name=name)
-        doc = outcome.digest
-        results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
-                              run_dir=doc["run_dir"]))
-        # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
-        halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+    try:
+        store.publish(where)
+        halt = False
+        for check in members:
+            name = run_name(check.name)
+            if halt:
+                results.append(Member(check=name, status=SKIPPED))
+                continue
+            outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
+                                host_bins=host_bins)
+            doc = outcome.digest
+            results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
+                                  run_dir=doc["run_dir"]))
+            # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
+            halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+    except BaseException:
+        if not results:  # refused before any member ran: nothing happened, nothing to keep
+            store.abandon(where)
+        raise  # else the run stays, unfinished: `ckdn show` says so
     aggregate = build_aggregate(alias=run_name(alias), members=results)
-    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate))
+    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
 
 
 class _EvidenceFirst:

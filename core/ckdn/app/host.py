@@ -6,7 +6,10 @@ exactly the evidence a ``ckdn run`` leaves. So a host takes the run's lock and
 run dir with :func:`begin_host_run`, writes the log through :class:`HostLog`
 while its process runs, and seals the run once, with its own facts or a
 parser's (:meth:`HostRun.seal`). Under an outer ``ckdn run`` the pytest plugin
-hands its facts over instead (:func:`write_evidence`). A host that collects runs
+hands its facts over instead (:func:`write_evidence`), and keeps a progress line
+there as tests start and end (:class:`ProgressLog`), so that a pytest killed
+before it could hand anything over still names the test it was running. A host
+that collects runs
 of its own into one aggregate stores it with :func:`store_aggregate`.
 
 The rules a host applies to facts it gathered itself are decided in the core,
@@ -26,11 +29,15 @@ from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
 from ckdn.parsers.gates import (
     ALLOW_NO_TESTS_HINT,
     MAX_WARNINGS_STATUS,
+    NO_TESTS_COLLECTED_STATUS,
     CoverageFacts,
     coverage_gates,
     max_warnings_gate,
+    no_tests_collected,
     no_tests_gate,
+    stopped_early,
 )
+from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, PHASES, TEST, Smallest, order_key
 from ckdn.process import RC_INTERRUPTED, Exit
 from ckdn.process.stop import StopRequest
 
@@ -44,14 +51,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_NO_TESTS_HINT",
+    "INTERNAL",
     "MAX_WARNINGS_STATUS",
+    "NO_TESTS_COLLECTED_STATUS",
+    "OUTSIDE",
+    "PHASES",
     "RC_INTERRUPTED",
+    "RC_TERMINATED",
+    "TEST",
     "CoverageFacts",
     "Finding",
     "HostLog",
     "HostRun",
     "Member",
     "ParseResult",
+    "ProgressLog",
+    "Smallest",
     "Snippet",
     "StopRequest",
     "begin_host_run",
@@ -59,12 +74,17 @@ __all__ = [
     "cap_line",
     "coverage_gates",
     "max_warnings_gate",
+    "no_tests_collected",
     "no_tests_gate",
+    "order_key",
+    "stopped_early",
     "store_aggregate",
     "write_evidence",
 ]
 
 _CHUNK = 1 << 20  # characters a host's log text is encoded and written in at a time
+#: The exit code of a run stopped by SIGTERM (128 + 15), as ckdn's runner reports it.
+RC_TERMINATED = 143
 
 
 class HostLog:
@@ -174,3 +194,56 @@ def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:
     path = os.path.join(run_dir, EVIDENCE_FILE)
     write_atomic(path, encode_evidence(result, exitstatus))
     return path
+
+
+class ProgressLog:
+    """The pytest plugin's progress line in an outer run dir, rewritten in place as tests run.
+
+    One ``pwrite`` at offset 0 per update, padded with spaces to the longest line
+    written so far, so the file always holds one whole line (no truncate, no
+    rename, no ``fsync``: what a killed process wrote is already the kernel's).
+    Created without following a symlink and only as a regular file; ``OSError``
+    otherwise. The ``pytest`` parser reads it when the session left no evidence
+    (:mod:`ckdn.parsers.pytest_evidence`).
+    """
+
+    def __init__(self, run_dir: str) -> None:
+        import stat
+
+        from ckdn.parsers.pytest_evidence import PROGRESS_FILE, encode_progress
+
+        self._encode = encode_progress
+        self.path = os.path.join(run_dir, PROGRESS_FILE)
+        flags = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(self.path, flags, 0o666)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{self.path} is not a regular file")
+            os.ftruncate(fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd: int | None = fd
+        self._size = 0
+
+    def update(self, running: Sequence[str], started: int, finished: int, findings: int) -> None:
+        if self._fd is None:
+            return
+        data = self._encode(running, started, finished, findings)
+        size = len(data)
+        if size < self._size:
+            data += b" " * (self._size - size)
+        os.pwrite(self._fd, data, 0)
+        self._size = max(self._size, size)
+
+    def close(self, *, remove: bool) -> None:
+        """Stop writing; ``remove`` once the final evidence is safely written."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+        if remove:
+            try:
+                os.unlink(self.path)
+            except OSError as exc:  # already gone, or the dir went: nothing left to clean up
+                del exc

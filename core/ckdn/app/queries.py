@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 
+from ckdn import DISTRIBUTION
 from ckdn.app._pipeline import store_for
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
+from ckdn.documents.textcap import inert
 from ckdn.errors import UsageError
 from ckdn.reconcile import PASS, SKIPPED
 from ckdn.schema import load_schema, schema_ids
@@ -28,9 +30,11 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Digest, Document
 
 __all__ = [
+    "PLUGIN_FLAG",
     "checks_of",
     "describe_checks",
     "headline",
+    "inert",
     "list_runs",
     "load_schema",
     "prune_runs",
@@ -40,6 +44,7 @@ __all__ = [
     "requirements",
     "schema_ids",
     "shown_runs_dir",
+    "this_checkdown",
     "write_starter",
 ]
 
@@ -51,7 +56,8 @@ def read_run(config: Config, ref: str | None = None) -> Document:
 
 
 def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
-    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished."""
+    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished
+    (``corrupt`` for a finished run whose document cannot be read: torn, planted, a symlink)."""
     if limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
     store = store_for(config)
@@ -62,8 +68,8 @@ def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
         if info.finished:
             try:
                 doc: Mapping[str, Any] = read_stored(info.path, store.display)
-            except UsageError:  # unreadable: listed without status
-                doc = {}
+            except UsageError:  # unreadable: listed as such, never guessed at
+                doc = {"status": "corrupt"}
             row.update({k: doc[k] for k in ("status", "rc") if k in doc})
         rows.append(row)
     return rows
@@ -113,13 +119,65 @@ def checks_of(config: Config, name: str) -> list[Check]:
     return [target]
 
 
-def requirements(config: Config, names: Iterable[str]) -> list[str]:
-    """The ``requires`` of these checks and aliases' members, in order, each once."""
+#: A check whose command has this word runs ckdn's pytest plugin inside the env.
+PLUGIN_FLAG = "--ckdn-digest"
+
+
+def requirements(config: Config, names: Iterable[str], *, have: Iterable[str] = ()) -> list[str]:
+    """The ``requires`` of these checks and aliases' members, in order, each once.
+
+    A check whose command uses ``--ckdn-digest`` needs ckdn's pytest plugin where
+    pytest runs (a tox env or nox session without it exits 4, "unrecognized
+    arguments"), so the checkdown that is running is added (:func:`this_checkdown`)
+    unless a ``requires`` or ``have`` (what the host installs anyway: a tox env's
+    ``deps``) already names checkdown.
+    """
     found: dict[str, None] = {}
+    plugin = False
     for name in names:
         for check in checks_of(config, name):
             found.update(dict.fromkeys(check.requires))
-    return list(found)
+            plugin = plugin or PLUGIN_FLAG in check.argv
+    wanted = list(found)
+    if plugin and not any(_names_checkdown(req) for req in (*wanted, *have)):
+        ours = this_checkdown()
+        if ours is not None:
+            wanted.append(ours)
+    return wanted
+
+
+def _names_checkdown(requirement: str) -> bool:
+    import re  # lazy: only hosts installing a check's requires ask
+
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
+
+
+def this_checkdown() -> str | None:
+    """A requirement that installs this same checkdown elsewhere; None without its metadata.
+
+    Installed from a directory, an archive or a VCS URL (pip's ``direct_url.json``,
+    an editable checkout included), it is that URL; else the exact version, from
+    the index it came from.
+    """
+    import json
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        direct = {}
+    url = direct.get("url") if isinstance(direct, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"{DISTRIBUTION}=={dist.version}"
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
+        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
+    return f"{DISTRIBUTION} @ {url}"
 
 
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
@@ -127,6 +185,8 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
     from ckdn.config import STARTER, config_path
 
     path = config_path(cwd, explicit)
+    if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
+        raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
     from ckdn.store import write_atomic
@@ -139,14 +199,18 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
 
 
 def headline(doc: Document) -> str:
-    """One line saying what is not green and where its evidence is (for host failure messages)."""
+    """One inert line saying what is not green and where its evidence is (for host failure
+    messages)."""
     if "alias" in doc:
         first = next((m for m in doc["members"] if m["status"] not in (PASS, SKIPPED)), None)
         where = (f"; first red member {first['check']} {first['status']} (rc {first.get('rc')}),"
                  f" evidence in {first.get('run_dir')}" if first else "; a member did not run")
-        return f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
-    reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-    return f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason}; evidence in {doc['run_dir']}"
+        line = f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
+    else:
+        reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
+        line = (f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason};"
+                f" evidence in {doc['run_dir']}")
+    return inert(line)
 
 
 def red_members(config: Config, doc: Document) -> Iterator[tuple[str, Digest | None]]:

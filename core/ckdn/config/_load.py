@@ -10,6 +10,7 @@ plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
 from __future__ import annotations
 
 import os
+import stat
 from types import MappingProxyType
 
 from ckdn._lite.toml import read_plain
@@ -32,6 +33,8 @@ _NAME_CHARS = BARE_KEY | {"+", "."}
 _NAME_RULE = ("use letters, digits, '_', '-', '.', '+' (at most 64, not starting with '.' or '-')")
 
 _BOM = b"\xef\xbb\xbf"
+#: The starter catalogue is about 10 KB; a config file past this is not one.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def config_path(cwd: str | os.PathLike[str], explicit: str | None = None) -> str:
@@ -66,8 +69,7 @@ def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
     path = config_path(base, explicit)
     shown = shown_path(path, base)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _read_regular(path, shown)
     except FileNotFoundError:
         if explicit is not None or os.environ.get(CONFIG_ENV):
             source = "--config" if explicit is not None else f"${CONFIG_ENV}"
@@ -81,6 +83,29 @@ def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
         raise ConfigError(f"{shown}: cannot read config file: {exc.strerror or exc}") from None
     return _Loader(shown, base).load(path, data)
 
+
+
+def _read_regular(path: str, shown: str) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most :data:`MAX_CONFIG_BYTES`.
+
+    Anything else is refused unread: ``/dev/zero`` would be read until memory
+    runs out, a FIFO would block ``open`` until a writer came (hence
+    ``O_NONBLOCK``, which changes nothing for a regular file). A symlink to a
+    config is followed: it is the user's own file. ``OSError`` as ``open``.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"{shown}: cannot read config file: Is a directory")
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"{shown}: not a regular file; ckdn reads its config only from"
+                              " a regular file (name a ckdn.toml with --config)")
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a ckdn.toml"
+                          " is a few kilobytes: name the right file")
+    return data
 
 
 class _Loader(Tables):

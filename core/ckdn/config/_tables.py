@@ -30,6 +30,12 @@ ALIAS_KEYS = ("members", "fail_fast", "description")
 #: (compiled by ``re``'s cache when a check first names ``requires``).
 _REQUIREMENT = r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:[\[(<>=!~;@]|\Z)"
 
+#: The words a POSIX shell reads as operators (or redirections) when they stand alone.
+#: ckdn runs no shell, so in a string command they would reach the program as
+#: arguments: ``pytest | tee log`` runs pytest with ``|``, ``tee`` and ``log``.
+SHELL_OPERATORS = frozenset({"|", "||", "|&", "&", "&&", ";", ";;", "<", "<<", "<<<", ">", ">>",
+                             ">|", "&>", "&>>", "2>", "2>>", "2>&1", "1>&2", ">&2"})
+
 #: A timeout past a year is a unit mistake, and far larger values overflow the
 #: OS timer APIs the runner waits with.
 _TIMEOUT_MAX = 365 * 24 * 3600
@@ -96,7 +102,7 @@ class Tables:
                 if hint:
                     raise self.error(where, f"unknown key {key!r}{hint}")
             raise self.error(where, "needs 'command' (an atomic check) or 'members' (an alias)")
-        command, argv = self.command(where, table["command"])
+        command, argv = self.command(where, name, table["command"])
         parser_name = table.get("parser")
         if parser_name is None:
             raise self.error(where, "parser: missing; every atomic check names a parser "
@@ -118,7 +124,8 @@ class Tables:
             requires=self.requires(where, table.get("requires", [])),
         )
 
-    def command(self, where: str, value: Any) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
+    def command(self, where: str, name: str,
+                value: Any) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
         if isinstance(value, str):
             try:
                 argv = tuple(split_command(value))
@@ -133,6 +140,14 @@ class Tables:
                                     f"not {show(value)}")
         if not argv or not argv[0]:
             raise self.error(where, "command: names no program to run")
+        if isinstance(value, str) and not SHELL_OPERATORS.isdisjoint(argv):
+            operator = bare_operator(value)
+            if operator is not None:
+                raise self.error(where, (
+                    f"command: {operator!r} is a shell operator, but no shell runs this "
+                    f"command: {argv[0]} would get {operator!r} as an argument; put the shell "
+                    f"line in a script and run that (command = \"sh scripts/{name}.sh\"), "
+                    f"or quote {operator!r} if it is an argument"))
         if any("\0" in arg for arg in argv):
             raise self.error(where, "command: contains a NUL character")
         return command, argv
@@ -213,6 +228,42 @@ class Tables:
             else:
                 text = f"{exc.key}: {exc.message}"
             raise self.error(where, text) from None
+
+
+def bare_operator(command: str) -> str | None:
+    """The first shell operator that stands in ``command`` as a word with no quote or escape.
+
+    ``shlex.split`` loses the quoting (``'|'`` and ``|`` both give ``|``), so the
+    line is read again with shlex's POSIX rules, only to see which words were
+    written bare. Called only when the split already produced an operator.
+    """
+    quote = ""
+    escaped = quoted = False
+    word: list[str] = []
+    for char in f"{command} ":
+        if escaped:
+            escaped = False
+            word.append(char)
+        elif quote == "'":
+            if char == "'":
+                quote = ""
+        elif quote:
+            if char == "\\":
+                escaped = True
+            elif char == '"':
+                quote = ""
+        elif char in " \t\r\n":
+            if word and not quoted and "".join(word) in SHELL_OPERATORS:
+                return "".join(word)
+            word, quoted = [], False
+        elif char in "'\"":
+            quote, quoted = char, True
+            word.append(char)
+        elif char == "\\":
+            escaped = quoted = True
+        else:
+            word.append(char)
+    return None
 
 
 # -- wording ---------------------------------------------------------------------------

@@ -18,18 +18,21 @@ is built to three promises:
   from reading a marker back.
 
 Text policy (applies to every string a digest carries, see
-:mod:`ckdn.documents.textcap`): ANSI escape sequences are stripped; other control
-characters (all C0 but tab, and DEL) and lone surrogates become U+FFFD, so no
-character costs more than four encoded bytes and a reader never receives
-terminal control codes. A finding ``message``, a note, a gate failure and every
+:mod:`ckdn.documents.textcap`): every string is inert. ANSI escape sequences are
+stripped; every other character that acts (C0 but tab, DEL, C1, the bidi
+controls, U+2028/U+2029) is shown escaped as ``\\uXXXX`` text, never raw and never
+dropped; lone surrogates become U+FFFD. Width caps count shown characters (an
+escape counts six), and no shown character costs more than four encoded bytes.
+A finding ``message``, a note, a gate failure and every
 summary string are single lines: their line breaks are folded into single
 spaces (only whitespace is lost); a ``detail`` entry with line breaks is split
 into several snippet lines. The log tail is read backwards from the end of the log.
 
 When the encoded digest exceeds :data:`DIGEST_BUDGET`, the fitting shrinks it in
 a fixed order until it fits. What it cannot shrink is width-capped strings and at
-most :data:`MAX_GATE_FAILURES` gate failures: under 40 KiB even if every
-character took four bytes, so the shrinking always ends under the budget.
+most :data:`MAX_GATE_FAILURES` gate failures: under 40 KiB even if every shown
+character took four bytes (``test_what_the_fitting_cannot_shrink_fits_the_budget``
+does the sum), so the shrinking always ends under the budget.
 """
 
 from __future__ import annotations

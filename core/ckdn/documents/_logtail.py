@@ -8,15 +8,17 @@ line is streamed: only its first ``width`` characters are kept, the rest counted
 from __future__ import annotations
 
 import codecs
+import errno
 import os
+import stat
 
 from ckdn.documents.textcap import (
     LINE_WIDTH,
     clean_cap,
     escapes_length,
     hold_back_escape,
+    inert_prefix,
     marked,
-    replace_unsafe,
     strip_ansi,
 )
 
@@ -47,7 +49,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
     if lines <= 0:
         return []
     try:
-        handle = open(log_path, "rb")  # noqa: SIM115 - closed below, after the scan
+        handle = open_log(log_path)
     except FileNotFoundError:
         return []
     with handle:
@@ -61,6 +63,27 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
         handle.seek(first)
         blob = handle.read(spans[-1][1] - first)
     return [_short_line(blob[start - first:stop - first], width) for start, stop in spans]
+
+
+def open_log(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file, never through a symlink.
+
+    A check can replace its own ``full.log`` (a link to ``/etc/passwd``, a FIFO
+    that would block the read forever); neither is followed or read. Raises
+    ``OSError`` whose ``strerror`` says which it was.
+    """
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise OSError(exc.errno, "full.log is a symlink, not followed") from exc
+        raise
+    handle = open(fd, "rb")  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise OSError(errno.EINVAL, "full.log is not a regular file, not read")
+    return handle
 
 
 def _short_line(raw: bytes, width: int) -> str:
@@ -99,10 +122,14 @@ def _last_line_spans(handle: IO[bytes], end: int, lines: int) -> list[tuple[int,
 
 
 def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
+    """One huge line, streamed: its shown head kept (:func:`inert_prefix` on each piece
+    with the room left, which cuts exactly like one call on the whole line), the rest
+    only counted."""
     handle.seek(start)
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     head: list[str] = []
     have = extra = 0
+    full = width <= 0  # the head can take nothing more: only counting from here
     carry = ""
     remaining = stop - start
     size = _CHUNK_MIN  # small first: the shown head needs only ``width`` characters
@@ -113,7 +140,7 @@ def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
         final = remaining == 0
         if final and chunk.endswith(b"\r"):
             chunk = chunk[:-1]  # CRLF line ending
-        if (have >= width and not carry and not final and chunk.isascii()
+        if (full and not carry and not final and chunk.isascii()
                 and b"\x1b" not in chunk and not decoder.getstate()[0]):
             extra += len(chunk)  # past the shown head: ASCII without escapes counts 1:1
             continue
@@ -121,17 +148,17 @@ def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
         carry = ""
         if not final:
             text, carry = hold_back_escape(text)
-        if have >= width:  # only counting now; replacing characters keeps the count
+        if full:  # only counting now
             extra += len(text) - escapes_length(text)
             if final:
                 break
             continue
         text = strip_ansi(text)
-        take = max(0, min(len(text), width - have))
-        if take:
-            head.append(replace_unsafe(text[:take]))
-            have += take
-        extra += len(text) - take
+        shown, taken = inert_prefix(text, width - have)
+        head.append(shown)
+        have += len(shown)
+        extra += len(text) - taken
+        full = taken < len(text) or have >= width
         if final:
             break
     return marked("".join(head), extra)

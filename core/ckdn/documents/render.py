@@ -2,7 +2,9 @@
 
 Indented JSON with keys in reading order (the stored form sorts them), so a
 person reads a digest top-down: what ran, its status and why, the findings,
-then where the evidence is.
+then where the evidence is. Inert, whatever the stored file holds: a character
+that would act on a terminal is written as JSON's ``\\uXXXX`` escape, so the
+text reads back as the same document.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ def render(doc: Mapping[str, Any]) -> str:
     """The human form: indented, keys in reading order."""
     import json  # lazy: only the human form needs it, never `ckdn run`
 
-    return json.dumps(_ordered(doc, _ORDER), indent=2, ensure_ascii=False)
+    from ckdn.documents.textcap import inert
+
+    text = json.dumps(_ordered(doc, _ORDER), indent=2, ensure_ascii=False)
+    return "\n".join(inert(line) for line in text.split("\n"))
 
 
 def _ordered(node: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:

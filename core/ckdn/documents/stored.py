@@ -7,11 +7,17 @@ under a size bound, with the keys and JSON types its schema requires, members
 included) or it is a :class:`~ckdn.errors.UsageError` naming the file and what
 is wrong with it. Callers that can carry on without it (a listing, a host
 showing red members) catch that one error.
+
+Nothing is read through a symlink: the run dir and the document are opened
+without following one (and without blocking on a FIFO), so a ``digest.json``
+planted as a link to some other JSON file is refused, never shown.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 from ckdn.errors import UsageError
 
@@ -20,6 +26,7 @@ __all__ = ["MAX_DOCUMENT_BYTES", "read_stored"]
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
     from ckdn.documents.types import Document
 
@@ -40,22 +47,51 @@ _JSON_NAMES = {str: "string", int: "integer", list: "array"}
 
 def read_stored(run_dir: str, shown: Callable[[str], str]) -> Document:
     """The digest (or aggregate) a finished run dir holds; UsageError if there is none usable."""
-    for name in (DIGEST, AGGREGATE):
-        path = os.path.join(run_dir, name)
-        if os.path.isfile(path):
-            return _load(path, name, shown)
-    raise UsageError(
-        f"{os.path.basename(run_dir)} has no digest yet (the run is unfinished or was killed);"
-        f" its log is {shown(os.path.join(run_dir, 'full.log'))}"
-    )
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        folder = os.open(run_dir, flags | os.O_DIRECTORY)
+    except OSError as exc:
+        raise UsageError(f"{shown(run_dir)}: cannot read: {_why(exc, run_dir)}") from exc
+    try:
+        for name in (DIGEST, AGGREGATE):
+            path = os.path.join(run_dir, name)
+            try:
+                fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=folder)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise UsageError(f"{shown(path)}: cannot read: {_why(exc, path)}") from exc
+            with open(fd, "rb") as handle:
+                mode = os.fstat(fd).st_mode
+                if stat.S_ISDIR(mode):  # not a marker (the listing agrees)
+                    continue
+                if not stat.S_ISREG(mode):
+                    raise UsageError(f"{shown(path)}: cannot read: not a regular file")
+                return _load(handle, path, name, shown)
+        has_log = os.path.lexists(os.path.join(run_dir, "full.log"))
+    finally:
+        os.close(folder)
+    if has_log:
+        raise UsageError(
+            f"{shown(run_dir)} is unfinished: no digest yet (it is still running, or it was"
+            f" killed); its log is {shown(os.path.join(run_dir, 'full.log'))}")
+    raise UsageError(  # an alias run's own dir, or a run killed before its log existed
+        f"{shown(run_dir)} is unfinished: nothing written yet (it is still running, or it was"
+        " killed); `ckdn list` shows the runs beside it")
 
 
-def _load(path: str, name: str, shown: Callable[[str], str]) -> Document:
+def _why(exc: OSError, path: str) -> str:
+    """What was wrong with ``path``, saying so plainly for a symlink (``O_NOFOLLOW``)."""
+    if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR) and os.path.islink(path):
+        return "it is a symlink, and ckdn reads nothing in the runs dir through one"
+    return exc.strerror or str(exc)
+
+
+def _load(handle: BinaryIO, path: str, name: str, shown: Callable[[str], str]) -> Document:
     import json  # lazy: `ckdn run` writes documents and never reads one
 
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
         if len(data) > MAX_DOCUMENT_BYTES:
             raise ValueError(f"larger than {MAX_DOCUMENT_BYTES} bytes")
         doc = json.loads(data, parse_constant=_no_constant)

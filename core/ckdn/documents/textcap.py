@@ -1,14 +1,30 @@
 """The text policy of every string a digest carries, and the one family of truncation helpers.
 
-ANSI escape sequences are stripped; other control characters (all C0 but tab,
-and DEL) and lone surrogates become U+FFFD, so no character costs more than four
-encoded bytes and a reader never receives terminal control codes. Together with
-the width caps below, that is what makes the digest's byte bound provable from
-the numbers alone.
+Every string ckdn hands a reader is **inert**: it can neither drive a terminal
+nor reorder what a person sees. ANSI escape sequences (colours, cursor moves,
+titles, hyperlinks) are stripped, as they always were: they are styling, not
+content. Every other character that acts rather than shows is escaped visibly
+as ``\\uXXXX`` text (six characters: a backslash, ``u``, four lowercase hex
+digits): the C0 controls but tab, DEL, the C1 controls (U+0080..U+009F: CSI
+U+009B, OSC U+009D, NEL U+0085 act on some terminals like ESC sequences and line
+breaks), the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+U+2066..U+2069: "Trojan Source"), and the line and paragraph separators
+U+2028, U+2029. Nothing is dropped silently: the escape shows which character
+it was. A lone surrogate (an undecodable byte of a path) becomes U+FFFD, as
+undecodable bytes of a log do. :func:`inert` is that rule alone; the CLI and
+the human form apply it to every line they print, where on a JSON line it is
+JSON's own escape, so the document reads back unchanged.
+
+The width caps below count **shown** characters: an escaped character counts
+six, so a cut string never shows more than its width. No shown character
+encodes to more than 4 bytes of canonical JSON (a shown backslash is 2 bytes, so
+an escape is 7 bytes for 6 characters; a character outside the BMP is 4), which
+is what makes the digest's byte bound provable from the numbers alone.
 
 Every cut is counted where it happened, never silent: a cut string ends in
-``... [+N chars]``, N being the characters the reader does not see, and a cut
-list of lines ends in ``... [+N more lines]``. The count travels as data, not as
+``... [+N chars]``, N being the characters of the original text the reader does
+not see (escapes are shown, not counted), and a cut list of lines ends in
+``... [+N more lines]``. The count travels as data, not as
 text to be read back: a cut string is a :class:`Cut` (a ``str`` that also knows
 its kept text and how much was cut), a cut list of lines is a :class:`Snippet`
 (a tuple that knows how many lines were dropped). Cutting again (a parser cut a
@@ -41,16 +57,17 @@ __all__ = [
     "cut",
     "escapes_length",
     "hold_back_escape",
+    "inert",
+    "inert_prefix",
     "marked",
     "parts",
-    "replace_unsafe",
     "snippet",
     "strip_ansi",
     "unsurrogate",
 ]
 
-# Width caps, in characters (after cleaning). No cleaned character encodes to more
-# than 4 bytes, which is what makes the byte bound provable from these numbers.
+# Width caps, in shown characters (after cleaning; an escape shows as 6). No shown
+# character encodes to more than 4 bytes, which makes the byte bound provable from these.
 MESSAGE_WIDTH = 500  # finding message, note, status_reason
 LINE_WIDTH = 300  # snippet line, log tail line, gate failure, summary string
 ID_WIDTH = 300  # finding id and location, summary key
@@ -85,7 +102,9 @@ _SOURCES = {
             r"|[@-Z\\^_])",
     # A suffix that may be the start of an escape sequence cut by a chunk boundary.
     "ansi_prefix": r"\x1b(?:\[[0-?]{0,256}[ -/]{0,16}|\][^\x07\x1b]{0,2048}\x1b?)?\Z",
-    "unsafe": "[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]",
+    # What acts rather than shows (see the module docstring), and lone surrogates.
+    "unsafe": "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+              "\ud800-\udfff]",
 }
 
 
@@ -159,16 +178,15 @@ def snippet(lines: Iterable[object], limit: int, width: int) -> Snippet:
 
 
 def clean_cap(text: str, width: int) -> str:
-    """Strip ANSI sequences, cut to ``width``, then replace unsafe characters: a plain str.
+    """Strip ANSI sequences, make the rest inert, cut to ``width`` shown characters.
 
-    Replacing keeps the length, so it runs on the cut text only: a 100 MB
-    message costs one scan for escapes, not a replacement per control character.
+    Only the first ``width`` characters can be shown, so only they are escaped:
+    a 100 MB message costs one scan for escape sequences, not one per character.
     """
     body, omitted = parts(text)
     body = strip_ansi(body)
-    if len(body) > width:
-        body, omitted = body[:width], omitted + len(body) - width
-    return marked(replace_unsafe(body), omitted)
+    shown, taken = inert_prefix(body, width)
+    return marked(shown, omitted + len(body) - taken)
 
 
 def clean_line(value: object, width: int) -> str:
@@ -189,11 +207,46 @@ def strip_ansi(text: str) -> str:
     return _pattern("ansi").sub("", text) if "\x1b" in text else text
 
 
-def replace_unsafe(text: str) -> str:
-    """Control characters and lone surrogates replaced by U+FFFD; the length is kept."""
+def inert(text: str) -> str:
+    """``text`` with every character that acts escaped as ``\\uXXXX`` (see above)."""
     if text.isascii() and text.isprintable():  # the usual case, without a regex
         return text
-    return _pattern("unsafe").sub(_REPLACEMENT, text)
+    return _pattern("unsafe").sub(_escape, text)
+
+
+def inert_prefix(text: str, width: int) -> tuple[str, int]:
+    """``(shown, taken)``: the inert form of the longest prefix of ``text`` that shows in
+    ``width`` characters, and how many characters of ``text`` that prefix is.
+
+    An escape is never split: one that does not fit ends the prefix. Taking a
+    prefix of the rest with the room left gives what one call on the whole would,
+    so a line read in pieces is cut exactly like the whole line.
+    """
+    head = text[:max(0, width)]
+    if head.isascii() and head.isprintable():
+        return head, len(head)
+    pieces: list[str] = []
+    used = position = 0
+    for match in _pattern("unsafe").finditer(head):
+        plain = head[position:match.start()]
+        if used + len(plain) >= width:
+            pieces.append(plain[:width - used])
+            return "".join(pieces), position + width - used
+        escaped = _escape(match)
+        if used + len(plain) + len(escaped) > width:
+            pieces.append(plain)
+            return "".join(pieces), match.start()
+        pieces += (plain, escaped)
+        used += len(plain) + len(escaped)
+        position = match.end()
+    rest = head[position:width - used + position]
+    pieces.append(rest)
+    return "".join(pieces), position + len(rest)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return _REPLACEMENT if 0xD800 <= code <= 0xDFFF else f"\\u{code:04x}"
 
 
 def escapes_length(text: str) -> int:

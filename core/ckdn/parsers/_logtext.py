@@ -6,9 +6,9 @@ keeping only what a digest can show. A diagnostic's detail can be arbitrarily
 long, so it is bounded while it arrives (:class:`DetailLines`,
 :class:`PendingFinding`); a run nothing explains gets the first lines no pattern
 recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
-is where a tool that stopped early says why; and a nonzero exit code with only
-warnings is explained the same way for every type checker
-(:func:`silent_red_note`). Keeping these rules in one place keeps those notes
+is where a tool that stopped early says why; and a type checker that failed on
+warnings or notes alone has them promoted to findings the same way for every
+type checker (:class:`Lesser`). Keeping these rules in one place keeps those notes
 identical across parsers; the ``-->`` location line of the layout ty and
 ``ruff format`` share (:data:`ARROW`) is here for the same reason.
 """
@@ -19,17 +19,18 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from ckdn.parsers.base import Finding, FindingSink, ParseContext, Snippet, cap_line
+from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, Snippet, cap_line
 
 __all__ = [
     "ARROW",
     "DetailLines",
+    "Lesser",
     "LogSample",
     "PendingFinding",
+    "crashed",
     "log_ends",
     "plain",
     "plain_lines",
-    "silent_red_note",
 ]
 
 #: Terminal escape sequences: CSI (colours, cursor moves) and the two-byte ones
@@ -40,6 +41,16 @@ _ANSI: Final = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|[()*+][0-9A-Za-z]|[@-Z\
 #: `` --> path:line:col`` on the line after a diagnostic's header: where it points,
 #: in the rustc-style layout ty and ``ruff format`` share (line and column optional).
 ARROW: Final = re.compile(r"^\s*--> (?P<path>.+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?$")
+
+
+#: How a crashed Python program's last words start: an uncaught exception, or a fatal
+#: error (a segfault, an abort) that faulthandler reports.
+CRASH: Final = ("Traceback (most recent call last):", "Fatal Python error: ")
+
+
+def crashed(line: str) -> bool:
+    """``line`` starts a Python traceback or fatal-error report, at column 0."""
+    return line.startswith(CRASH)
 
 
 def plain(line: str) -> str:
@@ -143,21 +154,38 @@ class LogSample:
         return f"first unrecognised log line(s): {shown}"
 
 
-def silent_red_note(tool: str, rc: int, warnings: int, infos: int, *,
-                    info_word: str = "info") -> str | None:
-    """Explain a nonzero exit code that came with no error diagnostics at all.
+class Lesser:
+    """Diagnostics below the severity a tool normally fails on, kept in case it failed on them.
 
-    Warnings and info/notes are never findings (they carry no exit-code weight
-    for most configurations), so such a run reconciles to ``error`` ("no
-    findings although the parser expects evidence"); this note says why, so the
-    error is explained rather than mysterious.
+    A type checker's warnings and notes carry no exit-code weight in most runs, so
+    they are counted, never findings. But when the tool exits with its "diagnostics
+    found" code and printed nothing worse (ty exits 1 on warnings unless
+    ``--exit-zero-on-warning``, pyright on warnings with ``--warnings``, mypy's
+    ``--output json`` on a note), those are the diagnostics the exit code rests
+    on: they become the findings, so the run is a located ``fail``, not an
+    unexplained ``error``. The first ``top`` are kept; all are counted.
     """
-    if not warnings and not infos:
-        return None
-    parts = []
-    if warnings:
-        parts.append(f"{warnings} warning(s)")
-    if infos:
-        parts.append(f"{infos} {info_word}")
-    return (f"{tool} exited {rc} with no error diagnostics, only {' and '.join(parts)}; "
-            "those are counted in the summary, never findings")
+
+    __slots__ = ("sink",)
+
+    def __init__(self, top: int) -> None:
+        self.sink = FindingSink(top)
+
+    def add(self, finding: Finding) -> None:
+        self.sink.add(finding)
+
+    def promote(self, result: ParseResult, *, tool: str, rc: int, found_rc: int,
+                what: str) -> bool:
+        """Make the kept diagnostics ``result``'s findings when the exit code rests on them.
+
+        Only for exit code ``found_rc`` (the tool's "diagnostics found"), only when
+        ``result`` has no finding, and only when there is something to promote; a
+        note says so. ``what`` names them with their counts ("1 warning(s)").
+        """
+        if rc != found_rc or result.total or not self.sink.total:
+            return False
+        result.findings = self.sink.kept
+        result.findings_total = self.sink.total
+        result.notes.append(f"{tool} exited {rc} with no error, only {what}: "
+                            "those are what it failed on, so they are the findings")
+        return True

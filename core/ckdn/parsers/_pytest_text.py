@@ -23,6 +23,8 @@ _E_FILE = re.compile(r'E\s+File "([^"]+)", line (\d+)')
 _ANSI = re.compile(r"(?:\x1b|#x1B)\[[0-?]*[ -/]*[@-~]")
 #: A partial line longer than this is kept cut; every kept line is capped anyway.
 _CARRY_CAP = 4096
+#: Classnames whose module/class split one report reader remembers at most.
+_SPLITS_CAP = 4096
 
 
 def clean(text: str) -> str:
@@ -113,8 +115,8 @@ def _looks_like_class(part: str) -> bool:
     return part[:1].isupper()
 
 
-def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None
-            ) -> tuple[str, str | None]:
+def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None,
+            splits: dict[str, int] | None = None) -> tuple[str, str | None]:
     """The pytest node id of a JUnit testcase, and the test's file (``None`` if unknown).
 
     pytest writes ``classname`` as the dotted module path plus class names and
@@ -122,7 +124,9 @@ def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None
     ``file``; ``xunit2`` does not, so the module/class boundary is the last run
     of capitalised parts (class names) unless ``cwd`` holds a file that says
     otherwise. A collection error has an empty ``classname`` and the dotted
-    module path as ``name``.
+    module path as ``name``. ``splits`` remembers that answer per ``classname``
+    (a caller reading one report passes the same dict for every testcase, so the
+    disk is asked once per class, not once per failure).
     """
     parts = classname.split(".") if classname else []
     if not parts:
@@ -136,7 +140,13 @@ def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None
         if classes is None:
             classes = _trailing_classes(parts)
         return "::".join([file, *classes, name]), file
-    split = _split(parts, cwd)
+    split = splits.get(classname) if splits is not None else None
+    if split is None:
+        split = _split(parts, cwd)
+        if splits is not None:
+            if len(splits) >= _SPLITS_CAP:
+                splits.clear()
+            splits[classname] = split
     path = _module_path(parts[:split], cwd, collector=False)
     return "::".join([path, *parts[split:], name]), path
 

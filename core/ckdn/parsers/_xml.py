@@ -48,6 +48,20 @@ def is_namespaced(tag: str, attrs: dict[str, str]) -> bool:
     return any(key == "xmlns" or key.startswith("xmlns:") for key in attrs)
 
 
+def _plain_names(tag: str, attrs: dict[str, str]) -> None:
+    """Refuse a name a namespace-aware reader (ElementTree) would refuse or read apart.
+
+    Reports are plain XML; a colon in an element or attribute name is either a
+    namespace (refused by :func:`is_namespaced` where a parser checks) or a
+    mangled name such as ``:ame``, which ElementTree calls not well-formed.
+    """
+    if ":" in tag:
+        _refuse(f"element name {tag[:40]!r} (a colon: namespaced or mangled)")
+    for key in attrs:
+        if ":" in key:
+            _refuse(f"attribute name {key[:40]!r} (a colon: namespaced or mangled)")
+
+
 class XmlReader:
     """Streams one XML file through expat; subclasses react to events.
 
@@ -97,8 +111,13 @@ class XmlReader:
     # -- events ------------------------------------------------------------------
 
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
-        self._parser.StartElementHandler = self.on_start
+        self._parser.StartElementHandler = self._start
+        _plain_names(tag, attrs)
         self.on_root(tag, attrs)
+        self.on_start(tag, attrs)
+
+    def _start(self, tag: str, attrs: dict[str, str]) -> None:
+        _plain_names(tag, attrs)
         self.on_start(tag, attrs)
 
     def on_root(self, tag: str, attrs: dict[str, str]) -> None:

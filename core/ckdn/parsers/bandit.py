@@ -14,6 +14,11 @@ so the report's results per severity and confidence can never exceed those
 counts; exit code 1 needs a result, and any other code but 0 is not a bandit
 result (2 is its usage or config error); a missing or empty report is
 ``parser_ok=False`` with a note quoting the log's last line.
+
+The log is read too: bandit logs a plugin that crashed on a file ("Bandit
+internal error running: B...") at ``ERROR`` level and leaves that file's
+results out of a report that looks clean, with exit code 0. An ``ERROR`` or
+``CRITICAL`` log line, or a Python traceback, makes the report untrusted.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import log_ends
+from ckdn.parsers._logtext import crashed, log_ends, plain_lines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -41,6 +46,8 @@ LEVELS: Final = ("HIGH", "MEDIUM", "LOW", "UNDEFINED")
 TOTALS = "_totals"
 #: Unscanned files named in a note; the rest are counted.
 NAMED_ERRORS = 3
+#: bandit's log lines: "[module]\tLEVEL\tmessage"; these levels say the scan went wrong.
+_LOG_FAILURES: Final = ("\tERROR\t", "\tCRITICAL\t")
 
 
 class BanditParser(BaseParser):
@@ -84,7 +91,24 @@ def _parse(ctx: ParseContext) -> ParseResult:
     _cross_check(ctx, result, severity=severity, confidence=confidence, totals=totals,
                  reported=len(results))
     _unverified(ctx, result, errors, scanned)
+    _log_failures(ctx, result)
     return result
+
+
+def _log_failures(ctx: ParseContext, result: ParseResult) -> None:
+    """bandit's own ERROR lines, or a crash, beside the report: the report is not the scan."""
+    failures = 0
+    first = ""
+    for line in plain_lines(ctx):
+        if (line.startswith("[") and any(level in line for level in _LOG_FAILURES)) or crashed(
+                line):
+            failures += 1
+            if not first:
+                first = cap_line(line.strip().replace("\t", " "), 200)
+    if failures:
+        result.parser_ok = False
+        result.notes.append(f"bandit's log reports {failures} error(s) beside its report "
+                            f"(first: {first}): files may have gone unscanned")
 
 
 def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]] | str:

@@ -6,13 +6,24 @@ under ``--output json`` ("x.py: error: Cannot read file", "Found 1 error ...").
 Errors are ``type_error`` findings; notes (and warnings) are counted, and a note
 right after an error becomes part of that error's detail.
 
-Guards: "Found N errors" and "Success: no issues found" are cross-checked. In
-text mode (the default) exit code 0 also needs the "Success:" line; in JSON mode
-mypy prints nothing at all on a clean run, so an empty log is accepted there.
+Every line must be mypy's: a diagnostic, an NDJSON record, "Found N errors",
+"Success: ...", mypy's messages about its invocation ("mypy: ...", argparse's
+"usage:" block, "There are no .py[i] files ..."), its configuration warnings
+("mypy.ini: [mypy]: Unrecognized option: ..."), its "Warning: ..." about a
+deprecated flag (quoted in a note), ``-v``'s "LOG:" lines or a report's
+"Generated ... report" line. Any other line (a traceback, a crash
+message, another tool's log) makes the log unreadable, at any exit code: in
+JSON mode a clean run prints nothing at all, so nothing else can tell such a
+log from a clean one. Guards besides: "Found N errors" and "Success: no issues
+found" are cross-checked; in text mode exit code 0 needs the "Success:" line;
+a message about the invocation or the configuration is never green (mypy did
+not check what was asked, or not as configured).
 
 ``mypy --output json`` exits 1 when its only output is a note (``reveal_type``):
-no finding comes out of that, so the run reconciles to ``error`` — never
-``pass`` — with a note saying the run held only notes.
+mypy counts any line without ": note:" as an error, and an NDJSON record has
+none. Then the notes are what it failed on, so they become the findings
+(``type_note``; :class:`~ckdn.parsers._logtext.Lesser`). A torn NDJSON record
+makes the whole log unreadable: it contributes no findings and no counts.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
-from ckdn.parsers._logtext import DetailLines, LogSample, plain_lines, silent_red_note
+from ckdn.parsers._logtext import DetailLines, Lesser, LogSample, plain_lines
 from ckdn.parsers.base import (
     LINE_CAP,
     BaseParser,
@@ -38,15 +49,25 @@ from ckdn.parsers.guard import guarded
 __all__ = ["MypyParser"]
 
 KIND = "type_error"
+LESSER_KINDS: Final = {"note": "type_note", "warning": "type_warning"}
+#: mypy's exit code when it found errors (2 is a blocker: a crash, bad usage, no files).
+FOUND_RC = 1
 # "a.py:5: error: msg  [code]", "a.py:5:12: ...", "a.py:5:12:5:13: ..." (--show-error-end),
-# "a.py: error: Cannot read file ..." (no line).
+# "a.py: error: Cannot read file ..." (no line). Each repetition is bounded by the
+# literal after it (":" or ": "), so a failing match costs time linear in the line.
 _TEXT: Final = re.compile(
     r"^(?P<path>.+?)(?::(?P<line>-?\d+)(?::(?P<col>-?\d+)(?::-?\d+:-?\d+)?)?)?: "
     r"(?P<sev>error|warning|note): (?P<msg>.*)$")
-_CODE: Final = re.compile(r"^(?P<msg>.*?)\s+\[(?P<code>[a-z0-9-]+)\]$")
+_CODE_NAME: Final = re.compile(r"[a-z0-9-]+")
 _FOUND: Final = re.compile(r"^Found (\d+) errors? in (\d+) files?")
 _SUCCESS: Final = re.compile(r"^Success: no issues found(?: in (\d+) source files?)?")
 _CHECKED: Final = re.compile(r"\(checked (\d+) source files?\)")
+#: "mypy.ini: [mypy]: Unrecognized option: x = y", "mypy.ini: [mypy-x]: ..." (config_parser).
+_CONFIG: Final = re.compile(r"^[^\s:][^:]*: \[[^\]]*\]: ")
+_NO_SECTION: Final = ": No [mypy] section in config file"
+_NO_FILES: Final = "There are no .py[i] files in directory "
+#: Lines mypy prints that say nothing about the code: -v logging, written reports.
+_CHATTER: Final = ("LOG: ", "TRACE: ", "Generated ")
 _TOOL = "mypy"
 
 
@@ -63,29 +84,42 @@ class MypyParser(BaseParser):
         return guarded(self.name, _parse, ctx)
 
 
+def split_code(message: str) -> tuple[str, str | None]:
+    """``("msg", "code")`` from ``"msg  [code]"``; ``(message, None)`` without a code.
+
+    String methods, not a pattern: a message of 50,000 spaces before a bracket
+    made ``^(.*?)\\s+\\[...\\]$`` backtrack quadratically.
+    """
+    if message.endswith("]"):
+        start = message.rfind("[")
+        if start > 0 and message[start - 1].isspace() and _CODE_NAME.fullmatch(
+                message, start + 1, len(message) - 1):
+            return message[:start].rstrip(), message[start + 1:-1]
+    return message, None
+
+
 class _Error:
     """An error whose message may still continue (``--pretty`` wraps long lines)."""
 
-    __slots__ = ("code", "detail", "line", "location", "message", "path")
+    __slots__ = ("code", "detail", "kind", "line", "location", "message", "path")
 
     def __init__(self, path: str, line: int | None, location: str, *, message: str,
-                 code: str | None, limit: int) -> None:
+                 code: str | None, limit: int, kind: str = KIND) -> None:
         self.path = path
         self.line = line
         self.location = location
         self.message = message
         self.code = code
+        self.kind = kind
         self.detail = DetailLines(limit)
 
-    def emit(self, sink: FindingSink) -> None:
+    def finding(self) -> Finding:
         message, code = self.message, self.code
         if code is None:
-            coded = _CODE.match(message)
-            if coded:
-                message, code = coded["msg"], coded["code"]
+            message, code = split_code(message)
         text = message if code is None else f"{message} [{code}]"
-        sink.add(Finding(f"{self.location}:{code or 'error'}", KIND, cap_line(text),
-                         self.location, self.detail.tuple()))
+        ident = f"{self.location}:{code or ('error' if self.kind == KIND else 'note')}"
+        return Finding(ident, self.kind, cap_line(text), self.location, self.detail.tuple())
 
 
 class _Scan:
@@ -93,23 +127,32 @@ class _Scan:
         self.ctx = ctx
         self.json_mode = ctx.options.get("format", "text") == "json"
         self.sink = FindingSink(ctx.top)
+        self.lesser = Lesser(ctx.top)
         self.errors = 0
         self.notes = 0
         self.warnings = 0
-        self.tool_errors = 0
-        self.tool_messages: list[str] = []
+        self.tool_messages: list[str] = []  # "mypy: ...": about the invocation
+        self.tool_count = 0
+        self.config: list[str] = []  # configuration warnings
+        self.config_count = 0
+        self.warned: list[str] = []  # mypy's "Warning: ..." lines (deprecated flags)
         self.malformed = 0
         self.found: int | None = None
         self.files: int | None = None
         self.success = False
         self.pending: _Error | None = None
-        self.first_note = ""
+        self.usage = False  # inside argparse's "usage:" block
         self.unknown = LogSample()
 
     def flush(self) -> None:
         if self.pending is not None:
-            self.pending.emit(self.sink)
+            self.sink.add(self.pending.finding())
             self.pending = None
+
+    def tool(self, message: str) -> None:
+        self.tool_count += 1
+        if len(self.tool_messages) < 3:
+            self.tool_messages.append(cap_line(message, 200))
 
     def diagnostic(self, path: str, line: int | None, col: int | None, *, severity: str,
                    message: str, code: str | None, hint: str | None = None) -> None:
@@ -118,19 +161,19 @@ class _Scan:
                 self.notes += 1
             else:
                 self.warnings += 1
-            if not self.first_note:
-                self.first_note = cap_line(f"{self.ctx.location(path, line)}: {message}", 200)
             # A note on the line of the error just read explains it ("See https://...").
             pending = self.pending
             if pending is not None and (path, line) == (pending.path, pending.line):
                 pending.detail.add(f"{severity}: {message}")
+                return
+            lesser = _Error(path, line, self.ctx.location(path, line, col), message=message,
+                            code=code, limit=self.ctx.max_snippet_lines,
+                            kind=LESSER_KINDS.get(severity, "type_warning"))
+            self.lesser.add(lesser.finding())
             return
         self.flush()
         if path == _TOOL and line is None:
-            # "mypy: error: ..." is about the invocation, not about a file.
-            self.tool_errors += 1
-            if len(self.tool_messages) < 3:
-                self.tool_messages.append(cap_line(message, 200))
+            self.tool(message)  # "mypy: error: ..." is about the invocation, not a file
             return
         self.errors += 1
         self.pending = _Error(path, line, self.ctx.location(path, line, col), message=message,
@@ -140,14 +183,13 @@ class _Scan:
 
     def feed(self, line: str) -> None:
         if line.startswith("{"):
+            self.usage = False
             self.json_record(line)
             return
         match = _TEXT.match(line)
         if match:
-            msg, code = match["msg"], None
-            coded = _CODE.match(msg)
-            if coded:
-                msg, code = coded["msg"], coded["code"]
+            self.usage = False
+            msg, code = split_code(match["msg"])
             self.diagnostic(match["path"], _positive(match["line"]), _positive(match["col"]),
                             severity=match["sev"], message=msg, code=code)
             return
@@ -161,17 +203,40 @@ class _Scan:
             pending.message = f"{pending.message} {line}"  # --pretty wrapped the message
             return
         self.flush()
+        if self.usage and line[:1].isspace():
+            return  # argparse's usage text continues, indented
+        self.usage = False
+        if line.strip():
+            self.other(line)
+
+    def other(self, line: str) -> None:
+        """A line that is not a diagnostic: mypy's verdict, its own messages, or not mypy's."""
         found = _FOUND.match(line)
+        success = _SUCCESS.match(line)
         if found:
             self.found = int(found.group(1))
-        elif _SUCCESS.match(line):
+            checked = _CHECKED.search(line)
+            if checked:
+                self.files = int(checked.group(1))
+        elif success:
             self.success = True
-        else:
+            if success.group(1):
+                self.files = int(success.group(1))
+        elif line.startswith("usage: mypy"):
+            self.usage = True
+        elif line.startswith("mypy: "):
+            self.tool(line[len("mypy: "):])
+        elif line.startswith(_NO_FILES):
+            self.tool(line)
+        elif _CONFIG.match(line) or line.endswith(_NO_SECTION):
+            self.config_count += 1
+            if len(self.config) < 2:
+                self.config.append(cap_line(line, 200))
+        elif line.startswith("Warning: "):  # a deprecated flag, still honoured: said, not fatal
+            if len(self.warned) < 2:
+                self.warned.append(cap_line(line, 200))
+        elif not line.startswith(_CHATTER):
             self.unknown.add(line)
-            return
-        checked = _CHECKED.search(line) or _SUCCESS.match(line)
-        if checked and checked.group(1):
-            self.files = int(checked.group(1))
 
     def json_record(self, line: str) -> None:
         try:
@@ -216,16 +281,29 @@ def _parse(ctx: ParseContext) -> ParseResult:
     for line in plain_lines(ctx):
         scan.feed(line)
     scan.flush()
+    if scan.malformed:
+        # A torn or drifted record: the log is not mypy's whole output, so nothing in it counts.
+        return ParseResult(parser_ok=False, notes=[
+            f"{scan.malformed} line(s) of mypy's JSON output could not be read (cut short, "
+            "or format drift): the log is not read at all"])
     counts = {"errors": scan.errors, "notes": scan.notes, "warnings": scan.warnings}
     if scan.files is not None:
         counts["files"] = scan.files
     result = scan.sink.result(summary={"counts": counts})
+    _guards(ctx, scan, result)
+    return result
+
+
+def _lesser(scan: _Scan) -> str:
+    parts = [f"{scan.notes} note(s)"] if scan.notes else []
+    if scan.warnings:
+        parts.append(f"{scan.warnings} warning(s)")
+    return " and ".join(parts)
+
+
+def _guards(ctx: ParseContext, scan: _Scan, result: ParseResult) -> None:
     notes = result.notes
-    if scan.malformed:
-        result.parser_ok = False
-        notes.append(f"{scan.malformed} line(s) of mypy's JSON output could not be read "
-                     "(format drift?)")
-    if scan.found is not None and scan.found != scan.errors + scan.tool_errors:
+    if scan.found is not None and scan.found != scan.errors + scan.tool_count:
         result.parser_ok = False
         notes.append(f"mypy says it found {scan.found} error(s) but {scan.errors} were read "
                      "from the log")
@@ -233,18 +311,30 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.parser_ok = False
         notes.append(f"mypy says 'Success: no issues found' but {scan.errors} error(s) were read")
     notes.extend(f"mypy: {message}" for message in scan.tool_messages)
+    if scan.tool_count and ctx.rc == 0:
+        result.parser_ok = False
+        notes.append(f"exit code 0 but mypy printed {scan.tool_count} message(s) about its "
+                     "invocation: it did not check what was asked")
+    if scan.config_count:
+        result.parser_ok = False
+        notes.append(cap_line(f"mypy did not apply its configuration as written "
+                              f"({scan.config_count} warning(s)): " + " | ".join(scan.config)))
+    notes.extend(f"mypy says: {line}" for line in scan.warned)
+    if scan.unknown.count:
+        result.parser_ok = False
+        notes.append(f"{scan.unknown.count} line(s) of the log are not mypy's output (a crash, "
+                     "or another tool's log): " + scan.unknown.describe())
     if ctx.rc == 0 and not scan.json_mode and not scan.success and scan.found is None:
         result.parser_ok = False
         notes.append("exit code 0 but no 'Success: no issues found' line: cannot confirm a clean "
                      "run (keep mypy's error summary on, or use format = \"json\" with "
-                     "--output json); " + scan.unknown.describe())
-    elif ctx.rc != 0 and not scan.errors and not scan.tool_errors:
-        note = silent_red_note("mypy", ctx.rc, scan.warnings, scan.notes, info_word="note(s)")
-        if note is not None:
-            note += f"; first: {scan.first_note}"
-        else:
+                     "--output json)")
+    elif ctx.rc != 0 and not scan.errors and scan.tool_count:
+        result.parser_ok = False  # mypy stopped before checking; its messages are quoted above
+    elif ctx.rc != 0 and not scan.errors:
+        promoted = scan.lesser.promote(result, tool="mypy", rc=ctx.rc, found_rc=FOUND_RC,
+                                       what=_lesser(scan))
+        if not promoted and not scan.unknown.count:
             result.parser_ok = False
-            note = (f"exit code {ctx.rc} but no mypy diagnostic in the log; "
-                    + scan.unknown.describe())
-        notes.append(note)
-    return result
+            notes.append(f"exit code {ctx.rc} but no mypy diagnostic in the log; "
+                         + scan.unknown.describe())

@@ -16,6 +16,12 @@ vulnerability in the report, and any other code but 0 is not a pip-audit
 result. When the vulnerability service is unreachable, pip-audit exits 1 with a
 traceback and writes no report; the note quotes the log's last line, which
 names the cause.
+
+pip-audit prints its summary ("No known vulnerabilities found", "Found N known
+vulnerabilities ...") whenever it gets as far as writing the report, so exit
+code 0 needs that line: the audit's own completion evidence. An ``ERROR:`` or
+``CRITICAL:`` log line, or a Python traceback, beside the report makes it
+untrusted.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import plain
+from ckdn.parsers._logtext import crashed, plain
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -62,13 +68,20 @@ class PipAuditParser(BaseParser):
 class _Log:
     """What pip-audit's log states: its own vulnerability count and its last words."""
 
-    __slots__ = ("found", "last")
+    __slots__ = ("errors", "first_error", "found", "last")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.found: int | None = None
         self.last = ""
+        self.errors = 0  # "ERROR:pip_audit...", "CRITICAL:...", a traceback
+        self.first_error = ""
         for raw in ctx.log_lines():
-            line = plain(raw).strip()
+            line = plain(raw).rstrip()
+            if crashed(line) or line.startswith(("ERROR:", "CRITICAL:")):
+                self.errors += 1
+                if not self.first_error:
+                    self.first_error = cap_line(line, 200)
+            line = line.strip()
             if not line:
                 continue
             self.last = line
@@ -124,6 +137,15 @@ def _parse(ctx: ParseContext) -> ParseResult:
     elif ctx.rc not in (0, 1):
         result.parser_ok = False
         result.notes.append(f"exit code {ctx.rc} is not a pip-audit result" + log.tail())
+    if log.found is None and ctx.rc == 0:
+        result.parser_ok = False
+        result.notes.append("exit code 0 but no pip-audit summary line (\"No known "
+                            "vulnerabilities found\", \"Found N known vulnerabilities\") in the "
+                            "log: cannot confirm the audit finished" + log.tail())
+    if log.errors:
+        result.parser_ok = False
+        result.notes.append(f"pip-audit's log reports {log.errors} error(s) beside its report "
+                            f"(first: {log.first_error})")
     _unverified(ctx, result, skipped, audited)
     return result
 

@@ -15,17 +15,27 @@ must be the ones the report holds.
 pylint exits 0 with weighted messages only when its own policy accepted them
 (``--exit-zero``, or a score at or above ``--fail-under``). Those messages carry
 no exit-code weight in that run, so they are counted, not findings; a project
-that wants ckdn to judge the score sets ``score_fail_under``.
+that wants ckdn to judge the score sets ``score_fail_under``. But a module
+pylint could not lint at all (a fatal message such as F0001 "No module named",
+or E0001 "Parsing failed") was never checked, and a report with
+``modulesLinted`` 0 checked nothing: unverified, not clean, so a gate failure
+unless ``allow_skipped = true``.
+
+The log is read too, for what it says beside the report: pylint's text
+messages (with ``,text`` in the output format) may not outnumber the report's,
+and a Python traceback means pylint (or a plugin) crashed. Either makes the
+report untrusted.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import log_ends
+from ckdn.parsers._logtext import crashed, log_ends, plain_lines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -44,6 +54,11 @@ KIND = "lint_violation"
 WEIGHT: Final = {"fatal": 1, "error": 2, "warning": 4, "refactor": 8, "convention": 16}
 TYPES: Final = (*WEIGHT, "info")
 USAGE_ERROR = 32
+#: Messages that mean the module was never linted: every fatal one, and a parse failure.
+UNLINTED_IDS: Final = ("E0001",)
+NAMED_UNLINTED = 3
+#: pylint's text layout, "path:line:col: C0116: text (symbol)"; the letter is the type.
+_TEXT_MESSAGE: Final = re.compile(r"^[^\s:][^:]*:\d+:\d+: (?P<type>[CRWEF])\d{4}: ")
 
 
 class PylintParser(BaseParser):
@@ -53,6 +68,7 @@ class PylintParser(BaseParser):
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "report": Option("str", help="pylint's json2 report, relative to the run dir"),
         "score_fail_under": Option("number", help="gate: fail when pylint's score is below this"),
+        "allow_skipped": Option("bool", help="accept modules pylint could not lint, or none"),
     }
 
     def parse(self, ctx: ParseContext) -> ParseResult:
@@ -72,6 +88,8 @@ def _parse(ctx: ParseContext) -> ParseResult:
     weighted = sum(counts[t] for t in WEIGHT)
     result = ParseResult(summary={"counts": {**counts, "messages": len(messages)}})
     _score(ctx, statistics, result)
+    _log_disagrees(ctx, result, weighted)
+    _unlinted(ctx, result, messages, statistics)
     stated = statistics["messageTypeCount"]
     wrong = [f"{t} {stated.get(t)!r} vs {counts[t]}" for t in TYPES if stated.get(t) != counts[t]]
     if wrong:
@@ -137,6 +155,47 @@ def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | st
                 and isinstance(message.get("message"), str)):
             return f"{drift} (message {index} has no known type and text)"
     return messages, statistics
+
+
+def _log_disagrees(ctx: ParseContext, result: ParseResult, weighted: int) -> None:
+    """A log that shows more than the report holds, or a crash: the report is not the run."""
+    shown = 0
+    crash = ""
+    for line in plain_lines(ctx):
+        if _TEXT_MESSAGE.match(line):
+            shown += 1
+        elif not crash and crashed(line):
+            crash = line.strip()
+    if shown > weighted:
+        result.parser_ok = False
+        result.notes.append(f"pylint's log shows {shown} fatal/error/warning/refactor/convention "
+                            f"message(s) but its report holds {weighted}")
+    if crash:
+        result.parser_ok = False
+        result.notes.append(cap_line(f"pylint's log holds a crash ({crash}): the report may "
+                                     "not be the whole run"))
+
+
+def _unlinted(ctx: ParseContext, result: ParseResult, messages: list[dict[str, Any]],
+              statistics: dict[str, Any]) -> None:
+    """Modules pylint never linted, and a run that linted none: unverified, not clean."""
+    if ctx.options.get("allow_skipped", False):
+        return
+    unlinted = [m for m in messages
+                if m["type"] == "fatal" or m.get("messageId") in UNLINTED_IDS]
+    if unlinted:
+        named = "; ".join(cap_line(f"{m.get('path') or m.get('module') or '?'}: "
+                                   f"{m.get('messageId', m['type'])} {m['message']}", 160)
+                          for m in unlinted[:NAMED_UNLINTED])
+        more = (f" (+{len(unlinted) - NAMED_UNLINTED} more)"
+                if len(unlinted) > NAMED_UNLINTED else "")
+        result.gate_failures.append(f"pylint could not lint {len(unlinted)} module(s)")
+        result.notes.append(cap_line(f"not linted: {named}{more}; set allow_skipped = true to "
+                                     "accept them", 600))
+    if statistics.get("modulesLinted") == 0:
+        result.gate_failures.append("pylint linted no module")
+        result.notes.append("pylint's report says modulesLinted is 0; set allow_skipped = true "
+                            "if that is expected")
 
 
 def _usage_hint(rc: int) -> str:

@@ -26,21 +26,41 @@ Format history:
   integer >= 0); a finding's ``message`` and ``detail`` lines, a note and a gate
   failure may be ``{"cut": str, "omitted": int >= 1}`` instead of a string. Both
   versions are read (a pytest env may hold an older ckdn than the outer run);
-  /2 is written.
+  /2 is written. A session the plugin stopped on SIGTERM records exit status
+  143, which agrees with a run ckdn stopped (124, 130, 128 + N).
+
+**Progress.** The evidence is written when the session ends, so a pytest that
+is killed (SIGKILL after the grace period, the OOM killer, a test calling
+``os._exit``) leaves none. So the plugin also keeps ``ckdn-pytest-progress.json``
+in the run dir: one small JSON line (:data:`PROGRESS_SCHEMA`), rewritten in
+place (one ``pwrite``) as each test starts and ends, naming the tests running
+and how many started, finished and failed. Written without ``fsync``: a killed
+process's writes are already the kernel's. The parser reads it only when there
+is no final evidence, to name the test that was running.
+
+Both files are read without following a symlink (``O_NOFOLLOW``) and only when
+they are regular files: a planted link is refused with a note, never read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ckdn._lite.canonical import canonical
-from ckdn.documents.textcap import Cut
+from ckdn.documents.textcap import Cut, cut
+from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
-__all__ = ["EVIDENCE_FILE", "MAX_EVIDENCE_BYTES", "SCHEMA", "encode_evidence", "evidence_result",
-           "parse_evidence", "read_evidence"]
+__all__ = ["EVIDENCE_FILE", "MAX_EVIDENCE_BYTES", "PROGRESS_FILE", "PROGRESS_SCHEMA", "SCHEMA",
+           "TERMINATED_STATUS", "Progress", "encode_evidence", "encode_progress",
+           "evidence_result", "parse_evidence", "read_evidence", "read_no_follow",
+           "read_progress"]
 
 EVIDENCE_FILE = "ckdn-pytest.json"
 SCHEMA = "ckdn.pytest-evidence/2"
@@ -48,6 +68,16 @@ _READ = frozenset({"ckdn.pytest-evidence/1", SCHEMA})
 #: The plugin keeps at most ``top`` findings with bounded details, so a real file
 #: is small; anything past this is not one of ours and is refused unread.
 MAX_EVIDENCE_BYTES = 16 * 1024 * 1024
+
+PROGRESS_FILE = "ckdn-pytest-progress.json"
+PROGRESS_SCHEMA = "ckdn.pytest-progress/1"
+#: A progress line is far smaller; anything past this is not one of ours.
+MAX_PROGRESS_BYTES = 64 * 1024
+#: The running tests a progress line names (more are counted), and how long each id may be.
+PROGRESS_RUNNING = 8
+PROGRESS_ID_WIDTH = 1000
+#: The exit status of a session the plugin stopped on SIGTERM (128 + 15, as ckdn's own).
+TERMINATED_STATUS = 143
 
 _KEYS = frozenset({"schema", "exitstatus", "findings", "findings_total", "summary", "notes",
                    "gate_failures", "parser_ok", "evidence_expected", "wants_log_tail"})
@@ -100,26 +130,59 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"not JSON: {name}")
 
 
-def read_evidence(path: Path) -> tuple[ParseResult, int]:
-    """The parse result and pytest exit status stored in ``path``.
+def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, never through a symlink.
 
-    Raises :class:`ValueError` naming what is wrong for anything that is not a
-    complete, well-formed ``ckdn.pytest-evidence/1`` document (and
-    :class:`OSError` when the file cannot be read at all).
+    :class:`ValueError` when it is refused (a symlink, not a regular file, larger
+    than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
+    does not block the open (``O_NONBLOCK``), it is refused like any non-file.
     """
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_EVIDENCE_BYTES + 1)
-    if len(data) > MAX_EVIDENCE_BYTES:
-        raise ValueError(f"larger than {MAX_EVIDENCE_BYTES} bytes")
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file: refused")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 (byte offset {exc.start})") from None
     except RecursionError:
         raise ValueError("nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
-    return _validate(doc)
+
+
+def read_evidence(path: str | os.PathLike[str]) -> tuple[ParseResult, int]:
+    """The parse result and pytest exit status stored in ``path``.
+
+    Raises :class:`ValueError` naming what is wrong for anything that is not a
+    complete, well-formed ``ckdn.pytest-evidence/1`` document, or a file that is
+    refused (:func:`read_no_follow`), and :class:`OSError` when the file cannot
+    be read at all.
+    """
+    return _validate(_json(read_no_follow(path, MAX_EVIDENCE_BYTES)))
 
 
 def _validate(doc: Any) -> tuple[ParseResult, int]:
@@ -230,7 +293,7 @@ def parse_evidence(ctx: ParseContext) -> ParseResult | None:
     XML); otherwise :func:`evidence_result`.
     """
     path = Path(ctx.run_dir, EVIDENCE_FILE)
-    if not path.is_file():
+    if not os.path.lexists(path):  # a symlink is there too: refused by the reader, with a note
         return None
     return evidence_result(ctx, path)
 
@@ -248,10 +311,79 @@ def evidence_result(ctx: ParseContext, path: Path) -> ParseResult:
     except (OSError, ValueError) as exc:
         return ParseResult(parser_ok=False,
                            notes=[f"{EVIDENCE_FILE} is not valid pytest plugin evidence: {exc}"])
-    if exitstatus != ctx.rc:
+    if exitstatus != ctx.rc and not (exitstatus == TERMINATED_STATUS and stopped(ctx.rc)):
         result.parser_ok = False
         result.notes.append(f"{EVIDENCE_FILE} records pytest exit status {exitstatus} but the "
                             f"command exited with {ctx.rc}")
     result.findings_total = result.total
     del result.findings[ctx.top:]
     return result
+
+
+# -- progress -----------------------------------------------------------------------------
+
+
+class Progress:
+    """Where a session was when its progress line was last written."""
+
+    __slots__ = ("findings", "finished", "running", "running_total", "started")
+
+    def __init__(self, running: Sequence[str], running_total: int, started: int,
+                 finished: int, findings: int) -> None:
+        self.running = tuple(running)
+        self.running_total = running_total
+        self.started = started
+        self.finished = finished
+        self.findings = findings
+
+    def describe(self) -> str:
+        """One sentence: the tests that were running, and how far the session got."""
+        tally = (f"{self.started} test(s) started, {self.finished} finished, "
+                 f"{self.findings} finding(s) so far")
+        if not self.running:
+            where = ("before any test started" if not self.started else
+                     "between tests (in a fixture's teardown, or the session's end)")
+            return f"pytest stopped {where} ({tally})"
+        shown = ", ".join(self.running)
+        more = self.running_total - len(self.running)
+        if more > 0:
+            shown += f" and {more} more"
+        return f"pytest was running {shown} when it stopped ({tally})"
+
+
+_PROGRESS_KEYS = frozenset({"schema", "running", "running_total", "started", "finished",
+                            "findings"})
+
+
+def encode_progress(running: Sequence[str], started: int, finished: int, findings: int) -> bytes:
+    """One progress line: at most :data:`PROGRESS_RUNNING` running ids, each cut (counted).
+
+    Written as each test starts and ends, so it is formatted directly (about a
+    microsecond) rather than through the document encoder; the keys are in the
+    encoder's order all the same.
+    """
+    shown = running[:PROGRESS_RUNNING]
+    if any(len(nodeid) > PROGRESS_ID_WIDTH for nodeid in shown):
+        ids = canonical([_text(cut(nodeid, PROGRESS_ID_WIDTH)) for nodeid in shown])
+    else:
+        ids = json.dumps(list(shown)).encode("ascii")
+    return (b'{"findings":%d,"finished":%d,"running":%s,"running_total":%d,"schema":"%s",'
+            b'"started":%d}\n' % (findings, finished, ids, len(running),
+                                   PROGRESS_SCHEMA.encode("ascii"), started))
+
+
+def read_progress(path: str | os.PathLike[str]) -> Progress:
+    """The progress line at ``path``; :class:`ValueError` for anything else (or refused)."""
+    doc = _json(read_no_follow(path, MAX_PROGRESS_BYTES).strip())
+    if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA \
+            or set(doc) != _PROGRESS_KEYS:
+        raise ValueError(f"not a {PROGRESS_SCHEMA} line")
+    running = _list(doc, "running")
+    if len(running) > PROGRESS_RUNNING:
+        raise ValueError(f"names more than {PROGRESS_RUNNING} running tests")
+    counts = {key: _int(doc, key) for key in ("running_total", "started", "finished",
+                                               "findings")}
+    if counts["running_total"] < len(running):
+        raise ValueError("running_total is less than the running tests listed")
+    return Progress([_read_text(item, f"running[{i}]", cuts=True)
+                     for i, item in enumerate(running)], **counts)

@@ -8,7 +8,11 @@ error while still printing "N files already formatted": the error line is the
 only thing telling that run apart from a clean one. The formatter's own summary
 is cross-checked against the lines found, and exit code 0 needs a clean marker
 ("would be left unchanged", "already formatted"): a log with no verdict is never
-read as clean.
+read as clean. Every line must be the formatter's: a finding and its detail, a
+summary, black's "All done!" / "Oh no!" banner, a ``warning:`` line; any other
+line (a traceback, an error this parser does not know, another tool's log)
+makes the log unreadable, and so does black's failure banner ("Oh no! 💥 💔 💥")
+with exit code 0.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ _CLEAN_COUNT: Final = re.compile(
 _NO_FILES: Final = ("No Python files are present to be formatted",
                     "warning: No Python files found under the given path(s)")
 _UNFORMATTED = "unformatted"
+#: black's closing banners: "All done! ✨ 🍰 ✨" on success, "Oh no! 💥 💔 💥" on failure.
+_BLACK_DONE = "All done!"
+_BLACK_FAILED = "Oh no!"
 #: Lines that belong to the finding above them: indented source and carets, ruff's
 #: frame and diff rows ("  |", "1 | x", "  - x=1", "1 + x = 1"), black's "ParseError: ...".
 _DETAIL: Final = re.compile(r"^(?:\s|\d+\s*[|+-](?: |$)|[A-Z]\w*Error: )")
@@ -79,6 +86,7 @@ class _Scan:
         self.failed: int | None = None
         self.clean: int | None = None
         self.no_files = False
+        self.failed_banner = False
         self.pending: PendingFinding | None = None
         self.header: re.Match[str] | None = None
         self.unknown = LogSample()
@@ -126,7 +134,9 @@ class _Scan:
         head = _HEADER.match(line)
         if head and not line.startswith(("warning: ", "error: ")):
             self.header = head
-        elif line.strip():
+        elif line.startswith(_BLACK_FAILED):
+            self.failed_banner = True
+        elif line.strip() and not line.startswith((_BLACK_DONE, "warning: ")):
             self.unknown.add(line)
 
     def _finding_line(self, line: str) -> bool:
@@ -189,6 +199,13 @@ def _parse(ctx: ParseContext) -> ParseResult:
         counts["unchanged"] = scan.clean
     result = scan.sink.result(summary={"counts": counts})
     verdict = scan.would is not None or scan.violations or scan.errors
+    if scan.unknown.count:
+        result.parser_ok = False
+        result.notes.append(f"{scan.unknown.count} line(s) of the log are not the formatter's "
+                            "output: " + scan.unknown.describe())
+    if scan.failed_banner and ctx.rc == 0:
+        result.parser_ok = False
+        result.notes.append("exit code 0 but black says it failed (\"Oh no!\")")
     if scan.would is not None and scan.would != scan.violations:
         result.parser_ok = False
         result.notes.append(f"the formatter says {scan.would} file(s) would be reformatted but "

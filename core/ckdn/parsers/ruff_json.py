@@ -11,7 +11,9 @@ Guards: a missing report is ``parser_ok=False`` with a note quoting the log's
 first lines (where ruff says why it stopped, such as an unknown rule selector);
 an entry without filename, message or location is format drift; the verdict
 ruff prints ("Found N errors.", "All checks passed!") must match the report;
-and a run that found no Python files is a gate failure unless ``allow_no_files``.
+an error ruff reports in its log ("error: ...", "ruff failed", a crash) is
+never beside a report that can be trusted, whatever the report holds; and a
+run that found no Python files is a gate failure unless ``allow_no_files``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._logtext import plain_lines
+from ckdn.parsers._logtext import crashed, plain_lines
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -85,12 +87,14 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 
 class _LogFacts:
-    __slots__ = ("found", "head", "no_files")
+    __slots__ = ("errors", "first_error", "found", "head", "no_files")
 
     def __init__(self) -> None:
         self.found: int | None = None
         self.no_files = False
         self.head: list[str] = []
+        self.errors = 0  # "error: ..." lines, "ruff failed", crashes: ruff says it failed
+        self.first_error = ""
 
 
 def _scan_log(ctx: ParseContext) -> _LogFacts:
@@ -106,6 +110,10 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
             facts.found = 0
         elif line == _NO_FILES:
             facts.no_files = True
+        elif line.startswith("error: ") or line == "ruff failed" or crashed(line):
+            facts.errors += 1
+            if not facts.first_error:
+                facts.first_error = cap_line(line.strip(), 200)
     return facts
 
 
@@ -186,6 +194,10 @@ def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts)
         result.parser_ok = False
         result.notes.append(f"ruff's log says {log.found} error(s) but its report holds "
                             f"{tally.total}")
+    if log.errors:
+        result.parser_ok = False
+        result.notes.append(f"ruff's log reports {log.errors} error(s) beside its report "
+                            f"(first: {log.first_error}): the report is not the whole run")
     if log.no_files and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("ruff found no Python files to check")
         result.notes.append("ruff checked nothing (\"No Python files found\"); set "

@@ -18,19 +18,23 @@ A log that is not SARIF 2.1.0, a run without a results array, and a tool that
 reports it did not execute successfully (``executionSuccessful: false`` or an
 ``error``-level execution notification, as semgrep writes for a broken rule
 file) are unreadable evidence: ``parser_ok=False``, as is a missing or
-undecodable log (the note quotes the tool's last log line).
+undecodable log (the note quotes the tool's last log line). So is a SARIF log
+beside a tool log that says otherwise (a crash, the producer's own error line,
+a count that differs from the results): what that means per producer is
+:mod:`ckdn.parsers._sarif_log`'s.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
 from ckdn.parsers._jsonreport import load_report
 from ckdn.parsers._logtext import log_ends
+from ckdn.parsers._sarif_log import log_disagreements
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -173,6 +177,10 @@ def _parse(ctx: ParseContext) -> ParseResult:
                     sink.total += 1
     summary = {"counts": {**counts, "results": total, "runs": len(runs)}}
     out = sink.result(summary=summary)
+    if Path(ctx.log_path).resolve() != ctx.artifact("report", "report.sarif"):
+        tools = [str(_obj(_obj(run.get("tool")).get("driver")).get("name") or "")
+                 for run in runs]
+        problems.extend(log_disagreements(ctx, tools, total))
     if problems:
         out.parser_ok = False
         out.notes.extend(cap_line(p) for p in problems[:NAMED_NOTIFICATIONS + 1])

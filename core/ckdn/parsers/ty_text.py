@@ -1,13 +1,18 @@
 """The ``ty`` parser: ``ty check`` terminal text, full or ``--output-format concise``.
 
 ty writes no report file, so the log is read line by line. Error (and fatal)
-diagnostics are ``type_error`` findings; warnings and info are counted, never
-findings. Drift guards: ty's "Found N diagnostics" must equal the diagnostics
-found, and exit code 0 needs "All checks passed!" or that count line.
+diagnostics are ``type_error`` findings. ty exits 1 on warnings too, unless
+``--exit-zero-on-warning``: so with exit code 1 its warnings are what it failed
+on, and they are findings as well (``type_warning``); with exit code 0 they are
+counted. Info diagnostics never fail a run: counted.
 
-ty exits 1 on a warning-only run (unless ``--exit-zero-on-warning``); such a run
-has no finding, so it reconciles to ``error`` with a note saying it held only
-warnings, never to ``pass``.
+ty ends every run with its verdict, "Found N diagnostics" or "All checks
+passed!", so a log without one was cut short (or ty stopped: "ty failed"): it
+is unreadable and contributes no findings and no counts. Outside a
+diagnostic's block every line must be ty's (the verdict, "WARN No python
+files found ...", ``-v``'s "INFO" / "DEBUG" / "TRACE" lines); any other line is
+another tool's, and the log is unreadable. "Found N diagnostics" must equal
+the diagnostics read.
 """
 
 from __future__ import annotations
@@ -16,19 +21,16 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._logtext import (
-    ARROW,
-    LogSample,
-    PendingFinding,
-    plain_lines,
-    silent_red_note,
-)
+from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
 from ckdn.parsers.guard import guarded
 
 __all__ = ["TyParser"]
 
 KIND = "type_error"
+WARNING_KIND = "type_warning"
+#: ty's exit code when it found diagnostics (2: its own failure, 101: a panic).
+FOUND_RC = 1
 _SEVERITIES = "error|warning|info|fatal"
 # full layout: "error[invalid-assignment]: Object of type ..." then " --> a.py:9:14" (ARROW)
 _HEADER: Final = re.compile(rf"^(?P<sev>{_SEVERITIES})(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.*)$")
@@ -39,6 +41,10 @@ _CONCISE: Final = re.compile(
 _FOUND: Final = re.compile(r"^Found (\d+) diagnostics?$")
 _CLEAN = "All checks passed!"
 _NO_FILES = "No python files found under the given path(s)"
+#: ty's own failure ("ty failed", then "  Cause: ..." lines).
+_FAILED = "ty failed"
+#: ty's tracing lines under -v / -vv: they say nothing about the code.
+_CHATTER: Final = ("INFO ", "DEBUG ", "TRACE ")
 # ty's io diagnostics name the file in the message: "`/abs/x.py`: No such file ..."
 _PATH_IN_MESSAGE: Final = re.compile(r"^`(?P<path>[^`]+)`: ")
 
@@ -63,6 +69,8 @@ class _Scan:
         self.found: int | None = None
         self.clean = False
         self.no_files = False
+        self.failed: list[str] = []  # "ty failed" and its "Cause:" lines
+        self.fails_on_warnings = ctx.rc == FOUND_RC
         self.in_block = False
         # The open error diagnostic (its location arrives on the next line).
         self.header: re.Match[str] | None = None
@@ -76,7 +84,8 @@ class _Scan:
              line: str | None = None, col: str | None = None) -> None:
         self.flush()
         self.count(sev)
-        if sev not in ("error", "fatal"):
+        kind = KIND if sev in ("error", "fatal") else WARNING_KIND
+        if kind == WARNING_KIND and not (sev == "warning" and self.fails_on_warnings):
             return
         code = code or sev
         if path is None:
@@ -87,7 +96,7 @@ class _Scan:
         else:
             location = self.ctx.location(path, _num(line), _num(col))
         ident = f"{location}:{code}" if location else f"{code}:{msg}"
-        self.pending = PendingFinding(ident, KIND, f"{msg} [{code}]", location,
+        self.pending = PendingFinding(ident, kind, f"{msg} [{code}]", location,
                                       limit=self.ctx.max_snippet_lines)
 
     def flush(self) -> None:
@@ -146,7 +155,10 @@ class _Scan:
             self.clean = True
         elif line.endswith(_NO_FILES):
             self.no_files = True
-        else:
+        elif line == _FAILED or (self.failed and line.startswith("  Cause: ")):
+            if len(self.failed) < 3:
+                self.failed.append(line.strip())
+        elif not line.startswith(_CHATTER) and not self.failed:
             self.unknown.add(line)
 
     def finish(self) -> None:
@@ -162,6 +174,12 @@ def _parse(ctx: ParseContext) -> ParseResult:
     for line in plain_lines(ctx):
         scan.feed(line)
     scan.finish()
+    if scan.found is None and not scan.clean:
+        # No verdict: ty stopped, or the log was cut short. Nothing in it counts.
+        said = " ".join(scan.failed) if scan.failed else scan.unknown.describe()
+        return ParseResult(parser_ok=False, notes=[
+            f"exit code {ctx.rc} but ty printed no 'Found N diagnostics' and no 'All checks "
+            f"passed!' (ty stopped, or the log was cut short): {said}"])
     counts = scan.counts
     total = sum(counts.values())
     result = scan.sink.result(summary={"counts": {
@@ -170,22 +188,19 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.parser_ok = False
         result.notes.append(f"ty says it found {scan.found} diagnostic(s) but {total} were read "
                             "from the log (output format drift?)")
+    if scan.unknown.count:
+        result.parser_ok = False
+        result.notes.append(f"{scan.unknown.count} line(s) of the log are not ty's output: "
+                            + scan.unknown.describe())
     if scan.no_files and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("ty found no Python files to check")
         result.notes.append("ty checked nothing (\"No python files found\"); set "
                             "allow_no_files = true if that is expected")
-    if scan.found is None and not scan.clean and (ctx.rc == 0 or not total):
-        # Exit code 0 needs ty's own verdict; a nonzero one needs at least a diagnostic.
-        result.parser_ok = False
-        result.notes.append(f"exit code {ctx.rc} but ty printed no 'Found N diagnostics' and no "
-                            f"'All checks passed!' ({total} diagnostic(s) read); "
+    if scan.fails_on_warnings and counts["warning"]:
+        result.notes.append(f"ty exits {FOUND_RC} on warnings (unless run with "
+                            f"--exit-zero-on-warning): its {counts['warning']} warning(s) are "
+                            f"findings ({WARNING_KIND})")
+    elif ctx.rc != 0 and not result.total and not result.gate_failures:
+        result.notes.append(f"ty exited {ctx.rc} without an error or warning diagnostic; "
                             + scan.unknown.describe())
-    elif ctx.rc != 0 and not counts["error"]:
-        note = silent_red_note("ty", ctx.rc, counts["warning"], counts["info"])
-        if note:
-            result.notes.append(note + " (ty exits 1 on warnings unless run with "
-                                "--exit-zero-on-warning)")
-        elif not result.gate_failures:
-            result.notes.append(f"ty exited {ctx.rc} without any diagnostic; "
-                                + scan.unknown.describe())
     return result

@@ -1,16 +1,18 @@
-"""Making a file or a run appear whole: the one atomic writer, and ``latest``.
+"""Making a file or a run appear whole: the runs dir, the one atomic writer, and ``latest``.
 
 A reader (an agent polling ``latest``, ``ckdn show`` in another terminal, the
 next run's prune) must see either the old state or the new one, never half a
 document: every document is written to a dot-entry in its own directory,
 fsynced, then renamed into place, and ``latest`` is a symlink renamed over the
 old one (or, where symlinks are unavailable, a ``LATEST`` file written the same
-way).
+way). A runs dir ckdn creates gets a ``.gitignore`` of ``*`` at once, as
+pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from ckdn.store._names import parse_name
 
@@ -18,6 +20,30 @@ LATEST_LINK = "latest"
 LATEST_FILE = "LATEST"
 #: LATEST holds one short line; never read more than this.
 _SMALL_READ = 4096
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = b"# Created by ckdn automatically.\n*\n"
+
+
+def make_runs_dir(runs_dir: str) -> None:
+    """Make ``runs_dir`` (and its parents) unless it is there; the one ckdn makes gets
+    its ``.gitignore``. Raises ``OSError`` (``FileExistsError`` for a file in the way)."""
+    try:
+        os.mkdir(runs_dir)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(runs_dir), exist_ok=True)
+        make_runs_dir(runs_dir)
+        return
+    except FileExistsError:
+        if os.path.isdir(runs_dir):
+            return
+        raise
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.join(runs_dir, GITIGNORE), flags, 0o644)
+    except FileExistsError:  # written already by whoever raced us to it
+        return
+    with open(fd, "wb") as handle:
+        handle.write(GITIGNORE_TEXT)
 
 
 def write_atomic(path: str, data: bytes, *, durable: bool = True) -> None:
@@ -73,15 +99,21 @@ def published(runs_dir: str) -> list[str]:
     except OSError:
         pass  # absent, or not a symlink: not published that way
     try:
-        fd = os.open(os.path.join(runs_dir, LATEST_FILE), os.O_RDONLY | os.O_CLOEXEC)
+        # Never through a symlink, never blocking on a FIFO planted under that name.
+        fd = os.open(os.path.join(runs_dir, LATEST_FILE),
+                     os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
-            data = os.pread(fd, _SMALL_READ, 0)
+            data = os.pread(fd, _SMALL_READ, 0) if _is_regular(fd) else b""
         finally:
             os.close(fd)
-    except OSError:  # absent, unreadable or a directory: the symlink or a listing decides
+    except OSError:  # absent, unreadable, a symlink: the symlink or a listing decides
         return names
     names.extend(data.decode("utf-8", "surrogateescape").splitlines()[:1])
     return names
+
+
+def _is_regular(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def _swap_symlink(name: str, tmp: str, link: str) -> bool:

@@ -1,14 +1,21 @@
 """Reading the store: which runs there are, what a reference names, what a run left.
 
-Dot-prefixed entries (``.locks``, temp files, runs being pruned) are
-bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a run.
-A run reference from a user is resolved through ``realpath`` and must land on a
-run dir directly inside the runs dir, so no reference can escape it.
+Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
+are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
+run. A run reference from a user is resolved through ``realpath`` and must land
+on a run dir directly inside the runs dir, so no reference can escape it.
+
+``latest`` is the most recent top-level run, finished or not: the run the
+pointer names (an alias publishes its own run dir when it starts, its members
+never publish), unless a run newer than that one is still unfinished (running,
+or killed before it could publish), which is then the latest. A reader is never
+skipped back to an older green.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from ckdn._lite.record import Record, record
 from ckdn.errors import UsageError, one_line, quote
@@ -17,7 +24,7 @@ from ckdn.store._publish import LATEST_FILE, LATEST_LINK, published
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"
@@ -38,10 +45,40 @@ class RunInfo(Record):
 
 
 def kind_of(path: str) -> str:
+    """What the run dir holds, from its marker's own entry (never followed).
+
+    A marker that is not a directory counts, even a planted symlink or FIFO: the
+    run then reads as finished and the one reader refuses the file in one line,
+    rather than calling the run unfinished.
+    """
     for marker, kind in FINISHED_MARKERS:
-        if os.path.isfile(os.path.join(path, marker)):
+        try:
+            mode = os.lstat(os.path.join(path, marker)).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISDIR(mode):
             return kind
     return "unfinished"
+
+
+def _run_entries(runs_dir: str, check: str | None) -> Iterator[tuple[os.DirEntry[str],
+                                                                    tuple[str, int, str]]]:
+    """``(entry, (stamp, seq, label))`` of every run dir (of ``check``), by name first.
+
+    Naming ``check`` filters by name before anything is looked up on disk: a
+    prune after each run must not pay for every other check's runs.
+    ``is_dir()`` treats an entry pruned meanwhile as absent rather than raising.
+    """
+    try:
+        listing = os.scandir(runs_dir)
+    except FileNotFoundError:
+        return
+    with listing as entries:
+        for entry in entries:
+            parsed = parse_name(entry.name)
+            if parsed is not None and (check is None or parsed[2] == check) \
+                    and entry.is_dir(follow_symlinks=False):
+                yield entry, parsed
 
 
 def names_of(runs_dir: str, check: str) -> list[str]:
@@ -51,50 +88,26 @@ def names_of(runs_dir: str, check: str) -> list[str]:
     (stamp, sequence) order is their order: nothing is stat'ed. What every run's
     prune reads; ``OSError`` when the runs dir cannot be listed.
     """
-    found: list[tuple[str, int, str]] = []
-    try:
-        listing = os.scandir(runs_dir)
-    except FileNotFoundError:
-        return []
-    with listing as entries:
-        for entry in entries:
-            parsed = parse_name(entry.name)
-            if parsed is not None and parsed[2] == check \
-                    and entry.is_dir(follow_symlinks=False):
-                found.append((parsed[0], parsed[1], entry.name))
-    found.sort(reverse=True)
+    found = sorted(((stamp, seq, entry.name) for entry, (stamp, seq, _label)
+                    in _run_entries(runs_dir, check)), reverse=True)
     return [name for _stamp, _seq, name in found]
 
 
 def list_runs(runs_dir: str, check: str | None) -> list[RunInfo]:
-    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable.
-
-    Naming ``check`` filters by name before anything is looked up on disk: a
-    prune after each run must not pay for every other check's runs.
-    """
+    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable."""
     found: list[RunInfo] = []
     order: dict[str, tuple[str, int, int, str]] = {}
-    try:
-        listing = os.scandir(runs_dir)
-    except FileNotFoundError:
-        return []
-    with listing as entries:
-        for entry in entries:
-            parsed = parse_name(entry.name)
-            # is_dir() treats an entry pruned meanwhile as absent rather than raising.
-            if parsed is None or (check is not None and parsed[2] != check) \
-                    or not entry.is_dir(follow_symlinks=False):
-                continue
-            path = os.path.join(runs_dir, entry.name)
-            kind = kind_of(path)
-            try:
-                # Runs of different checks in the same second: the one sealed last
-                # (its digest renamed in last) is the newest.
-                mtime = entry.stat(follow_symlinks=False).st_mtime_ns
-            except OSError:
-                mtime = 0
-            found.append(RunInfo(entry.name, path, parsed[2], kind != "unfinished", kind))
-            order[entry.name] = (parsed[0], mtime, parsed[1], entry.name)
+    for entry, (stamp, seq, label) in _run_entries(runs_dir, check):
+        path = os.path.join(runs_dir, entry.name)
+        kind = kind_of(path)
+        try:
+            # Runs of different checks in the same second: the one sealed last
+            # (its digest renamed in last) is the newest.
+            mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+        except OSError:
+            mtime = 0
+        found.append(RunInfo(entry.name, path, label, kind != "unfinished", kind))
+        order[entry.name] = (stamp, mtime, seq, entry.name)
     found.sort(key=lambda info: order[info.name], reverse=True)
     return found
 
@@ -112,8 +125,7 @@ class Resolver:
     def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
         """The run dir ``ref`` names, never anything outside the runs dir.
 
-        ``None`` (or ``latest``) is the ``latest`` symlink, else the ``LATEST``
-        marker, else the newest finished run. Otherwise ``ref`` is a run dir
+        ``None`` (or ``latest``) is :meth:`latest`. Otherwise ``ref`` is a run dir
         name, or (unless ``name_only``, as for MCP run ids) a path relative to
         cwd or absolute that must land, after following symlinks, on a run dir
         directly inside the runs dir.
@@ -167,14 +179,21 @@ class Resolver:
         return os.path.join(self.runs_dir, real)
 
     def latest(self) -> str:
-        for name in published(self.runs_dir):
-            found = self._contained(name)
-            if found is not None:
-                return found
+        """The most recent top-level run: the published one, or an unfinished newer one.
+
+        The pointer is ``latest``, else ``LATEST``. Runs newer than the one it
+        names that are finished are an alias's members (they never publish) and
+        are passed over; the newest unfinished one is a run still going or one
+        that died before it could publish, and is the answer. With no usable
+        pointer, the newest run of all.
+        """
+        pointer = next((found for name in published(self.runs_dir)
+                        if (found := self._contained(name)) is not None), None)
         for info in self.runs():
-            if info.finished:
+            if pointer is None or info.path == pointer or not info.finished:
                 return info.path
+        if pointer is not None:
+            return pointer
         raise UsageError(
-            f"no finished run in {self.shown(self.runs_dir)} yet;"
-            " start one with `ckdn run <check>`"
+            f"no run in {self.shown(self.runs_dir)} yet; start one with `ckdn run <check>`"
         )

@@ -158,6 +158,13 @@ class Store:
             raise
         return RunDir(path, check, fd, notes, None if previous is None else previous.child)
 
+    def abandon(self, run_dir: str) -> None:
+        """Remove ``run_dir`` if it is still empty (an alias run refused before it ran)."""
+        try:  # noqa: SIM105 - contextlib is not imported on the run path
+            os.rmdir(run_dir)
+        except OSError:
+            pass  # not empty, or gone: left as it is (unfinished), never half removed
+
     def new_dir(self, name: str) -> str:
         """A fresh uniquely named run dir, without a lock (alias aggregates)."""
         validate_label(name)
@@ -168,10 +175,19 @@ class Store:
             raise self._unwritable(exc) from exc
 
     def _ensure_runs_dir(self) -> None:
+        """The runs dir, made on first use (with its ``.gitignore``); refused when its
+        ``.locks`` is a symlink: lock files are never made through one."""
         try:
-            os.makedirs(self.runs_dir, exist_ok=True)
+            _publish.make_runs_dir(self.runs_dir)
         except OSError as exc:
             raise self._unwritable(exc) from exc
+        locks = os.path.join(self.runs_dir, _runlock.LOCKS)
+        if os.path.islink(locks):
+            raise RefusedError(
+                f"runs dir {self.display(self.runs_dir)} is not usable: {self.display(locks)}"
+                " is a symlink, and ckdn makes lock files only in a real directory there;"
+                " remove the symlink"
+            )
 
     def _make_unique_dir(self, label: str) -> str:
         stamp = time.strftime(TIMESTAMP, time.gmtime(self._clock()))

@@ -350,6 +350,55 @@ def test_an_unreadable_config_is_refused_with_the_os_error(tmp_path: Path) -> No
     assert str(info.value) == "ckdn.toml: cannot read config file: Is a directory"
 
 
+def ckdn_with_config(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
+    """``ckdn --config CONFIG checks`` in a real process held to 512 MiB of address space
+    and 20 seconds: reading a config without bounds fails either way, loudly."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+
+    from tests.project import clean_env
+
+    return subprocess.run([sys.executable, "-m", "ckdn", "--config", config, "checks"],
+                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
+                          timeout=20, preexec_fn=limit, check=False)
+
+
+def assert_one_line_refusal(proc: subprocess.CompletedProcess[str]) -> str:
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "Traceback" not in proc.stderr
+    return line
+
+
+def test_a_config_that_is_a_device_is_refused_unread(tmp_path: Path) -> None:
+    line = assert_one_line_refusal(ckdn_with_config(tmp_path, "/dev/zero"))
+    assert line == ("ckdn: /dev/zero: not a regular file; ckdn reads its config only from"
+                    " a regular file (name a ckdn.toml with --config)")
+
+
+def test_a_config_that_is_a_fifo_is_refused_without_waiting_for_a_writer(
+        tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.toml")
+    line = assert_one_line_refusal(ckdn_with_config(tmp_path, "pipe.toml"))
+    assert line.startswith("ckdn: pipe.toml: not a regular file;")
+
+
+def test_a_config_larger_than_the_cap_is_refused_unread(tmp_path: Path) -> None:
+    from ckdn.config._load import MAX_CONFIG_BYTES
+
+    (tmp_path / "ckdn.toml").write_text("#" * MAX_CONFIG_BYTES + "\n" + ATOMIC)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert str(info.value) == (
+        f"ckdn.toml: larger than {MAX_CONFIG_BYTES >> 20} MiB; a ckdn.toml is a few"
+        " kilobytes: name the right file")
+    (tmp_path / "ckdn.toml").write_text("#" * (MAX_CONFIG_BYTES - len(ATOMIC) - 1) + "\n"
+                                        + ATOMIC)
+    assert list(load_config(tmp_path).checks) == ["ruff"]
+
+
 def test_a_missing_required_config_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path)
@@ -556,7 +605,7 @@ def test_run_dir_placeholder_is_kept_as_written(tmp_path: Path) -> None:
 
 def test_a_string_command_is_split_like_a_posix_shell_line_but_never_run_by_one(
         tmp_path: Path) -> None:
-    write(tmp_path, '[check.t]\ncommand = "tool \\"a b\\" c\\\\ d \'e|f\' && g"\n'
+    write(tmp_path, '[check.t]\ncommand = "tool \\"a b\\" c\\\\ d \'e|f\' \'&&\' g"\n'
                     'parser = "generic"\n')
     assert load_config(tmp_path).checks["t"].argv == ("tool", "a b", "c d", "e|f", "&&", "g")
 

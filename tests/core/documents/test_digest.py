@@ -360,11 +360,59 @@ def test_a_detail_entry_with_line_breaks_becomes_several_lines(tmp_path: Path) -
     assert doc["findings"][0]["detail"] == ["a", "b", "c"]
 
 
-def test_ansi_sequences_are_stripped_and_control_characters_replaced(tmp_path: Path) -> None:
+def test_ansi_sequences_are_stripped_and_control_characters_escaped_visibly(
+        tmp_path: Path) -> None:
     finding = Finding(id="t\x00", kind="k", message="\x1b[31mred\x1b[0m \x07bell\tend",
                       location="", detail=())
     doc = digest(Exit(1), ParseResult(findings=[finding]), tmp_path)
-    assert doc["findings"][0] == {"id": "t\ufffd", "kind": "k", "message": "red \ufffdbell\tend"}
+    assert doc["findings"][0] == {"id": "t\\u0000", "kind": "k",
+                                  "message": "red \\u0007bell\tend"}
+
+
+#: Characters that act rather than show: C0, DEL, C1 (CSI, OSC, NEL), bidi controls, a
+#: lone ESC (not part of a sequence), the line and paragraph separators.
+ACTING = ("\x00\x07\x08\x0b\x0c\x1b\x7f\x85\x9b\x9d\u061c\u200e\u200f\u2028\u2029"
+          "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if c in ACTING or c == "\r" else c for c in text)
+
+
+def test_every_string_of_a_digest_shows_acting_characters_escaped_never_raw(
+        tmp_path: Path) -> None:
+    evil = "a\u202eb\x9b31mc\x9d0;t\x07d\u2066e\x1bf"
+    (tmp_path / "full.log").write_bytes(f"tail {evil}\r\n".encode())
+    finding = Finding(id=f"id {evil}", kind=f"kind {evil}", message=f"message {evil}",
+                      location=f"loc {evil}", detail=(f"detail {evil}",))
+    result = ParseResult(findings=[finding], notes=[f"note {evil}"],
+                         gate_failures=[f"gate {evil}"], summary={f"key {evil}": f"value {evil}"},
+                         wants_log_tail=True)
+    doc = build_digest(check=f"check {evil}", verdict=reconcile(Exit(1), result), exit=Exit(1),
+                       result=result, run_dir=f"{RUN_DIR}{evil}", artifacts=[f"art {evil}"],
+                       log_path=str(tmp_path / "full.log"), bounds=Bounds())
+    data = assert_bounded_and_valid(doc).decode("utf-8")
+    assert not set(ACTING) & set(data)
+    seen = escaped(evil)
+    assert seen == "a\\u202eb\\u009b31mc\\u009d0;t\\u0007d\\u2066e\\u001bf"
+    assert doc["check"] == f"check {seen}"
+    assert doc["run_dir"] == f"{RUN_DIR}{seen}"
+    assert doc["findings"] == [{"id": f"id {seen}", "kind": f"kind {seen}",
+                                "message": f"message {seen}", "location": f"loc {seen}",
+                                "detail": [f"detail {seen}"]}]
+    assert doc["notes"] == [f"note {seen}"]
+    assert doc["gate_failures"] == [f"gate {seen}"]
+    assert doc["summary"] == {f"key {seen}": f"value {seen}"}
+    assert doc["log_tail"] == [f"tail {seen}"]
+    assert f"art {seen}" in doc["artifacts"]
+
+
+def test_escapes_count_against_the_width_and_the_cut_counts_original_characters(
+        tmp_path: Path) -> None:
+    finding = Finding(id="t", kind="k", message="\u202e" * 1000)
+    doc = digest(Exit(1), ParseResult(findings=[finding]), tmp_path)
+    shown = MESSAGE_WIDTH // 6  # 83 escapes of six characters fit in 500; the 84th does not
+    assert doc["findings"][0]["message"] == "\\u202e" * shown + f"... [+{1000 - shown} chars]"
 
 
 # ------------------------------------------------------------------------- log tail
@@ -505,8 +553,14 @@ def test_a_huge_summary_is_pruned_to_fit_and_the_drop_is_counted(tmp_path: Path)
     assert doc["notes"][-1] == f"... [summary: {2000 - kept} values dropped to fit the digest]"
 
 
-def test_every_part_huge_at_once_still_fits_under_the_ceiling(tmp_path: Path) -> None:
-    wide = "\x01" * 5000 + "\U0001f600" * 5000
+@pytest.mark.parametrize("wide", [
+    "\x01" * 5000 + "\U0001f600" * 5000,  # escapes first: every string shows escapes
+    "\U0001f600" * 5000,  # four bytes a character, the most any shown character costs
+    "\u202e\\" * 5000,  # an escape (7 bytes for 6 characters) beside a shown backslash
+    '"\U0001f600\x9b' * 5000,
+], ids=["escapes", "astral", "bidi-backslash", "mixed"])
+def test_every_part_huge_at_once_still_fits_under_the_ceiling(tmp_path: Path,
+                                                              wide: str) -> None:
     with open(tmp_path / "full.log", "wb") as log:
         log.write((wide.encode() + b"\n") * 3000)
     findings = [Finding(id=wide, kind=wide, message=wide, location=wide,
@@ -527,6 +581,22 @@ def test_every_part_huge_at_once_still_fits_under_the_ceiling(tmp_path: Path) ->
     assert doc["findings"][0]["detail"][-1].endswith(" more lines]")
     assert doc["artifacts"][-1].endswith(" more]")
     assert doc["gate_failures"][-1].endswith(" more gate failures]")
+
+
+def test_what_the_fitting_cannot_shrink_fits_the_budget() -> None:
+    """The byte bound from the numbers alone: every string the fitting keeps, at its width
+    in shown characters, four bytes each (the most any shown character costs, an escape
+    included), plus its cut marker, quotes and comma, plus a kilobyte for keys and brackets."""
+    from ckdn.documents._digest import MAX_GATE_FAILURES
+    from ckdn.documents.textcap import CHECK_WIDTH, ID_WIDTH, KIND_WIDTH, RUN_DIR_WIDTH
+
+    kept = [CHECK_WIDTH, RUN_DIR_WIDTH, MESSAGE_WIDTH,  # check, run_dir, status_reason
+            ID_WIDTH, KIND_WIDTH, MESSAGE_WIDTH, ID_WIDTH,  # the one finding always kept
+            LINE_WIDTH,  # the last tail line
+            *[LINE_WIDTH] * MAX_GATE_FAILURES]
+    marker = len(f"... [+{2**64} chars]")
+    worst = sum(4 * width + marker + 3 for width in kept) + 3 * (marker + 3) + 1024
+    assert worst < 40 * 1024 < DIGEST_BUDGET
 
 
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)

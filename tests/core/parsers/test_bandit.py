@@ -212,3 +212,18 @@ def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObje
 @given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
 def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
     _check_never_green(report, rc)
+
+
+# --- bandit's log beside its report -----------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["bandit/config_error", "pip_audit/osv_unreachable"],
+                         ids=["bandit-error-line", "traceback"])
+def test_a_clean_report_beside_an_error_in_the_log_is_never_green(load_case: CaseLoader,
+                                                                  source: str) -> None:
+    ctx = load_case("bandit", "clean")
+    failing = (FIXTURES / source / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(Path(ctx.log_path).read_bytes() + failing)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "error(s) beside its report (first: " in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH

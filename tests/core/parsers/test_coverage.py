@@ -7,22 +7,24 @@ coverage.py's own functions over a large input space.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from coverage.results import Numbers, display_covered, format_fail_under_msg
+from coverage.results import Numbers, display_covered, format_fail_under_msg, format_lines
 from coverage.results import should_fail_under as coverage_should_fail_under
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import OptionError, ParseResult
 from ckdn.parsers.coverage_report import CoverageParser, Totals
+from ckdn.parsers.gates import FileTally, WorstFiles, fail_under_message, should_fail_under
 from ckdn.parsers.gates import display_covered as ckdn_display_covered
-from ckdn.parsers.gates import fail_under_message, should_fail_under
 from ckdn.parsers.junit import PytestParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
@@ -68,9 +70,10 @@ def test_gate_agrees_with_coverage_report_fail_under_at_the_boundary(
     assert result.parser_ok
     assert bool(result.gate_failures) == (check["rc"] == 2)
     if check["rc"] == 2:
-        ours = result.gate_failures[0].removeprefix("coverage ").replace("fail_under=",
-                                                                          "fail-under=")
+        message, worst = result.gate_failures[0].split("; worst covered: ")
+        ours = message.removeprefix("coverage ").replace("fail_under=", "fail-under=")
         assert f"Coverage failure: {ours}" == check["last_line"]
+        assert worst.startswith("calc/ops.py ")
 
 
 @pytest.mark.parametrize("check", grid("boundary_precision2"))
@@ -160,6 +163,14 @@ def test_summary_has_the_total_the_lines_and_the_test_counts(load_case: CaseLoad
                    "xfailed": 0, "lines_valid": 44, "lines_covered": 35, "branches_valid": 0,
                    "branches_covered": 0},
         "coverage": {"percent": 35 * 100.0 / 44, "display": "80", "precision": 0},
+        "overall": {"line_percent": 79.55},
+        "uncovered_files_total": 1,
+        "top_uncovered_files": [{
+            "file": "calc/ops.py", "percent": 35 * 100.0 / 44, "line_rate": 0.7955,
+            "missing_count": 9, "missing": "57, 61, 65, 69, 73, 77, 81, 85, 89",
+            "missing_lines_preview": [57, 61, 65, 69, 73, 77, 81, 85, 89],
+            "missing_lines_truncated": 0, "partial_branches": 0, "missing_branches_preview": [],
+            "missing_branches_truncated": 0}],
     }
 
 
@@ -180,7 +191,8 @@ def test_test_failures_come_from_junit_exactly_as_the_pytest_parser_reads_them(
     assert finding.id == "tests/check_shop.py::test_total_with_discount"
     assert finding.kind == "test_failure"
     assert finding.message == "assert 14.0 == 13.5"
-    assert result.gate_failures == ["coverage total of 47 is less than fail_under=80"]
+    assert result.gate_failures == ["coverage total of 47 is less than fail_under=80; worst "
+                                    "covered: calc/shop.py 47% (missing 12-14, 18-19, 23-26)"]
     assert status(ctx, result) == FAIL
 
 
@@ -228,6 +240,216 @@ def test_the_precision_option_overrides_the_json_reports(load_case: CaseLoader) 
     result = PARSER.parse(ctx)
     assert result.summary["coverage"]["display"] == "80"
     assert result.gate_failures == []
+
+
+# -- the uncovered files, held to `coverage report --show-missing` -----------------------
+
+
+def report_table(case: str) -> dict[str, dict[str, str]]:
+    """coverage.py's own per-file table for the case's data (``report_missing.txt``)."""
+    lines = (CASES / case / "report_missing.txt").read_text().splitlines()
+    header = lines[0].split()
+    rows: dict[str, dict[str, str]] = {}
+    for line in lines[2:]:
+        if line.startswith(("-", "TOTAL")):
+            continue
+        cells = line.split(None, len(header) - 1)
+        rows[cells[0]] = dict(zip(header, cells + [""] * (len(header) - len(cells)),
+                                  strict=True))
+    return rows
+
+
+def coverage_missing(row: dict[str, str]) -> tuple[str, list[str]]:
+    """(the line ranges, the branch arcs) of coverage.py's Missing column."""
+    items = [item for item in row["Missing"].split(", ") if item]
+    return (", ".join(i for i in items if "->" not in i), [i for i in items if "->" in i])
+
+
+@pytest.mark.parametrize("reports", ["both", "xml_only", "json_only"])
+@pytest.mark.parametrize("case", ["spread", "below"])
+def test_uncovered_files_are_the_files_coverage_report_shows_below_100_worst_first(
+        load_case: CaseLoader, case: str, reports: str) -> None:
+    ctx = load_case("coverage", case)
+    if reports == "xml_only":
+        Path(ctx.run_dir, "coverage.json").unlink()
+    elif reports == "json_only":
+        Path(ctx.run_dir, "coverage.xml").unlink()
+    summary = PARSER.parse(ctx).summary
+    table = report_table(case)
+    uncovered = {name: row for name, row in table.items() if row["Cover"] != "100%"}
+    assert summary["uncovered_files_total"] == len(uncovered)
+    listed = summary["top_uncovered_files"]
+    assert [entry["file"] for entry in listed] == sorted(
+        uncovered, key=lambda name: (int(uncovered[name]["Cover"].rstrip("%")),
+                                     -int(uncovered[name]["Miss"]), name))
+    for entry in listed:
+        row = uncovered[entry["file"]]
+        ranges, arcs = coverage_missing(row)
+        assert entry["missing_count"] == int(row["Miss"])
+        assert f"{ckdn_display_covered(entry['percent'], 0)}%" == row["Cover"]
+        assert entry["missing"] == ranges
+        assert entry["partial_branches"] == int(row.get("BrPart", "0"))
+        assert entry["missing_branches_preview"] == arcs
+
+
+def test_the_xml_and_the_json_report_give_the_same_uncovered_files(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread")
+    from_json = PARSER.parse(ctx)  # the JSON report is preferred when both are there
+    Path(ctx.run_dir, "coverage.json").unlink()
+    from_xml = PARSER.parse(ctx)
+    assert from_json.parser_ok
+    assert from_xml.parser_ok
+    assert from_json.summary == from_xml.summary
+
+
+def test_overall_gives_lines_and_branches_apart_as_the_xml_rates_do(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread")
+    root = Path(ctx.run_dir, "coverage.xml").read_text()
+    line_rate = float(re.search(r'<coverage [^>]*line-rate="([\d.]+)"', root)[1])  # type: ignore[index]
+    branch_rate = float(re.search(r'<coverage [^>]*branch-rate="([\d.]+)"', root)[1])  # type: ignore[index]
+    assert PARSER.parse(ctx).summary["overall"] == {
+        "line_percent": round(line_rate * 100, 2), "branch_percent": round(branch_rate * 100, 2)}
+    assert PARSER.parse(load_case("coverage", "below")).summary["overall"] == {
+        "line_percent": 47.06}
+
+
+def test_a_missing_line_preview_keeps_the_first_lines_and_counts_the_rest(
+        load_case: CaseLoader) -> None:
+    data = json.loads((CASES / "spread" / "coverage.json").read_text())
+    missing = data["files"]["calc/convert.py"]["missing_lines"]
+    assert len(missing) == 60
+    ctx = load_case("coverage", "spread")
+    for options, kept in (({}, 40), ({"missing_lines_preview": 5}, 5),
+                          ({"missing_lines_preview": 0}, 0)):
+        (entry, *_) = PARSER.parse(replace(ctx, options=options)).summary[
+            "top_uncovered_files"]
+        assert entry["file"] == "calc/convert.py"
+        assert entry["missing_lines_preview"] == missing[:kept]
+        assert entry["missing_lines_truncated"] == 60 - kept
+
+
+def test_a_failed_gate_names_the_worst_covered_files_with_their_missing_lines(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread", options={"fail_under": 90})
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == [
+        "coverage total of 18 is less than fail_under=90; worst covered: calc/convert.py 0% "
+        "(missing 4-85), calc/shop.py 45% (missing 12-14, 18-21), calc/grade.py 82% (missing "
+        "branches 6->8, 8->10)"]
+    assert status(ctx, result) == FAIL
+
+
+def test_the_gate_names_three_files_and_counts_the_others(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread", options={"fail_under": 90}, top=1)
+    result = PARSER.parse(ctx)
+    assert result.summary["uncovered_files_total"] == 3
+    assert [e["file"] for e in result.summary["top_uncovered_files"]] == ["calc/convert.py"]
+    assert result.gate_failures == [
+        "coverage total of 18 is less than fail_under=90; worst covered: calc/convert.py 0% "
+        "(missing 4-85), +2 more file(s)"]
+
+
+def test_a_gate_failure_cuts_a_file_with_many_missing_ranges(load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread", options={"fail_under": 90})
+    Path(ctx.run_dir, "coverage.xml").unlink()
+    data = json.loads(Path(ctx.run_dir, "coverage.json").read_text())
+    convert = data["files"]["calc/convert.py"]
+    # every other missing statement run: 30 ranges where coverage.py had one
+    convert["executed_lines"] = convert["missing_lines"][1::2]
+    convert["missing_lines"] = convert["missing_lines"][::2]
+    convert["summary"].update(covered_lines=30, missing_lines=30)
+    data["totals"].update(covered_lines=48, missing_lines=37)
+    data["totals"]["percent_covered"] = 100 * 52 / 119
+    Path(ctx.run_dir, "coverage.json").write_text(json.dumps(data))
+    result = PARSER.parse(ctx)
+    assert result.parser_ok, result.notes
+    (entry, *_) = result.summary["top_uncovered_files"]
+    assert entry["missing"] == "4, 6, 8, 12, 14, 18, 20, 22, 26, 28, ... (+20 more)"
+    assert f"calc/convert.py {ckdn_display_covered(entry['percent'], 0)}% (missing 4, 6, 8, " \
+        "12, ... (+26 more)" in result.gate_failures[0]
+
+
+line_sets = st.lists(st.booleans(), max_size=200).flatmap(
+    lambda hits: st.tuples(st.just(hits), st.lists(st.integers(1, 3), min_size=len(hits),
+                                                   max_size=len(hits))))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=line_sets, preview=st.integers(0, 50))
+def test_a_tallys_ranges_and_counts_are_coverage_pys_format_lines(
+        lines: tuple[list[bool], list[int]], preview: int) -> None:
+    hits, gaps = lines
+    numbers = list(itertools.accumulate(gaps))  # increasing statement lines, gaps between
+    tally = FileTally("f.py", preview)
+    for number, hit in zip(numbers, hits, strict=True):
+        tally.line(number, hit)
+    missing = [n for n, hit in zip(numbers, hits, strict=True) if not hit]
+    assert tally.missing_text(10_000) == format_lines(numbers, missing)
+    assert (tally.statements, tally.missing_total) == (len(numbers), len(missing))
+    assert tally.missing == missing[:preview]
+    assert tally.missing_text(3).startswith(format_lines(numbers, missing)[:1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(files=st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20),
+                                st.sampled_from("abc")), max_size=40),
+       top=st.integers(0, 8))
+def test_worst_files_keeps_exactly_the_top_of_a_full_sort(
+        files: list[tuple[int, int, str]], top: int) -> None:
+    worst = WorstFiles(top)
+    tallies = []
+    for covered, missing, name in files:
+        tally = FileTally(name)
+        for number in range(covered + missing):
+            tally.line(number + 1, number < covered)
+        worst.add(tally)
+        tallies.append(tally)
+    uncovered = [t for t in tallies if t.uncovered]
+    assert worst.total == len(uncovered)
+    expected = sorted(enumerate(uncovered), key=lambda it: (*it[1].rank(), it[0]))[:top]
+    assert [t for _, t in worst.kept] == [t for _, t in expected]
+
+
+def test_a_json_file_whose_lines_disagree_with_its_summary_is_loud(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("coverage", "spread")
+    Path(ctx.run_dir, "coverage.xml").unlink()
+    data = json.loads(Path(ctx.run_dir, "coverage.json").read_text())
+    data["files"]["calc/shop.py"]["missing_lines"].pop()
+    Path(ctx.run_dir, "coverage.json").write_text(json.dumps(data))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == [
+        "coverage.json: file 'calc/shop.py' lists 7 executed and 6 missing lines, 2 taken and "
+        "4 missed branches, but its summary counts (statements, covered, branches, covered "
+        "branches) = (14, 7, 6, 2)"]
+
+
+def test_a_report_of_many_files_keeps_the_top_and_counts_them_all(
+        load_case: CaseLoader) -> None:
+    """Derived from the real report: its worst file repeated 5,000 times under new names."""
+    ctx = load_case("coverage", "spread", top=3)
+    Path(ctx.run_dir, "coverage.json").unlink()
+    path = Path(ctx.run_dir, "coverage.xml")
+    text = path.read_text()
+    start = text.index('\t\t\t\t<class name="convert.py"')
+    end = text.index("</class>", start) + len("</class>\n")
+    copies = 5_000
+    body = "".join(text[start:end].replace('"convert.py"', f'"c{i:05}.py"')
+                   for i in range(copies))
+    text = text[:end] + body + text[end:]
+    for key, extra in (("lines-valid", 60), ("branches-valid", 24)):
+        declared = int(re.search(rf'{key}="(\d+)"', text)[1])  # type: ignore[index]
+        text = text.replace(f'{key}="{declared}"', f'{key}="{declared + extra * copies}"', 1)
+    text = re.sub(r'line-rate="[\d.]+"', 'line-rate="0.0001"', text, count=1)
+    path.write_text(text)
+    result = PARSER.parse(ctx)
+    assert result.parser_ok, result.notes
+    assert result.summary["uncovered_files_total"] == copies + 3
+    assert [e["file"] for e in result.summary["top_uncovered_files"]] == [
+        "calc/c00000.py", "calc/c00001.py", "calc/c00002.py"]
 
 
 # -- guards ------------------------------------------------------------------------------

@@ -101,3 +101,43 @@ def test_the_app_contains_a_plugin_without_a_parse_method(tmp_path: Path) -> Non
     result = parse_safely(object(), ctx)
     assert not result.parser_ok
     assert result.notes[0].startswith("parser '?' crashed on this run's evidence: AttributeError")
+
+
+# --- no parser pattern backtracks: time linear in the line, whatever the line ----------------
+
+#: The modules whose patterns read a tool's text (log lines, or report text such as
+#: messages); the parsers of other helpers keep their own tests.
+PATTERN_MODULES = ["mypy_output", "pre_commit", "ty_text", "reformat", "ruff_json", "pip_audit",
+                   "_logtext", "pylint_json2", "pyright_json", "_sarif_log", "bandit", "sarif"]
+#: ruff's report streamer matches these at one position of its buffer, never searches.
+MATCH_ONLY = {("ruff_json", "_OPEN"), ("ruff_json", "_SEP")}
+_UNITS = [" ", ".", "1", ":1", "a ", " [", "(", "-", " |", "--> ", "\x1b[0", "`", "a:", ": ",
+          "[a", "]", "\t"]
+_PREFIXES = ["", "a.py:1: error: ", "error[", "Found ", "would reformat ", "a.py:1:1: ", "x: [",
+             " \u2022 Findings: ", "Ran 1 rules on 1 file: "]
+
+
+@pytest.mark.parametrize("module", PATTERN_MODULES)
+def test_no_pattern_of_a_text_reading_parser_backtracks_on_a_long_line(module: str) -> None:
+    # 50,000 characters: a linear pattern takes milliseconds, a quadratic one seconds
+    # (pre_commit's old hook-line pattern: 111 s; mypy's old code pattern: 19 s).
+    import importlib
+    import re
+    import time
+
+    patterns = [(name, value) for name, value in
+                vars(importlib.import_module(f"ckdn.parsers.{module}")).items()
+                if isinstance(value, re.Pattern)]
+    slowest = (0.0, "")
+    for name, pattern in patterns:
+        ops = [pattern.match] if (module, name) in MATCH_ONLY else [pattern.match, pattern.search]
+        for prefix in _PREFIXES:
+            for unit in _UNITS:
+                line = prefix + unit * ((50_000 - len(prefix)) // len(unit)) + "x"
+                for op in ops:
+                    start = time.perf_counter()
+                    op(line)
+                    took = time.perf_counter() - start
+                    if took > slowest[0]:
+                        slowest = (took, f"{name}.{op.__name__}({prefix!r} + {unit!r}...)")
+    assert slowest[0] < 0.1, slowest

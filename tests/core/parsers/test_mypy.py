@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import OptionError, ParseContext, ParseResult
-from ckdn.parsers.mypy_output import MypyParser
+from ckdn.parsers.mypy_output import MypyParser, split_code
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import cut_and_mutated, parse_run
+from .garbage import cut_and_mutated, foreign_logs, long_lines, parse_run, timed_parse
 
 PARSER = MypyParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "mypy").glob("*/case.json"))
@@ -41,10 +41,12 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "text_syntax_error": (FAIL, 2),
     "json_syntax_error": (FAIL, 2),
     "text_note_only": (PASS, 0),
-    "json_note_only": (ERROR, 0),
+    "json_note_only": (FAIL, 1),
     "json_missing_file": (FAIL, 1),
     "text_no_files": (ERROR, 0),
     "text_usage_error": (ERROR, 0),
+    "text_config_typo": (PARSE_MISMATCH, 0),
+    "text_deprecated_flag": (PASS, 0),
 }
 
 
@@ -62,7 +64,7 @@ def test_recorded_case_reconciles_to_its_expected_status(load_case: CaseLoader,
     ctx = load_case("mypy", case, options=options_for(case))
     result = PARSER.parse(ctx)
     assert (status(ctx, result), result.total) == EXPECTED[case], result.notes
-    assert {f.kind for f in result.findings} <= {"type_error"}
+    assert {f.kind for f in result.findings} <= {"type_error", "type_note"}
 
 
 def test_text_errors_carry_code_location_and_message(load_case: CaseLoader) -> None:
@@ -104,17 +106,26 @@ def test_notes_are_counted_never_findings(load_case: CaseLoader) -> None:
     assert "Revealed type" not in " ".join(f.message for f in result.findings)
 
 
-def test_json_run_exiting_1_with_only_a_note_is_an_explained_error(load_case: CaseLoader) -> None:
+def test_json_run_exiting_1_with_only_a_note_fails_on_that_note(load_case: CaseLoader) -> None:
+    # mypy --output json counts a note as an error: the exit code rests on it.
     ctx = load_case("mypy", "json_note_only", options=JSON)
     result = PARSER.parse(ctx)
     assert ctx.rc == 1
     assert result.parser_ok
-    assert result.findings == []
+    (note,) = result.findings
+    assert (note.id, note.kind, note.message) == (
+        "reveal.py:4:13:misc", "type_note", 'Revealed type is "int" [misc]')
     assert result.summary["counts"]["notes"] == 1
-    assert result.notes == ["mypy exited 1 with no error diagnostics, only 1 note(s); those are "
-                            "counted in the summary, never findings; first: reveal.py:4: "
-                            'Revealed type is "int"']
-    assert status(ctx, result) == ERROR
+    assert result.notes == ["mypy exited 1 with no error, only 1 note(s): those are what it "
+                            "failed on, so they are the findings"]
+    assert status(ctx, result) == FAIL
+
+
+def test_text_notes_beside_success_stay_counted_not_findings(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_note_only")
+    result = PARSER.parse(ctx)
+    assert (result.findings, result.summary["counts"]["notes"]) == ([], 1)
+    assert status(ctx, result) == PASS
 
 
 def test_empty_json_run_passes_but_an_empty_text_run_cannot_be_confirmed(
@@ -213,6 +224,109 @@ def test_a_json_record_cut_short_is_never_read_as_clean(cut: int) -> None:
     result = _parse_log(truncated, 0, "json")
     assert not result.parser_ok
     assert reconcile(Exit(0), result).status != PASS
+
+
+# --- only mypy's own output is read as mypy's ------------------------------------------------
+
+def _log(case: str) -> bytes:
+    return (FIXTURES / "mypy" / case / "full.log").read_bytes()
+
+
+#: A real Python traceback (pip-audit's, when the vulnerability service is unreachable).
+TRACEBACK = b"".join((FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+                     .splitlines(keepends=True)[:12])
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize(("family", "log"), foreign_logs("mypy"),
+                         ids=[name for name, _ in foreign_logs("mypy")])
+def test_another_tools_log_is_never_a_clean_mypy_run(family: str, log: bytes, fmt: str) -> None:
+    result = _parse_log(log, 0, fmt)
+    assert reconcile(Exit(0), result).status != PASS
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_traceback_is_never_a_clean_mypy_run(fmt: str) -> None:
+    clean = _log("json_clean" if fmt == "json" else "text_clean")
+    result = _parse_log(TRACEBACK + clean, 0, fmt)
+    assert not result.parser_ok
+    assert "Traceback (most recent call last):" in result.notes[-1]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_a_crashed_pythons_fatal_error_is_never_a_clean_mypy_run(tmp_path: Path,
+                                                                 fmt: str) -> None:
+    # A real segfault: CPython's faulthandler report of a NULL read.
+    crash = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
+                            "import ctypes; ctypes.string_at(0)"],
+                           capture_output=True, check=False).stderr
+    assert b"Segmentation fault" in crash
+    clean = _log("json_clean" if fmt == "json" else "text_clean")
+    result = _parse_log(crash + clean, 0, fmt)
+    assert "Fatal Python error: Segmentation fault" in result.notes[-1]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_an_invocation_error_is_never_green_even_beside_success(fmt: str) -> None:
+    clean = _log("json_clean" if fmt == "json" else "text_clean")
+    result = _parse_log(_log("text_usage_error") + clean, 0, fmt)
+    assert not result.parser_ok
+    assert "mypy: unrecognized arguments: --no-such-flag" in result.notes
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_ruffs_output_under_json_format_is_not_mypys(load_case: CaseLoader) -> None:
+    result = _parse_log((FIXTURES / "ruff" / "text_output" / "full.log").read_bytes(), 0, "json")
+    assert "are not mypy's output" in result.notes[-1]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_a_configuration_mypy_did_not_apply_is_never_green(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_config_typo")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.notes == ["mypy did not apply its configuration as written (1 warning(s)): "
+                            "mypy.ini: [mypy]: Unrecognized option: disallow_untyped_defz = True"]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_deprecated_flag_mypy_still_honours_is_quoted_not_fatal(load_case: CaseLoader) -> None:
+    ctx = load_case("mypy", "text_deprecated_flag")
+    result = PARSER.parse(ctx)
+    assert result.notes == ["mypy says: Warning: --strict-concatenate is deprecated; use "
+                            "--extra-checks instead"]
+    assert status(ctx, result) == PASS
+
+
+@given(cut=st.integers(min_value=1, max_value=len(_log("json_errors")) - 1))
+def test_a_torn_json_log_gives_no_findings_and_no_counts(cut: int) -> None:
+    log = _log("json_errors")[:cut]
+    result = _parse_log(log, 1, "json")
+    if log.endswith((b"}", b"}\n")):
+        return  # cut between records: every record it holds is whole
+    assert not result.parser_ok
+    assert (result.findings, result.summary) == ([], {})
+    assert "could not be read" in result.notes[0]
+
+
+def test_the_error_code_is_split_off_the_message_as_the_pattern_did() -> None:
+    assert split_code("Name is not defined  [name-defined]") == ("Name is not defined",
+                                                                 "name-defined")
+    assert split_code("msg [Bad]") == ("msg [Bad]", None)
+    assert split_code("[code]") == ("[code]", None)
+    assert split_code("x\t[a-1]") == ("x", "a-1")
+    assert split_code("list[int]") == ("list[int]", None)
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize(("shape", "line"), long_lines(
+    "a.py:1: error: ", "a.py:1:2:3:4: note: ", "mypy: error: ", "Found 1 error in ",
+    "mypy.ini: [", "{"))
+def test_a_200000_character_line_is_read_in_well_under_a_second(shape: str, line: str,
+                                                                 fmt: str) -> None:
+    assert timed_parse(PARSER, line, options={"format": fmt}) < 0.5
 
 
 # --- live: the mypy in this environment ---------------------------------------------------

@@ -219,3 +219,30 @@ def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObje
 @given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
 def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
     _check_never_green(report, rc)
+
+
+# --- pip-audit's log beside its report --------------------------------------------------------
+
+def test_a_clean_report_without_pip_audits_summary_line_is_never_green(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "clean")
+    lines = Path(ctx.log_path).read_bytes().splitlines(keepends=True)
+    Path(ctx.log_path).write_bytes(b"".join(lines[:-1]))  # the log cut before the summary
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "no pip-audit summary line" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize(("source", "first"), [
+    ("strict_skip", "ERROR:pip_audit._cli:requests: Dependency not found on PyPI"),
+    ("osv_unreachable", "Traceback (most recent call last):")])
+def test_a_clean_report_beside_an_error_in_the_log_is_never_green(
+        load_case: CaseLoader, source: str, first: str) -> None:
+    ctx = load_case("pip_audit", "clean")
+    failing = (FIXTURES / "pip_audit" / source / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(failing + Path(ctx.log_path).read_bytes())
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert f"beside its report (first: {first}" in result.notes[-1]
+    assert status(ctx, result) == PARSE_MISMATCH

@@ -14,7 +14,7 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import mutated, parse_run
+from .garbage import foreign_logs, long_lines, mutated, parse_run, timed_parse
 
 PARSER = PreCommitParser()
 REAL_LOG = (FIXTURES / "pre_commit" / "show_diff" / "full.log").read_bytes()
@@ -205,3 +205,82 @@ def test_hook_shaped_logs_pass_only_when_green_hooks_ran_and_none_failed(
         assert rc == 0
         assert result.summary["counts"]["failed"] == 0
         assert result.summary["counts"]["passed"] >= 1
+
+
+# --- only a complete pre-commit run is read as one -----------------------------------------
+
+PASSING_LOG = (FIXTURES / "pre_commit" / "passing" / "full.log").read_bytes()
+ERROR_LOG = (FIXTURES / "pre_commit" / "invalid_config" / "full.log").read_bytes()
+#: A real Python traceback (pip-audit's, when the vulnerability service is unreachable).
+TRACEBACK = b"".join(
+    line for line in (FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+    .splitlines(keepends=True)[:12])
+LINE_ENDS = {i + 1 for i, byte in enumerate(PASSING_LOG) if byte == ord("\n")}
+
+
+@given(cut=st.integers(min_value=1, max_value=len(PASSING_LOG) - 1).filter(
+    lambda cut: cut not in LINE_ENDS))
+def test_a_passing_log_cut_anywhere_but_a_line_end_never_passes(cut: int) -> None:
+    result = _parse_log(PASSING_LOG[:cut], 0)
+    assert not result.parser_ok
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+#: The verbose hook of mixed's log: its hook line, meta lines and framed output block.
+VERBOSE = REAL_LOG[REAL_LOG.index(b"passes with verbose output"):REAL_LOG.index(b"checks markdown")]
+
+
+def test_a_passing_run_with_a_verbose_hook_passes() -> None:
+    assert reconcile(Exit(0), _parse_log(PASSING_LOG + VERBOSE, 0)).status == PASS
+
+
+@pytest.mark.parametrize("kept", [b"all good\n", b"all good\nreally\n"])
+def test_a_verbose_hooks_output_cut_before_its_closing_blank_line_never_passes(
+        kept: bytes) -> None:
+    log = PASSING_LOG + VERBOSE[:VERBOSE.index(kept) + len(kept)]
+    result = _parse_log(log, 0)
+    assert "1 hook output block(s) without their closing blank line" in result.notes[0]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_pre_commits_own_error_after_passing_hooks_is_never_green() -> None:
+    for rc in (0, 1):
+        result = _parse_log(PASSING_LOG + ERROR_LOG, rc)
+        assert not result.parser_ok
+        assert "An error has occurred: InvalidConfigError" in result.notes[0]
+        assert reconcile(Exit(rc), result).status != PASS
+
+
+def test_a_traceback_beside_passing_hooks_is_not_pre_commits_output() -> None:
+    result = _parse_log(PASSING_LOG + TRACEBACK, 0)
+    assert not result.parser_ok
+    assert "Traceback (most recent call last):" in result.notes[0]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize("line", ["x....Passed", "tests" + "." * 40 + "Passed",
+                                  "build" + "." * 74 + "(3 warnings)Passed"])
+def test_one_foreign_passed_line_is_never_a_pre_commit_run(line: str) -> None:
+    result = _parse_log(line.encode() + b"\n", 0)
+    assert not result.parser_ok
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_hook_lines_of_two_widths_are_not_one_pre_commit_run() -> None:
+    wider = PASSING_LOG.replace(b"Passed\n", b".Passed\n", 1)
+    result = _parse_log(wider, 0)
+    assert not result.parser_ok
+    assert "hook lines of widths 79, 80" in result.notes[0]
+
+
+@pytest.mark.parametrize(("family", "log"), foreign_logs("pre_commit"),
+                         ids=[name for name, _ in foreign_logs("pre_commit")])
+def test_another_tools_log_is_never_a_passing_pre_commit_run(family: str, log: bytes) -> None:
+    assert reconcile(Exit(0), _parse_log(log, 0)).status != PASS
+
+
+@pytest.mark.parametrize(("shape", "line"), long_lines(
+    "x", "- hook id: ", "[INFO] ", "An error has occurred: "))
+def test_a_200000_character_line_is_read_in_well_under_a_second(shape: str, line: str) -> None:
+    assert timed_parse(PARSER, line) < 0.5
+    assert timed_parse(PARSER, "x" + line[1:] + "Passed") < 0.5

@@ -257,6 +257,54 @@ def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], ke
     assert err.value.key == key
 
 
+# --- unverified is not clean; the log must agree with the report ---------------------------
+
+def test_modules_pylint_could_not_lint_under_exit_zero_fail_the_gate(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pylint", "exit_zero_unlintable")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert result.gate_failures == ["pylint could not lint 2 module(s)"]
+    assert result.notes[0].startswith(
+        "not linted: missing_module: F0001 No module named missing_module; broken.py: E0001 "
+        "Parsing failed: 'invalid syntax (broken, line 1)'")
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_skipped_accepts_modules_pylint_could_not_lint(load_case: CaseLoader) -> None:
+    ctx = load_case("pylint", "exit_zero_unlintable", options={"allow_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_a_report_that_linted_no_module_fails_the_gate(load_case: CaseLoader) -> None:
+    ctx = load_case("pylint", "clean")
+    rewrite(ctx, lambda d: d["statistics"].update(modulesLinted=0))
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pylint linted no module"]
+    assert status(ctx, result) == FAIL
+
+
+def test_a_clean_report_beside_a_log_showing_messages_is_never_green(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pylint", "clean")
+    log = (FIXTURES / "pylint" / "scored_default" / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(log)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert ("pylint's log shows 2 fatal/error/warning/refactor/convention message(s) but its "
+            "report holds 0") in result.notes
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_crash_in_the_log_beside_a_clean_report_is_never_green(load_case: CaseLoader) -> None:
+    ctx = load_case("pylint", "clean")
+    traceback = (FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(Path(ctx.log_path).read_bytes() + traceback)
+    result = PARSER.parse(ctx)
+    assert "pylint's log holds a crash (Traceback (most recent call last):)" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
 # --- garbage never passes -----------------------------------------------------------------
 
 def _parse_bytes(report: bytes, rc: int) -> ParseResult:

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from ckdn.parsers._logtext import LogSample
 from ckdn.parsers.base import ParseResult
-from ckdn.parsers.pyright_json import PyrightParser, find_document
-from ckdn.reconcile import ERROR, FAIL, PASS, Exit, reconcile
+from ckdn.parsers.pyright_json import PyrightParser, find_documents
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import mutated, parse_run
+from .garbage import foreign_logs, long_lines, mutated, parse_run, timed_parse
 
 PARSER = PyrightParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "pyright").glob("*/case.json"))
@@ -43,6 +43,8 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "no_files": (FAIL, 0),
     "missing_path": (ERROR, 0),
     "text_output": (ERROR, 0),
+    "bad_config": (PARSE_MISMATCH, 0),
+    "warnings_flag": (FAIL, 1),
 }
 
 
@@ -145,9 +147,9 @@ def test_an_unknown_severity_is_format_drift(load_case: CaseLoader) -> None:
 def test_a_brace_line_of_other_text_does_not_hide_the_document() -> None:
     lines = ["{", "not json", "}", *ERRORS_LOG.decode().splitlines()]
     around = LogSample()
-    doc = find_document(iter(lines), around)
-    assert doc is not None
-    assert doc["summary"]["errorCount"] == 4
+    found = find_documents(iter(lines), around)
+    assert found.first is not None
+    assert found.first["summary"]["errorCount"] == 4
     assert around.lines == ["{", "not json", "}"]
 
 
@@ -179,3 +181,75 @@ def test_garbage_logs_never_raise_and_never_pass(log: bytes, rc: int) -> None:
     result = _parse_log(log, rc)
     assert not result.parser_ok
     assert reconcile(Exit(rc), result).status != PASS
+
+
+# --- only what one pyright run printed is read ------------------------------------------------
+
+CLEAN_LOG = (FIXTURES / "pyright" / "clean" / "full.log").read_bytes()
+#: A real Python traceback (pip-audit's, when the vulnerability service is unreachable).
+TRACEBACK = b"".join((FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+                     .splitlines(keepends=True)[:12])
+
+
+@pytest.mark.parametrize("log", [CLEAN_LOG + ERRORS_LOG, ERRORS_LOG + CLEAN_LOG,
+                                 CLEAN_LOG + CLEAN_LOG], ids=["clean-first", "errors-first",
+                                                              "clean-twice"])
+def test_two_pyright_documents_are_never_green(log: bytes) -> None:
+    result = _parse_log(log, 0)
+    assert not result.parser_ok
+    assert "2 pyright documents (one run prints one)" in result.notes[-1]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_a_json_object_that_is_not_pyrights_document_is_not_read_as_one() -> None:
+    # pyright's clean document without its version and time: another tool's summary object.
+    foreign = json.loads(CLEAN_LOG)
+    del foreign["version"], foreign["time"]
+    alone = _parse_log(json.dumps(foreign).encode() + b"\n", 0)
+    assert not alone.parser_ok
+    assert "1 JSON object(s) that are not pyright's document" in alone.notes[0]
+    before = _parse_log(json.dumps(foreign).encode() + b"\n" + ERRORS_LOG, 1)
+    assert not before.parser_ok
+    assert [f.id.rsplit("/", 1)[-1] for f in before.findings] == [
+        i.rsplit("/", 1)[-1] for i in ERROR_IDS]
+
+
+def test_pyrights_complaints_about_its_config_beside_a_clean_document_are_never_green(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "bad_config")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 0
+    assert not result.parser_ok
+    assert 'Config "typeCheckingMode" entry must contain' in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_traceback_beside_a_clean_document_is_never_green() -> None:
+    result = _parse_log(CLEAN_LOG + TRACEBACK, 0)
+    assert "Traceback (most recent call last):" in result.notes[0]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_warnings_pyright_fails_on_with_the_warnings_flag_are_findings(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pyright", "warnings_flag")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 1
+    (warning,) = result.findings
+    assert (warning.kind, warning.id) == ("type_warning", "probe.py:3:8:reportMissingImports")
+    assert result.notes == ["pyright exited 1 with no error, only 1 warning(s) (--warnings): "
+                            "those are what it failed on, so they are the findings"]
+    assert status(ctx, result) == FAIL
+
+
+@pytest.mark.parametrize(("family", "log"), foreign_logs("pyright"),
+                         ids=[name for name, _ in foreign_logs("pyright")])
+def test_another_tools_log_is_never_a_clean_pyright_run(family: str, log: bytes) -> None:
+    assert reconcile(Exit(0), _parse_log(log, 0)).status != PASS
+
+
+@pytest.mark.parametrize(("shape", "line"), long_lines(
+    "{", "{\"a\": ", "2026-11-29 14:36:34,679 - "))
+def test_a_200000_character_line_is_read_in_well_under_a_second(shape: str, line: str) -> None:
+    assert timed_parse(PARSER, line) < 0.5
+    assert timed_parse(PARSER, CLEAN_LOG.decode() + line) < 0.5

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
@@ -16,13 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers import junit
+from ckdn.parsers import _pytest_sources
 from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
 from ckdn.parsers.junit import PytestParser, node_id
 from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
-from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.parsers.pytest_order import TEST, order_key
+from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
-from .conftest import FIXTURES, CaseLoader, status
+from .conftest import FIXTURES, CaseLoader, case_meta, status
 from .documented import as_documented, marked_example
 from .garbage import assert_never_green, mutated, parse_run
 
@@ -55,16 +57,16 @@ def test_failures_in_call_become_test_failures_named_by_node_id(load_case: CaseL
     result = PARSER.parse(ctx)
     assert result.parser_ok
     assert {f.kind for f in result.findings} == {"test_failure"}
-    assert [f.id for f in result.findings] == [
+    assert [f.id for f in result.findings] == [  # by node id, not by the order they ran in
+        "tests/check_failing.py::TestGroup::TestNested::test_nested_fails",
+        "tests/check_failing.py::TestGroup::test_method_fails",
+        "tests/check_failing.py::test_ansi_message",
         "tests/check_failing.py::test_dict_comparison_fails",
         "tests/check_failing.py::test_helper_raises",
-        "tests/check_failing.py::TestGroup::test_method_fails",
-        "tests/check_failing.py::TestGroup::TestNested::test_nested_fails",
         "tests/check_failing.py::test_param[2]",
         "tests/check_failing.py::test_param_odd_ids[a.b]",
         "tests/check_failing.py::test_param_odd_ids[x::y]",
         "tests/check_failing.py::test_unicode_message",
-        "tests/check_failing.py::test_ansi_message",
     ]
     assert status(ctx, result) == FAIL
 
@@ -241,15 +243,27 @@ def test_a_run_with_every_test_skipped_is_a_gate_failure(load_case: CaseLoader) 
     assert status(ctx, result) == FAIL
 
 
-def test_zero_tests_is_a_gate_failure_with_pytests_exit_code(load_case: CaseLoader) -> None:
+def test_pytests_exit_5_is_an_error_whose_note_says_no_tests_were_collected(
+        load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "zero_tests")
     result = PARSER.parse(ctx)
     assert ctx.rc == 5
+    assert result.gate_failures == []
+    assert result.notes == ["pytest collected no tests and exited with status 5: nothing was "
+                            "verified; check the test paths and any -k / -m selection"]
+    assert status(ctx, result) == ERROR
+
+
+def test_zero_tests_at_exit_code_0_is_a_no_tests_ran_gate_failure(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests", rc=0)  # pytest's report of no tests, exit code 0
+    result = PARSER.parse(ctx)
     assert result.gate_failures == ["no tests ran"]
-    verdict = reconcile(Exit(ctx.rc), result)
-    assert verdict.status == FAIL
-    assert verdict.reason is not None
-    assert "no tests ran" in verdict.reason
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_no_tests_accepts_zero_tests_at_exit_code_0(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "zero_tests", rc=0, options={"allow_no_tests": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
 
 
 def test_allow_no_tests_accepts_a_run_that_ran_none(load_case: CaseLoader) -> None:
@@ -382,12 +396,17 @@ def test_duplicate_ids_in_a_report_get_a_counted_suffix(load_case: CaseLoader) -
                    "tests/check_xpass_strict.py::test_unexpected_pass_strict#2"]
 
 
-def test_the_pytest_plugins_evidence_is_preferred_over_junit(load_case: CaseLoader) -> None:
+def test_the_pytest_plugins_evidence_is_preferred_over_junit_that_agrees(
+        load_case: CaseLoader) -> None:
     ctx = load_case("pytest", "failing")
-    assert PARSER.parse(ctx).summary["counts"]["tests"] == 14  # no evidence file: JUnit
-    recorded = ParseResult(summary={"counts": {"tests": 3, "passed": 3}})
+    junit = PARSER.parse(ctx)
+    assert junit.summary["counts"]["tests"] == 14  # no evidence file: JUnit
+    counts = {"tests": 14, "passed": 5, "failures": 9, "errors": 0, "subtests_passed": 2}
+    recorded = ParseResult(findings=junit.findings, summary={"counts": counts})
     Path(ctx.run_dir, EVIDENCE_FILE).write_bytes(encode_evidence(recorded, ctx.rc))
-    assert PARSER.parse(ctx).summary == {"counts": {"tests": 3, "passed": 3}}
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.summary == {"counts": counts}
 
 
 def test_evidence_that_disagrees_with_the_exit_code_is_not_trusted(load_case: CaseLoader) -> None:
@@ -403,7 +422,7 @@ def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,
     def explode(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(junit, "read_junit", explode)
+    monkeypatch.setattr(_pytest_sources, "read_report", explode)
     ctx = load_case("pytest", "all_pass")
     result = PARSER.parse(ctx)
     assert not result.parser_ok
@@ -602,3 +621,238 @@ def test_garbage_never_raises_nor_goes_silently_green(data: bytes, rc: int) -> N
     result = parse_bytes(data, rc)
     assert_never_silently_green(data, result, rc)
     assert not result.parser_ok or well_formed(data)
+
+
+# -- issue 10: what a JUnit report may and may not say -----------------------------------
+
+
+def test_a_failure_outside_any_testcase_is_a_finding_not_ignored(load_case: CaseLoader) -> None:
+    # pytest's own green report with a suite-level <error> added (the shape merged or
+    # hand-made reports have): it must count, never pass
+    ctx = load_case("pytest", "all_pass")
+    edit_report(ctx, 'hostname="vm">', 'hostname="vm"><error message="suite setup failed: '
+                'database down">Traceback: database down</error>')
+    result = PARSER.parse(ctx)
+    (finding,) = result.findings
+    assert finding.kind == "test_error"
+    assert finding.message == "suite setup failed: database down"
+    assert finding.id == "junit.xml::<testsuite name='pytest'>"
+    assert result.summary["counts"]["errors"] == 1
+    assert status(ctx, result) != PASS
+
+
+def test_a_failure_outside_any_testcase_fails_a_red_run_with_its_finding(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass", rc=1)
+    edit_report(ctx, '<testsuite name="pytest" errors="0" failures="0"',
+                '<testsuite name="pytest" errors="0" failures="1"')
+    edit_report(ctx, 'hostname="vm">', 'hostname="vm"><failure message="session crashed"/>')
+    result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert [(f.kind, f.message) for f in result.findings] == [("test_failure", "session crashed")]
+    assert status(ctx, result) == FAIL
+
+
+@pytest.mark.parametrize(("old", "new", "what"), [
+    ('<failure message="AssertionError: assert {', '<failure message="x"><failure '
+     'message="AssertionError: assert {', "a <failure> inside a <failure>"),
+    ('<testcase classname="tests.check_failing" name="test_helper_raises"',
+     '<testcase classname="a" name="b"><testcase classname="tests.check_failing" '
+     'name="test_helper_raises"', "a <testcase> inside a <testcase>"),
+], ids=["failure-in-failure", "testcase-in-testcase"])
+def test_elements_nested_in_a_way_pytest_never_writes_make_the_report_unreadable(
+        load_case: CaseLoader, old: str, new: str, what: str) -> None:
+    ctx = load_case("pytest", "failing")
+    text = Path(ctx.run_dir, "junit.xml").read_text()
+    closing = "</failure>" if "failure" in what else "</testcase>"
+    text = text.replace(old, new, 1)
+    Path(ctx.run_dir, "junit.xml").write_text(text.replace("</testsuite>", closing
+                                                           + "</testsuite>", 1))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert what in result.notes[0]
+    assert (result.findings, result.summary) == ([], {})
+
+
+def test_a_torn_report_contributes_no_findings_and_no_counts(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    report = Path(ctx.run_dir, "junit.xml")
+    data = report.read_bytes()
+    report.write_bytes(data[: data.index(b"test_param_odd_ids")])  # 5 failures in, 14 tests
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert (result.findings, result.total, result.summary) == ([], 0, {})
+    (note,) = result.notes
+    assert note.startswith("junit.xml is not readable JUnit XML: ")
+    assert note.endswith("a report that cannot be read to its end contributes no findings "
+                         "and no counts")
+    assert status(ctx, result) == ERROR
+
+
+@SETTINGS
+@given(report=st.sampled_from(REAL_REPORTS), cut=st.floats(0, 1), rc=st.sampled_from([0, 1, 2]))
+def test_a_report_cut_anywhere_contributes_nothing(report: bytes, cut: float, rc: int) -> None:
+    data = report[: int(len(report) * cut)]
+    if data == report:
+        return
+    result = parse_bytes(data, rc)
+    assert not result.parser_ok
+    assert (result.findings, result.total, result.summary, result.gate_failures) == (
+        [], 0, {}, [])
+
+
+def test_a_usage_error_with_an_empty_report_is_an_error_not_a_zero_tests_gate(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "path_not_found")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 4
+    assert result.gate_failures == []
+    assert result.notes[0] == ("pytest refused its command line (exit code 4, usage error): "
+                               "file or directory not found: tests/check_not_there.py")
+    assert status(ctx, result) == ERROR
+
+
+# -- issue 10: order ----------------------------------------------------------------------
+
+
+def shuffled_report(report: str, order: list[int]) -> str:
+    """A real report with its testcases in another order (as pytest-randomly runs them)."""
+    cases = re.findall(r"<testcase .*?(?:/>|</testcase>)", report, re.S)
+    head = report[: report.index(cases[0])]
+    tail = report[report.rindex(cases[-1]) + len(cases[-1]):]
+    return head + "".join(cases[i] for i in order) + tail
+
+
+@SETTINGS
+@given(data=st.data(), case=st.sampled_from(["failing", "erroring", "collection_error"]),
+       top=st.sampled_from([2, 20]))
+def test_findings_do_not_depend_on_the_order_the_tests_ran_in(data: st.DataObject, case: str,
+                                                             top: int) -> None:
+    report = (CASES / case / "junit.xml").read_text()
+    count = report.count("<testcase ")
+    order = data.draw(st.permutations(list(range(count))))
+    cwd = case_meta("pytest", case)["cwd"]
+
+    def parsed(text: str) -> list[Finding]:
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "junit.xml").write_text(text)
+            ctx = ParseContext(check="pytest", run_dir=tmp, cwd=cwd, rc=1, top=top)
+            result = PARSER.parse(ctx)
+            assert result.parser_ok
+            return result.findings
+
+    assert parsed(shuffled_report(report, order)) == parsed(report)
+
+
+def test_parameters_are_ordered_by_number_not_by_text() -> None:
+    keys = [order_key(TEST, f"t.py::test_p[{n}]") for n in (10, 2, 1)]
+    assert sorted(keys) == [order_key(TEST, f"t.py::test_p[{n}]") for n in (1, 2, 10)]
+
+
+# -- issue 10: what the log says when the report cannot ------------------------------------
+
+
+@pytest.mark.parametrize(("case", "reason"), [
+    ("stopped_x", "stopping after 1 failures"),
+    ("stopped_maxfail", "stopping after 2 failures"),
+])
+def test_a_session_stopped_early_says_so(load_case: CaseLoader, case: str, reason: str) -> None:
+    ctx = load_case("pytest", case)
+    result = PARSER.parse(ctx)
+    assert f"pytest stopped the session early ({reason}): not every collected test ran" \
+        in result.notes
+    assert status(ctx, result) == FAIL
+
+
+def test_an_early_stop_without_a_finding_is_never_a_pass(load_case: CaseLoader) -> None:
+    # derived: pytest's green report beside the end of a real -x log
+    ctx = load_case("pytest", "all_pass")
+    shutil.copy(CASES / "stopped_x" / "full.log", Path(ctx.run_dir, "full.log"))
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pytest stopped the session early (stopping after 1 "
+                                    "failures): not every collected test ran"]
+    assert status(ctx, result) == FAIL
+
+
+def test_a_stop_line_inside_captured_output_is_not_an_early_stop(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass")
+    log = Path(ctx.run_dir, "full.log")
+    lines = log.read_text().splitlines()
+    stop = "!" * 20 + " stopping after 1 failures " + "!" * 20
+    log.write_text("\n".join([lines[0], stop, *(["captured"] * 20), *lines[1:]]) + "\n")
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_a_missing_plugin_says_what_is_missing_and_how_to_add_it(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "plugin_missing")
+    result = PARSER.parse(ctx)
+    assert ctx.rc == 4
+    assert result.notes == [
+        "pytest does not know --ckdn-digest: the ckdn pytest plugin is not installed in the "
+        "environment that ran pytest; install checkdown there (pip install checkdown; tox: "
+        'deps = checkdown; nox: session.install("checkdown")), or drop the option from the '
+        "command"]
+    assert "--junitxml" not in repr(result)
+    assert status(ctx, result) == ERROR
+
+
+@pytest.mark.parametrize(("rc", "how"), [
+    (124, "timed out"), (130, "stopped, exit code 130"), (143, "stopped, exit code 143"),
+    (-9, "killed by signal 9"),
+])
+def test_a_stopped_run_without_a_report_does_not_ask_for_junitxml(load_case: CaseLoader,
+                                                                 rc: int, how: str) -> None:
+    ctx = load_case("pytest", "failing", rc=rc)
+    Path(ctx.run_dir, "junit.xml").unlink()
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == [f"JUnit report junit.xml not found: pytest was {how} before it "
+                            "wrote its report (pytest writes it at the end of the session)"]
+    assert status(ctx, result) == ERROR
+
+
+# -- issue 10: two records of one session -----------------------------------------------------
+
+
+def evidence_of(ctx: ParseContext, result: ParseResult) -> None:
+    Path(ctx.run_dir, EVIDENCE_FILE).write_bytes(encode_evidence(result, ctx.rc))
+
+
+def test_evidence_greener_than_the_junit_report_beside_it_is_not_believed(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing", rc=0)  # a conftest forced exit 0 over 9 failures
+    evidence_of(ctx, ParseResult(summary={"counts": {"tests": 3, "passed": 3, "failures": 0,
+                                                     "errors": 0}}))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.total == 9  # the findings of the record reporting more
+    assert (f"{EVIDENCE_FILE} and junit.xml disagree about this session (failures 0 vs 9; "
+            "findings 0 vs 9)") in result.notes[-1]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_records_with_the_same_counts_but_other_failing_tests_disagree(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "xpass_strict")
+    (junit_finding,) = PARSER.parse(ctx).findings
+    other = Finding("tests/check_other.py::test_x", "test_failure", "assert 0")
+    evidence_of(ctx, ParseResult(findings=[other], summary={"counts": {
+        "tests": 2, "passed": 1, "failures": 1, "errors": 0}}))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert ("failing tests differ: only in ckdn-pytest.json: tests/check_other.py::test_x; "
+            f"only in the JUnit report: {junit_finding.id}") in result.notes[-1]
+    assert status(ctx, result) == ERROR
+
+
+def test_evidence_beside_an_unreadable_junit_report_is_not_believed(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "all_pass")
+    evidence_of(ctx, ParseResult(summary={"counts": {"tests": 3, "passed": 3}}))
+    report = Path(ctx.run_dir, "junit.xml")
+    report.write_bytes(report.read_bytes()[:100])
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes[-1] == (f"{EVIDENCE_FILE} could not be checked against junit.xml: the "
+                                "two records of one session must both be readable")
+    assert status(ctx, result) == PARSE_MISMATCH

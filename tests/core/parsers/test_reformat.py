@@ -14,7 +14,7 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import cut_and_mutated, parse_run
+from .garbage import cut_and_mutated, foreign_logs, long_lines, parse_run, timed_parse
 
 PARSER = ReformatParser()
 CASES = sorted(p.parent.name for p in (FIXTURES / "reformat").glob("*/case.json"))
@@ -184,3 +184,46 @@ def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int
         assert verdict != PASS
     if not any(marker in log.decode("utf-8", "replace") for marker in CLEAN_MARKERS):
         assert verdict != PASS
+
+
+# --- only the formatter's own output is read as its run ---------------------------------------
+
+def _log(case: str) -> bytes:
+    return (FIXTURES / "reformat" / case / "full.log").read_bytes()
+
+
+#: A real Python traceback (pip-audit's, when the vulnerability service is unreachable).
+TRACEBACK = b"".join((FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+                     .splitlines(keepends=True)[:12])
+
+
+@pytest.mark.parametrize(("family", "log"), foreign_logs("reformat"),
+                         ids=[name for name, _ in foreign_logs("reformat")])
+def test_another_tools_log_is_never_a_clean_formatter_run(family: str, log: bytes) -> None:
+    assert reconcile(Exit(0), _parse_log(log, 0)).status != PASS
+
+
+@pytest.mark.parametrize("case", ["black_clean", "ruff_clean"])
+def test_a_traceback_beside_a_clean_summary_is_never_green(case: str) -> None:
+    result = _parse_log(TRACEBACK + _log(case), 0)
+    assert not result.parser_ok
+    assert "are not the formatter's output" in result.notes[0]
+    assert "Traceback (most recent call last):" in result.notes[0]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+def test_blacks_failure_banner_beside_a_clean_summary_is_never_green() -> None:
+    banner = next(line for line in _log("black_violations").splitlines(keepends=True)
+                  if line.startswith(b"Oh no!"))
+    clean = _log("black_clean").replace(b"All done!", banner.rstrip(b"\n"))
+    result = _parse_log(clean, 0)
+    assert result.notes == ["exit code 0 but black says it failed (\"Oh no!\")"]
+    assert reconcile(Exit(0), result).status == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize(("shape", "line"), long_lines(
+    "would reformat ", "Would reformat: ", "error: cannot format ", "error: cannot parse: ",
+    "error: Failed to parse ", "unformatted: ", " --> ", "a.py:1:2: ", "1 file", "1 | "))
+def test_a_200000_character_line_is_read_in_well_under_a_second(shape: str, line: str) -> None:
+    assert timed_parse(PARSER, line) < 0.5
+    assert timed_parse(PARSER, "unformatted: x\n" + line, rc=1) < 0.5

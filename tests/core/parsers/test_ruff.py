@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import assert_never_green, mutated, parse_run
+from .garbage import assert_never_green, long_lines, mutated, parse_run
 
 PARSER = RuffParser()
 REAL_REPORT = (FIXTURES / "ruff" / "violations" / "ruff.json").read_bytes()
@@ -232,6 +233,41 @@ def test_streamed_array_rejects_what_json_rejects(text: str, chunk: int) -> None
             list(iter_json_array(io.StringIO(text), chunk))
     else:
         assert list(iter_json_array(io.StringIO(text), chunk)) == expected
+
+
+# --- an error in the log is never beside a trusted report -----------------------------------
+
+CLEAN_REPORT = (FIXTURES / "ruff" / "clean" / "ruff.json").read_bytes()
+
+
+@pytest.mark.parametrize("case", ["usage_error", "config_error"])
+@pytest.mark.parametrize("rc", [0, 2])
+def test_a_clean_report_beside_ruffs_own_error_is_never_green(load_case: CaseLoader, case: str,
+                                                              rc: int) -> None:
+    ctx = load_case("ruff", case, rc=rc)
+    Path(ctx.run_dir, "ruff.json").write_bytes(CLEAN_REPORT)
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "ruff's log reports 1 error(s) beside its report (first: " in result.notes[0]
+    assert status(ctx, result) != PASS
+
+
+def test_a_crash_beside_a_clean_report_is_never_green(load_case: CaseLoader) -> None:
+    ctx = load_case("ruff", "clean")
+    traceback = (FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(traceback)
+    result = PARSER.parse(ctx)
+    assert "(first: Traceback (most recent call last):)" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize(("shape", "line"), long_lines("Found ", "error: ", "warning: "))
+def test_a_200000_character_log_line_is_read_in_well_under_a_second(shape: str,
+                                                                    line: str) -> None:
+    files = {"ruff.json": CLEAN_REPORT}
+    start = time.perf_counter()
+    parse_run(PARSER, 0, log=line.encode(), files=files)
+    assert time.perf_counter() - start < 0.5
 
 
 # --- garbage never passes -----------------------------------------------------------------

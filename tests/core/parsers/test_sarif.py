@@ -9,6 +9,7 @@ would write it.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
 from .conftest import FIXTURES, CaseLoader, rewrite_json, status
 from .documented import check_documented_example
-from .garbage import assert_never_green, mutated, parse_run
+from .garbage import assert_never_green, long_lines, mutated, parse_run
 
 PARSER = SarifParser()
 REAL_LOG = (FIXTURES / "sarif" / "semgrep" / "report.sarif").read_bytes()
@@ -93,6 +94,9 @@ def test_exit_code_zero_with_results_only_below_fail_levels_passes(load_case: Ca
     ctx = load_case("sarif", "semgrep_exit0")
     rewrite(ctx, lambda d: d["runs"][0].update(results=[
         r for r in d["runs"][0]["results"] if r["ruleId"] != "no-eval"]))
+    log = Path(ctx.log_path)  # semgrep's own count, to match the results left
+    log.write_text(log.read_text(encoding="utf-8").replace("Findings: 5 (5", "Findings: 2 (2")
+                   .replace(": 5 findings.", ": 2 findings."), encoding="utf-8")
     result = PARSER.parse(ctx)
     assert levels(result) == {"error": 0, "warning": 1, "note": 1, "none": 0}
     assert status(ctx, result) == PASS
@@ -322,6 +326,65 @@ def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], ke
     with pytest.raises(OptionError) as err:
         PARSER.validate_options(options)
     assert err.value.key == key
+
+
+# --- the tool's log beside the SARIF log ---------------------------------------------------
+
+@pytest.mark.parametrize("rc", [0, 1])
+def test_a_clean_semgrep_report_beside_a_log_that_says_findings_is_never_green(
+        load_case: CaseLoader, rc: int) -> None:
+    ctx = load_case("sarif", "semgrep_clean", rc=rc)
+    Path(ctx.log_path).write_bytes((FIXTURES / "sarif" / "semgrep" / "full.log").read_bytes())
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert result.notes == ["the log says semgrep found 5 result(s) but the SARIF log holds 0"]
+    assert status(ctx, result) != PASS
+
+
+def test_a_clean_semgrep_report_beside_semgreps_error_is_never_green(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("sarif", "semgrep_clean")
+    errors = (FIXTURES / "sarif" / "semgrep_bad_rules" / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(Path(ctx.log_path).read_bytes() + errors)
+    result = PARSER.parse(ctx)
+    assert result.notes[0].startswith("the log reports 2 failure(s) beside the SARIF log "
+                                      "(first: semgrep error: Invalid rule schema)")
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_clean_ruff_report_beside_ruffs_error_is_never_green(load_case: CaseLoader) -> None:
+    ctx = load_case("sarif", "ruff", rc=0)
+    rewrite(ctx, lambda d: d["runs"][0].update(results=[]))
+    Path(ctx.log_path).write_bytes((FIXTURES / "ruff" / "usage_error" / "full.log").read_bytes())
+    result = PARSER.parse(ctx)
+    assert "(first: error: invalid value 'foo' for '--extension <EXTENSION>'" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_a_crash_in_any_producers_log_is_never_green(load_case: CaseLoader) -> None:
+    ctx = load_case("sarif", "semgrep_clean")
+    rewrite(ctx, lambda d: d["runs"][0]["tool"]["driver"].update(name="gitleaks"))
+    traceback = (FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
+    Path(ctx.log_path).write_bytes(traceback)
+    result = PARSER.parse(ctx)
+    assert "(first: Traceback (most recent call last):)" in result.notes[0]
+    assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_sarif_printed_to_the_log_has_no_log_beside_it(load_case: CaseLoader) -> None:
+    ctx = load_case("sarif", "ty_stdout", options={"report": "full.log"})
+    assert PARSER.parse(ctx).parser_ok
+
+
+@pytest.mark.parametrize(("shape", "line"), long_lines(
+    "Ran 3 rules on 1 file: ", " \u2022 Findings: ", "Found ", "[ERROR] "))
+def test_a_200000_character_log_line_is_read_in_well_under_a_second(
+        load_case: CaseLoader, shape: str, line: str) -> None:
+    ctx = load_case("sarif", "semgrep_clean")
+    Path(ctx.log_path).write_text(line, encoding="utf-8")
+    start = time.perf_counter()
+    PARSER.parse(ctx)
+    assert time.perf_counter() - start < 0.5
 
 
 # --- garbage never passes -----------------------------------------------------------------

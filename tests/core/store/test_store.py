@@ -518,6 +518,38 @@ def test_the_runs_dir_and_its_parents_are_created_on_first_use(tmp_path: Path) -
         assert os.path.dirname(run.path) == str(tmp_path / "a" / "b" / "runs")
 
 
+@pytest.mark.parametrize("make", ["begin", "new_dir"])
+def test_a_runs_dir_ckdn_creates_gets_a_gitignore_of_everything(
+    tmp_path: Path, make: str
+) -> None:
+    store = Store(tmp_path / "a" / ".agent-runs", tmp_path)
+    getattr(store, make)("ruff")
+
+    lines = Path(store.runs_dir, ".gitignore").read_text().splitlines()
+    assert [line for line in lines if not line.startswith("#")] == ["*"]
+    assert [info.check for info in store.runs()] == ["ruff"]  # bookkeeping, never a run
+
+
+def test_a_runs_dir_the_user_made_gets_no_gitignore(store: Store) -> None:
+    os.mkdir(store.runs_dir)
+    finished_run(store, "ruff")
+
+    assert not os.path.lexists(Path(store.runs_dir, ".gitignore"))
+
+
+def test_a_symlinked_locks_dir_is_refused_and_no_lock_file_is_made_through_it(
+    store: Store, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.mkdir(store.runs_dir)
+    Path(store.runs_dir, ".locks").symlink_to(elsewhere)
+
+    assert_refused_in_one_line(lambda: store.begin("ruff"), ".agent-runs/.locks is a symlink")
+    assert list(elsewhere.iterdir()) == []
+    assert store.runs() == []
+
+
 # -- writing and publishing ------------------------------------------------------
 
 
@@ -674,6 +706,31 @@ def test_publish_falls_back_to_the_marker_when_a_directory_named_latest_is_in_th
     assert not [name for name in os.listdir(store.runs_dir) if name.endswith(".tmp")]
 
 
+def test_a_latest_marker_that_is_a_symlink_or_a_fifo_is_never_read(
+    store: Store, tmp_path: Path
+) -> None:
+    run = finished_run(store, "ruff")
+    planted = tmp_path / "planted"
+    planted.write_text("20260707T101500Z-evil\n")
+    marker = Path(store.runs_dir, "LATEST")
+    marker.symlink_to(planted)
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        opened.append(str(path))
+        assert flags & os.O_NOFOLLOW
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", spy)
+        assert store.resolve(None) == run
+    assert opened == [str(marker)]
+    marker.unlink()
+    os.mkfifo(marker)  # a reader opening it blocking would wait forever
+    assert store.resolve(None) == run
+
+
 # -- listing ---------------------------------------------------------------------
 
 
@@ -828,17 +885,59 @@ def test_resolve_by_name_only_refuses_paths(store: Store) -> None:
         store.resolve(f".agent-runs/{os.path.basename(run)}", name_only=True)
 
 
-def test_resolve_latest_falls_back_to_the_newest_finished_run(tmp_path: Path) -> None:
+def test_latest_without_a_pointer_is_the_newest_run_even_an_unfinished_one(
+    tmp_path: Path,
+) -> None:
     store = fixed_store(tmp_path)
     finished_run(store, "ruff")
-    newest = finished_run(store, "ruff")
-    store.begin("ruff").release()  # newer, but unfinished
+    finished_run(store, "ruff")
+    with store.begin("ruff") as newer:  # newer, but unfinished (killed, or still running)
+        pass
 
-    assert store.resolve(None) == newest
+    assert store.resolve(None) == newer.path
 
 
-def test_resolve_latest_with_no_finished_run_is_refused(store: Store) -> None:
-    with pytest.raises(UsageError, match=r"no finished run in \.agent-runs yet"):
+def test_latest_is_a_run_newer_than_the_published_one_that_never_finished(
+    tmp_path: Path,
+) -> None:
+    store = fixed_store(tmp_path)
+    green = finished_run(store, "ruff")
+    store.publish(green)
+    with store.begin("mypy") as died:
+        pass
+
+    assert store.resolve(None) == died.path
+    assert store.resolve("latest") == died.path
+
+
+def test_latest_passes_over_finished_members_newer_than_the_published_alias_run(
+    tmp_path: Path,
+) -> None:
+    store = fixed_store(tmp_path)
+    older = finished_run(store, "ruff")
+    store.publish(older)
+    alias = store.new_dir("lint")
+    store.publish(alias)  # an alias publishes its own dir when it begins
+    finished_run(store, "ruff")  # its members never publish
+    finished_run(store, "mypy")
+
+    assert store.resolve(None) == alias  # unfinished alias run: never the member's green
+    finish(alias, "aggregate.json")
+    assert store.resolve(None) == alias
+
+
+def test_latest_ignores_unfinished_runs_older_than_the_published_one(tmp_path: Path) -> None:
+    store = fixed_store(tmp_path)
+    with store.begin("ruff"):
+        pass
+    green = finished_run(store, "mypy")
+    store.publish(green)
+
+    assert store.resolve(None) == green
+
+
+def test_resolve_latest_with_no_run_is_refused(store: Store) -> None:
+    with pytest.raises(UsageError, match=r"no run in \.agent-runs yet"):
         store.resolve(None)
 
 
@@ -934,6 +1033,7 @@ def test_prune_keeps_the_newest_finished_runs_and_nothing_else_of_that_check(
     remaining = {info.path for info in store.runs()}
     assert remaining == {ruff[3], ruff[4], *unfinished, *mypy, lint}
     assert sorted(name for name in os.listdir(store.runs_dir) if name.startswith(".")) == [
+        ".gitignore",
         ".keepme",
         ".locks",
     ]

@@ -1,0 +1,52 @@
+"""Where a host's check found its program, said when it is not the host env's own.
+
+A tox env or a nox session puts its virtualenv's bin directory first on
+``PATH``. A check whose tool is not installed there still runs: from further
+along ``PATH``, the outer ``ruff`` instead of the env's, and the digest looked
+exactly as if the env's own had run. The host knows which directories are the
+env's (:func:`ckdn.app.run`'s ``host_bins``); when the program resolves outside
+all of them, the digest gets a note naming the file that ran. A program given
+as a path (``./scripts/check.sh``, ``/usr/bin/python3``) was chosen by the
+check itself and gets none; neither does one not found at all (the run already
+says ``command not found``, rc 127).
+
+Only host runs come here: ``ckdn run`` passes no ``host_bins`` and never imports
+this module.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["outside_note"]
+
+
+def outside_note(program: str, env: Mapping[str, str], cwd: str,
+                 host_bins: Sequence[str]) -> str | None:
+    """The note for ``program`` run with ``env`` in ``cwd``, or None when it is the env's own."""
+    if not program or os.sep in program or (os.altsep and os.altsep in program):
+        return None
+    found = _which(program, env, cwd)
+    if found is None:
+        return None
+    here = os.path.realpath(os.path.dirname(found))
+    bins = [b for b in host_bins if b]
+    if any(here == os.path.realpath(os.path.join(cwd, b)) for b in bins):
+        return None
+    owned = (f"its bin directory {bins[0]}" if len(bins) == 1
+             else f"its bin directories {', '.join(bins)}" if bins else "no bin directory")
+    return (f"{program} ran from {found}, found on PATH outside the env ({owned}): the env "
+            f"has no {program} of its own")
+
+
+def _which(program: str, env: Mapping[str, str], cwd: str) -> str | None:
+    """The file ``exec`` runs for ``program`` with ``env``'s PATH, as the child sees it."""
+    for directory in os.get_exec_path(dict(env)):
+        candidate = os.path.join(cwd, directory or os.curdir, program)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.normpath(candidate)
+    return None

@@ -1,0 +1,256 @@
+"""Streaming one pytest JUnit XML report into counts and ordered findings.
+
+The element rules, in one place: every ``<testcase>`` is counted, and its
+``<failure>``/``<error>``/``<skipped>`` children decide its outcome; a
+``<failure>`` or ``<error>`` outside any testcase is still a finding (named
+after its suite); a testcase inside a testcase, or a failure inside a failure,
+is not pytest's shape and the report is refused as unreadable. Only the findings
+that will be shown have their text read (:class:`~ckdn.parsers.pytest_order.Smallest`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ckdn.parsers._pytest_text import FailureText, clean, first_line, node_id
+from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
+from ckdn.parsers.base import Finding, ParseContext, cap_line
+from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, TEST, Smallest, order_key
+
+_FAILED = 1
+_ERRORED = 2
+_SKIPPED = 4
+_XFAILED = 8
+
+
+class _Pending:
+    """A ``<failure>``/``<error>`` element being read."""
+
+    __slots__ = ("base_id", "key", "kind", "location", "message", "text")
+
+    def __init__(self, kind: str, base_id: str, key: tuple[Any, ...], message: str,  # noqa: PLR0917
+                 location: tuple[str, int | None] | None, text: FailureText) -> None:
+        self.kind = kind
+        self.base_id = base_id
+        self.key = key
+        self.message = message
+        self.location = location
+        self.text = text
+
+
+class JUnitReader(XmlReader):
+    """Counts testcases and outcomes, and turns failures/errors into findings."""
+
+    def __init__(self, ctx: ParseContext, name: str) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.name = name
+        self.kept: Smallest[Finding] = Smallest(ctx.top)
+        self.root_attrs: dict[str, str] = {}
+        self.suites: list[list[Any]] = []  # [attrs, has_child_suite]
+        self.declared: dict[str, int] = {}
+        self.bad_declared: list[str] = []
+        self.case: dict[str, str] | None = None
+        self.flags = 0
+        self.tests = 0
+        self.passed = 0
+        self.failures = 0
+        self.errors = 0
+        self.skipped_elements = 0
+        self.xfailed = 0
+        self.only_skipped = 0
+        self.pending: _Pending | None = None
+        self.splits: dict[str, int] = {}
+
+    # -- events ------------------------------------------------------------------
+
+    def on_start(self, tag: str, attrs: dict[str, str]) -> None:
+        if tag in ("failure", "error"):
+            if self.pending is not None:
+                raise XmlError(f"a <{tag}> inside a <{self.pending_tag()}> at "
+                               f"{self.position()} is not pytest's JUnit XML")
+            if tag == "failure":
+                self.failures += 1
+                self.flags |= _FAILED
+                self._open("test_failure", attrs)
+            else:
+                self.errors += 1
+                self.flags |= _ERRORED
+                self._open("test_error", attrs)
+        elif tag == "testcase":
+            if self.case is not None:
+                raise XmlError(f"a <testcase> inside a <testcase> at {self.position()} "
+                               "is not pytest's JUnit XML")
+            self.case = attrs
+            self.flags = 0
+            self.tests += 1
+        elif self.case is not None:
+            if tag == "skipped":
+                self.skipped_elements += 1
+                if attrs.get("type") == "pytest.xfail":
+                    self.xfailed += 1
+                    self.flags |= _XFAILED
+                else:
+                    self.flags |= _SKIPPED
+        elif tag == "testsuite":
+            if self.suites:
+                self.suites[-1][1] = True
+            self.suites.append([attrs, False])
+
+    def on_end(self, tag: str) -> None:
+        if tag == "testcase":
+            flags = self.flags
+            if not flags:
+                self.passed += 1
+            elif flags == _SKIPPED:
+                self.only_skipped += 1
+            self.case = None
+        elif self.pending is not None and tag in ("failure", "error"):
+            self._close()
+        elif tag == "testsuite" and self.suites:
+            attrs, has_child = self.suites.pop()
+            if not has_child:
+                self._declare(attrs)
+
+    def on_text(self, data: str) -> None:
+        if self.pending is not None:
+            self.pending.text.feed(data)
+
+    # -- pieces ------------------------------------------------------------------
+
+    def on_root(self, tag: str, attrs: dict[str, str]) -> None:
+        if is_namespaced(tag, attrs):
+            raise XmlError(f"namespaced root element <{tag}> is not pytest's JUnit XML")
+        if tag not in ("testsuites", "testsuite"):
+            raise XmlError(f"unrecognised root element <{tag}> (expected <testsuites> "
+                           "or <testsuite>)")
+        if tag == "testsuites":
+            self.root_attrs = attrs
+
+    def pending_tag(self) -> str:
+        return "failure" if self.pending is not None and self.pending.kind == "test_failure" \
+            else "error"
+
+    def _declare(self, attrs: dict[str, str]) -> None:
+        for key in ("tests", "failures", "errors", "skipped"):
+            raw = attrs.get(key)
+            if raw is None:
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                self.bad_declared.append(f"{key}={raw!r}")
+                continue
+            self.declared[key] = self.declared.get(key, 0) + value
+
+    def _outside_id(self) -> str:
+        """The id of a failure outside any testcase: its suite, by name."""
+        suite = self.suites[-1][0] if self.suites else self.root_attrs
+        named = suite.get("name")
+        where = "testsuite" if self.suites else "testsuites"
+        return f"{self.name}::<{where} name={named!r}>" if named else f"{self.name}::<{where}>"
+
+    def _open(self, kind: str, attrs: dict[str, str]) -> None:
+        raw_message = attrs.get("message", "")
+        case = self.case
+        location: tuple[str, int | None] | None = None
+        test_file: str | None = None
+        if case is None:
+            base_id, group, phase = self._outside_id(), OUTSIDE, 0
+        else:
+            classname = case.get("classname", "")
+            base_id, test_file = node_id(classname, case.get("name", ""),
+                                         case.get("file") or None, Path(self.ctx.cwd),
+                                         self.splits)
+            group = OUTSIDE if not classname else INTERNAL if base_id == "pytest::internal" \
+                else TEST
+            phase = 1
+            if kind == "test_error":
+                if raw_message.startswith("failed on teardown with"):
+                    phase = 2
+                elif raw_message.startswith("failed on setup with"):
+                    phase = 0
+            if test_file is not None:
+                line = case.get("line")
+                location = (test_file, int(line) + 1 if line and line.isdigit() else None)
+        key = order_key(group, base_id, phase)
+        if not self.kept.wants(key):
+            self.kept.skip()  # counted, never shown: no need to read its text
+            return
+        if phase == 2:
+            base_id += "@teardown"
+        text = FailureText(test_file, max(self.ctx.max_snippet_lines, 0))
+        self.pending = _Pending(kind, base_id, key, raw_message, location, text)
+        self.capture_text(True)
+
+    def _close(self) -> None:
+        pending = self.pending
+        assert pending is not None
+        self.pending = None
+        self.capture_text(False)
+        text = pending.text
+        text.close()
+        message = first_line(pending.message)
+        if message == "collection failure" and text.last_e:
+            message = cap_line(f"{message}: {clean(text.last_e[1:].strip())}")
+        elif not message:
+            message = cap_line(clean(text.last_e[1:].strip())) if text.last_e else (
+                "test failed" if pending.kind == "test_failure" else "test error")
+        location = None
+        if pending.location is not None:
+            path, line = pending.location
+            location = self.ctx.location(path, text.test_line or line)
+        finding = Finding(pending.base_id, pending.kind, message, location,
+                          text.detail(self.ctx.max_snippet_lines))
+        self.kept.offer(pending.key, lambda: finding)
+
+    # -- after the read ----------------------------------------------------------
+
+    def findings(self) -> list[Finding]:
+        """The kept findings in order; an id shown twice gets ``#2``, ``#3`` (in that order)."""
+        findings = self.kept.items()
+        seen: dict[str, int] = {}
+        out: list[Finding] = []
+        for finding in findings:
+            count = seen.get(finding.id, 0) + 1
+            seen[finding.id] = count
+            if count > 1:
+                finding = Finding(f"{finding.id}#{count}", finding.kind, finding.message,
+                                  finding.location, finding.detail, finding.detail_omitted)
+            out.append(finding)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "tests": self.tests,
+            "passed": self.passed,
+            "failures": self.failures,
+            "errors": self.errors,
+            "skipped": self.skipped_elements - self.xfailed,
+            "xfailed": self.xfailed,
+        }
+
+    def mismatches(self) -> list[str]:
+        """Notes for every declared total that disagrees with what was counted."""
+        name = self.name
+        notes = [f"{name} declares a non-numeric total: {bad}" for bad in self.bad_declared]
+        counted = {"tests": self.tests, "failures": self.failures, "errors": self.errors,
+                   "skipped": self.skipped_elements}
+        element = {"tests": "<testcase>", "failures": "<failure>", "errors": "<error>",
+                   "skipped": "<skipped>"}
+        for source, declared in (("<testsuite>", self.declared), ("<testsuites>",
+                                                                  self._root_declared())):
+            for key, value in declared.items():
+                if value != counted[key]:
+                    notes.append(f"{name}: {source} declares {key}={value} but the report "
+                                 f"holds {counted[key]} {element[key]} element(s)")
+        return notes
+
+    def _root_declared(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for key in ("tests", "failures", "errors", "skipped"):
+            raw = self.root_attrs.get(key)
+            if raw is not None and raw.isdigit():
+                found[key] = int(raw)
+        return found
