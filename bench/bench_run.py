@@ -6,6 +6,11 @@ Prints figures; it is not a timed test. Usage::
     python bench/bench_run.py --big              # also 2 GB
     python bench/bench_run.py --startup-only --against /path/to/other/venv/bin/ckdn
                                                  # start-up of this build and another one
+
+Install both builds the same way for ``--against`` (say ``pip install .`` into two
+fresh venvs, and run this script with the first one's python): a development venv's
+editable install and the ``.pth`` files of its tools cost about 2 ms of every start,
+which would be charged to the build.
     python bench/bench_run.py --startup-only --launcher uv
                                                  # as uv's console script starts it
 

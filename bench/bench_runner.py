@@ -13,6 +13,10 @@ What is measured:
   same in a fresh interpreter each time, beside ``python -c pass``.
 * the SHA-256 choice: import cost and speed of the builtin ``_sha256`` and of
   OpenSSL's ``hashlib.sha256``, which set the small-log threshold.
+* the tree: what every run adds (the lock record naming the tree, the question
+  whether anything still writes the log), and what only a command that starts
+  children pays, lazily: ctypes for the subreaper, a first move into a cgroup
+  (only where ckdn may make one), and ``sh -c 'sleep 0.02'`` with and without them.
 * big outputs, for ``head -c N /dev/zero``, ``cat`` of an N-byte file and a
   Python writer: wall of ``run_process`` against the same command with its
   stdout redirected to a file by plain ``subprocess`` (the output file is
@@ -107,6 +111,70 @@ def bench_true(work: Path, runs: int) -> None:
     print(f"  python -c run_process(['true'])        {median_ms(fresh['run'])}")
 
 
+CTYPES_COST = r"""
+import time
+begin = time.perf_counter()
+from ckdn.process import _strays
+modules = time.perf_counter()
+import ctypes
+prctl = ctypes.CDLL(None, use_errno=True).prctl
+print((modules - begin) * 1000, (time.perf_counter() - modules) * 1000)
+"""
+
+
+def bench_tree(work: Path, runs: int) -> None:
+    from ckdn.process import _cgroup, _group
+    from ckdn.process._group import Tree
+    from ckdn.process._loghash import LogHash
+    from ckdn.store import _runlock
+
+    log = work / "tree.log"
+    log.write_bytes(b"")
+    hashed = LogHash(log)
+    lock = _runlock.open_lock(str(work / ".locks" / "x.lock"))
+
+    def record() -> None:
+        Tree(lambda child: _runlock.write_holder(lock, "20260101T000000Z-x", child)).started(
+            os.getpid())
+
+    print("the tree, every run (in process, median of 2000)")
+    for title, action in (("the lock record names the tree", record),
+                          ("does anything still write the log?", hashed.open_for_writing)):
+        samples = [timed(action) for _ in range(2000)]
+        print(f"  {title:40} {statistics.median(samples) * 1e6:6.1f} us")
+    hashed.close()
+    os.close(lock)
+    print("the tree, only once the leader started a child")
+    costs = [subprocess.run([sys.executable, "-c", CTYPES_COST], capture_output=True, text=True,
+                            check=True).stdout.split() for _ in range(5)]
+    print(f"  loading _strays and _cgroup (ckdn.process too)  "
+          f"{min(float(c[0]) for c in costs):6.2f} ms (min, fresh interpreter)")
+    print(f"  subreaper: ctypes and libc's prctl              "
+          f"{min(float(c[1]) for c in costs):6.2f} ms (min, fresh interpreter)")
+    made = _cgroup.Cgroup.make()
+    if made is None:
+        print("  cgroup: none here (ckdn may not make one)")
+    else:
+        sleeper = subprocess.Popen(["sleep", "1"])
+        begin = time.perf_counter()
+        made.take(sleeper.pid, [])
+        print(f"  cgroup: first move (an RCU grace period)        "
+              f"{(time.perf_counter() - begin) * 1000:6.2f} ms")
+        sleeper.kill()
+        sleeper.wait()
+        made.remove()
+    argv, env = ["sh", "-c", "sleep 0.02"], dict(os.environ)
+    walls: dict[str, list[float]] = {"neither": [], "as run": []}
+    for _ in range(runs):
+        for key, samples in walls.items():
+            _group._adopt_orphans = key == "as run"
+            _cgroup._cgroup_home = None if key == "as run" else False
+            samples.append(timed(run_process, argv, cwd=work, env=env, log_path=log))
+    _group._adopt_orphans, _cgroup._cgroup_home = True, None
+    print(f"  run_process(sh -c 'sleep 0.02'), neither        {median_ms(walls['neither'])}")
+    print(f"  run_process(sh -c 'sleep 0.02'), as a run does  {median_ms(walls['as run'])}")
+
+
 def bench_hashes() -> None:
     print("SHA-256 implementations (fresh interpreter: import ms, MiB/s on 1 MiB chunks)")
     for name in ("_sha256", "hashlib"):
@@ -180,6 +248,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
         bench_true(work, args.true_runs)
+        bench_tree(work, args.true_runs)
         bench_hashes()
         bench_big(work, 200_000_000, args.runs)
         if args.big:

@@ -225,8 +225,15 @@ def _config_name(config: Config) -> str:
 
 def child_env(check: Check, name: str, run_dir: str,
               base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours, the check's ``env`` (with ``{run_dir}``), the ckdn markers."""
+    """The child's environment: ours, ``PYTHONUNBUFFERED=1``, the check's ``env`` (with
+    ``{run_dir}``), the ckdn markers.
+
+    A Python tool writing to a file buffers its output, and a tool stopped at its timeout
+    or by Ctrl-C took the buffer with it: the log said nothing of where it hung. The
+    check's ``env`` may still say otherwise (``PYTHONUNBUFFERED = ""`` buffers again).
+    """
     env = dict(os.environ if base is None else base)
+    env["PYTHONUNBUFFERED"] = "1"
     env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
     env["CKDN_RUN_DIR"] = run_dir
     env["CKDN_CHECK"] = name
@@ -239,18 +246,19 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               host_bins: Sequence[str] | None = None) -> Outcome:
     """One atomic check, end to end, stored under ``as_name`` (default: its own name);
     ``publish=False`` for an alias's member (see :func:`seal`)."""
-    from ckdn.process import run_process
+    from ckdn.process import run_process, stop_left_running
 
     name = check.name if as_name is None else as_name
     store = store_for(config)
     with store.begin(name) as rd:
         run_dir = rd.path
+        rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         child = child_env(check, name, run_dir, env)
         notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
         ran = run_process(argv, cwd=config.cwd, env=child,
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
-                          label=name, stop=stop)
+                          label=name, stop=stop, on_spawn=rd.record_child)
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)
                   if ran.exit.started else ParseResult())

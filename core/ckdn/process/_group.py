@@ -1,15 +1,18 @@
-"""The child's process group: its exit as a pollable fd, the tree stop, and what asks for it.
+"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it.
 
-The child leads its own session, so one ``killpg`` reaches everything it
-started. Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a
-fast check pays no polling floor); where there is no pidfd a thread blocks in
-``waitpid`` and reports through a pipe. Stopping the group is SIGTERM, a grace
-period, then SIGKILL, and it counts only live members: a zombie can write nothing.
+The child leads its own session, so one ``killpg`` reaches everything that stays in
+its group. What leaves the group (``setsid``, a double fork) is reached another way
+(:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
+loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
+
+Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
+pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
+reports through a pipe.
 
 Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
-group, never an abort (:class:`Stops`): the handler interrupts only the wait for
-the child; anywhere else (spawning, stopping the tree, sealing the log) it just
-records the request, so a second Ctrl-C can never abort the clean-up. A host's
+tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
+child; anywhere else (spawning, stopping the tree, sealing the log) it just records
+the request, so a second Ctrl-C can never abort the clean-up. A host's
 :class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
 """
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 import os
 import select
 import signal
-import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -27,11 +29,15 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from ckdn._lite.spawn import Process
+    from ckdn.process._cgroup import Cgroup
+    from ckdn.process._strays import Reaper
     from ckdn.process.stop import StopRequest
 
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 #: Replaced by tests to exercise the waiter-thread fallback of other platforms.
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
+#: Whether a run may make ckdn a child subreaper (``_strays.Reaper``); tests switch it off.
+_adopt_orphans = True
 
 
 class Child:
@@ -99,44 +105,6 @@ class Child:
         os.close(self._fd)
 
 
-def stop_group(child: Child, grace: float) -> bool:
-    """SIGTERM the group, SIGKILL what is left after ``grace``; true when SIGKILL was needed.
-
-    Always leaves the leader reaped.
-    """
-    _signal_group(child.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    if child.proc.returncode is None and child.exited(grace):
-        child.reap()
-    if child.proc.returncode is not None and _wait_empty(child.pid, deadline):
-        return False
-    _signal_group(child.pid, signal.SIGKILL)
-    child.reap()
-    _wait_empty(child.pid, time.monotonic() + _KILL_SETTLE)
-    return True
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        pass  # the group is already empty
-    except PermissionError:
-        pass  # only members that changed user are left; no signal of ours reaches them
-
-
-def _wait_empty(pgid: int, deadline: float) -> bool:
-    """Wait until the group has no live member; only reached when something was left over."""
-    pause = 0.001
-    while live_members(pgid) != 0:
-        now = time.monotonic()
-        if now >= deadline:
-            return False
-        time.sleep(min(pause, deadline - now))
-        pause = min(pause * 2, 0.05)
-    return True
-
-
 def live_members(pgid: int) -> int | None:
     """How many processes of the group could still write; None when some could, count unknown.
 
@@ -149,24 +117,113 @@ def live_members(pgid: int) -> int | None:
         return 0  # the cheap, usual answer: no scan of /proc
     except PermissionError:
         pass
+    from ckdn.process._strays import group_members  # lazy: only a group with members left
+
+    members = group_members(pgid)
+    return None if members is None else len(members)
+
+
+def stat_fields(pid: int) -> list[bytes] | None:
+    """``/proc/PID/stat`` from its third field on (state, ppid, pgrp, session, ...), or None
+    once it is gone. The command name before them may hold spaces and parentheses."""
     try:
-        pids = os.listdir("/proc")
-    except FileNotFoundError:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except OSError:  # exited while we looked (or no /proc)
         return None
-    live = 0
-    for pid in pids:
-        if not pid.isdigit():
-            continue
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def identity(pid: int, cgroup: Cgroup | None) -> dict[str, object]:
+    """What recognises the child's tree after ckdn died: its group, its leader's start (clock
+    ticks since boot: a pid reused since then started later), the boot, its cgroup."""
+    found: dict[str, object] = {"pgid": pid}
+    fields, boot = stat_fields(pid), boot_id()
+    if fields is not None and boot is not None:
+        found.update(start=int(fields[19]), boot=boot)
+    if cgroup is not None:
+        found["cgroup"] = cgroup.path
+    return found
+
+
+def boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as boot:
+            return boot.read().strip().decode()
+    except OSError:
+        return None
+
+
+def has_children(pid: int) -> bool:
+    """Whether ``pid`` has a child (in any of its threads); true where /proc cannot say."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False  # gone
+    for task in tasks:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # exited while we looked
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        state, _ppid, pgrp = stat[stat.rfind(b")") + 2 :].split(maxsplit=3)[:3]
-        if int(pgrp) == pgid and state not in (b"Z", b"X"):
-            live += 1
-    return live
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+                if listing.read(1):
+                    return True
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/{pid}/task/{task}"):
+                return True  # a kernel without the listing: assume so
+        except OSError:
+            continue
+    return False
+
+
+class Tree:
+    """Where the check's processes may be besides its group: the orphans ckdn adopted as a
+    child subreaper, or a cgroup of the check's own, and the descendants of what is left
+    (``_strays``). ``found``: every process outside the group seen so far (pid: start
+    time), for the notes.
+
+    Both ways are taken lazily, at the first quiet look (``_runner._wait``) at which the
+    leader, still running, has started a child: a command that starts nothing else (and
+    a trivial run) never pays for them. What the tree is, once known, goes to ``on_spawn``
+    (the lock record), again when it gains a cgroup.
+    """
+
+    __slots__ = ("cgroup", "decided", "found", "on_spawn", "reaper")
+
+    def __init__(self, on_spawn: Callable[[dict[str, object]], None] | None) -> None:
+        self.on_spawn = on_spawn
+        self.cgroup: Cgroup | None = None
+        self.reaper: Reaper | None = None
+        self.found: dict[int, int] = {}
+        self.decided = False
+
+    def started(self, pid: int) -> None:
+        if self.on_spawn is not None:
+            self.on_spawn(identity(pid, self.cgroup))
+
+    def outside(self, child: Child) -> list[int]:
+        """The tree's live processes outside the group, as far as ckdn can see them."""
+        if self.cgroup is not None:
+            if not self.cgroup.populated():
+                return []
+        elif not (self.reaper or self.found or child.proc.returncode is None
+                  or live_members(child.pid) != 0):
+            return []  # nothing of the tree is left where ckdn could look
+        from ckdn.process import _strays  # lazy: only a tree with something left needs it
+
+        return _strays.outside(self, child)
+
+    def watch(self, child: Child) -> None:
+        """At a quiet look: once the leader has started a child, reach what leaves the group."""
+        if self.decided or child.proc.returncode is not None or not has_children(child.pid):
+            return
+        self.decided = True
+        from ckdn.process import _strays
+
+        _strays.contain(self, child)
+
+    def close(self) -> None:
+        if self.reaper:
+            self.reaper.restore()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 # -- what asks for the stop ------------------------------------------------------------

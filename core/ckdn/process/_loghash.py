@@ -1,13 +1,17 @@
-"""SHA-256 and size of ``full.log``, computed while the child writes it.
+"""SHA-256 and size of ``full.log``, computed while the child writes it, and its seal.
 
 Sealing a 2 GB log then costs only its tail, in constant memory. A small log is
 hashed once at the end with the builtin SHA-256: loading OpenSSL costs more than
-hashing it (bench/bench_runner.py).
+hashing it (bench/bench_runner.py). The hash is only true if nothing writes into the
+log afterwards: :meth:`LogHash.open_for_writing` asks the kernel, in one ``fcntl``,
+whether anything still has it open for writing (``_leftovers`` deals with what does).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -45,6 +49,7 @@ class LogHash:
     """SHA-256 and size of the log, computed while the child writes it."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = os.fspath(path)
         self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
         self._buffer: memoryview | None = None  # made on the first read, sized for the log
         self._hash: _Hash | None = None
@@ -77,6 +82,52 @@ class LogHash:
 
     def close(self) -> None:
         self._file.close()
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def open_for_writing(self) -> bool | None:
+        """Whether any process has the log open for writing; None where the kernel cannot say.
+
+        The kernel refuses a read lease while anyone has the file open for writing, and
+        ckdn's own descriptor is read-only. The lease is dropped at once; a writer opening
+        the file meanwhile would break it with SIGURG, ignored unless handled (the default,
+        SIGIO, would kill ckdn). Leases need a local file system that the caller owns.
+        """
+        fd = self._file.fileno()
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except BlockingIOError:
+            return True
+        except (OSError, AttributeError):  # no leases here (NFS, a log someone else owns, macOS)
+            return None
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return False
+
+    def seal_copy(self) -> None:
+        """Put a copy of the log in its place and hash that: a writer ckdn could not stop
+        writes on into the original, which has no name any more."""
+        folder, name = os.path.split(self._path)
+        temporary = os.path.join(folder, f".{name}.sealing-{os.getpid()}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+        out = os.open(temporary, flags, 0o666)
+        try:
+            source, offset, end = self._file.fileno(), 0, self.size()
+            while offset < end and (chunk := os.pread(source, min(_CHUNK, end - offset), offset)):
+                offset += len(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+        except BaseException:
+            os.close(out)
+            os.unlink(temporary)
+            raise
+        os.close(out)
+        os.rename(temporary, self._path)
+        self._file.close()
+        self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        self._hash, self._offset = None, 0
 
     def _read(self) -> int:
         assert self._hash is not None

@@ -5,10 +5,12 @@ Why it is built this way:
 * The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
   grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
   exactly the bytes the tool wrote.
-* The child leads its own session, so one ``killpg`` reaches everything it
-  started. The group is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and
-  after a clean exit when something is still running, so nothing keeps writing
-  into a sealed log.
+* The child leads its own session, so one ``killpg`` reaches everything that
+  stays in its group; what leaves it stays in the check's cgroup where ckdn may
+  make one, and is adopted by ckdn elsewhere (``_group``, ``_strays``). The tree
+  is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and after a clean exit
+  when something is still running; the log is sealed only once nothing has it
+  open for writing (``_loghash``, ``_leftovers``), so its hash stays true.
 * Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
   check pays no polling floor (``_group``).
 * The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
@@ -28,12 +30,12 @@ import time
 
 from ckdn._lite import spawn
 from ckdn._lite.record import Record, record
-from ckdn.process._group import Child, Stops, live_members, stop_group
+from ckdn.process._group import Child, Stops, Tree, live_members
 from ckdn.process._loghash import LogHash
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ckdn._lite.spawn import Process
     from ckdn.process._progress import Progress
@@ -101,14 +103,17 @@ def run_process(
     grace: float = 3.0,
     label: str | None = None,
     stop: StopRequest | None = None,
+    on_spawn: Callable[[dict[str, object]], None] | None = None,
 ) -> Ran:
     """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
 
     Whatever the child does (missing, crashing, hanging, ignoring SIGTERM, leaving
-    processes behind) and however ckdn is told to stop, the tree is stopped and the
-    log sealed before this returns, so the caller can still write its evidence.
-    ``stop`` lets a host that runs this off its main thread stop the run as Ctrl-C
-    would (:class:`~ckdn.process.StopRequest`). Raises ``OSError`` only when ``log_path`` cannot be
+    processes behind in any session) and however ckdn is told to stop, the tree is
+    stopped and the log sealed before this returns, so the caller can still write its
+    evidence. ``stop`` lets a host that runs this off its main thread stop the run as
+    Ctrl-C would (:class:`~ckdn.process.StopRequest`). ``on_spawn`` gets, once the child
+    runs, what recognises its tree should ckdn die (JSON-ready; give it to
+    :func:`stop_left_running` then). Raises ``OSError`` only when ``log_path`` cannot be
     created.
     """
     args = list(argv)
@@ -131,22 +136,43 @@ def run_process(
             if isinstance(spawned, _Ended):
                 ended = spawned
             else:
-                ended = _supervise(
-                    spawned,
-                    log,
-                    stops,
-                    start=start,
-                    timeout=timeout,
-                    grace=grace,
-                    label=label or args[0],
-                )
+                tree = Tree(on_spawn)
+                try:
+                    ended = _supervise(spawned, log, stops, tree, start=start, timeout=timeout,
+                                       grace=grace, label=label or args[0])
+                finally:
+                    tree.close()
             finished_at = time.time()
-            sha256, size = log.seal()
+            sha256, size, notes = _seal(log, grace)
             stops.host_stopped()
-            ended = ended.called_off(stops.signum, stops.words())
+            ended = ended.noted(notes).called_off(stops.signum, stops.words())
     finally:
         log.close()
     return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
+
+
+def stop_left_running(record: Mapping[str, object] | None, *, grace: float = 3.0) -> list[str]:
+    """Stop what is still alive of the tree ``record`` (from ``on_spawn``) names; the notes.
+
+    For a run that died with its ckdn (SIGKILL): its next run calls this before it
+    starts, so two copies of one check never run side by side. Only a tree that is
+    recognisably that run's is touched (``_leftovers.left_running``).
+    """
+    if not record:
+        return []
+    from ckdn.process._leftovers import left_running  # lazy: only after a dead run
+
+    return left_running(record, grace)
+
+
+def _seal(log: LogHash, grace: float) -> tuple[str, int, list[str]]:
+    """The log's hash and size, once nothing can write into it any more; the notes."""
+    notes = []
+    if log.open_for_writing() is not False:  # the usual answer is one fcntl
+        from ckdn.process._leftovers import stop_writers
+
+        notes = stop_writers(log, grace)
+    return (*log.seal(), notes)
 
 
 @record
@@ -163,6 +189,12 @@ class _Ended(Record):
             self, rc: int, duration: float, notes: tuple[str, ...] = (), started: bool = True,
             timed_out: bool = False, interrupted: bool = False) -> None:
         self._assign(rc, duration, notes, started, timed_out, interrupted)
+
+    def noted(self, notes: Sequence[str]) -> _Ended:
+        if not notes:
+            return self
+        return _Ended(self.rc, self.duration, (*self.notes, *notes), self.started,
+                      self.timed_out, self.interrupted)
 
     def called_off(self, signum: int | None, words: str) -> _Ended:
         """A stop request during the clean-up still calls the run off: the user wants out."""
@@ -221,6 +253,7 @@ def _supervise(
     proc: Process,
     log: LogHash,
     stops: Stops,
+    tree: Tree,
     *,
     start: float,
     timeout: float | None,
@@ -237,13 +270,17 @@ def _supervise(
         raise
     progress = _progress_line(label, start)
     try:
-        cause = _wait(child, log, stops, progress, None if timeout is None else start + timeout)
+        tree.started(proc.pid)  # the lock record names the tree from now on
+        deadline = None if timeout is None else start + timeout
+        cause = _wait(child, log, stops, tree, progress, deadline=deadline)
         child.unwatch()  # whatever ended the wait, the tree stop's waits need their grace
         if progress is not None:
             progress.clear()
-        return _conclude(child, cause, stops, start=start, timeout=timeout, grace=grace)
+        return _conclude(child, tree, cause, stops, start=start, timeout=timeout, grace=grace)
     except BaseException:
-        stop_group(child, grace=0.0)  # a failure in ckdn itself must not orphan the tree
+        from ckdn.process._strays import stop_tree
+
+        stop_tree(child, tree, grace=0.0)  # a failure in ckdn itself must not orphan the tree
         raise
     finally:
         if progress is not None:
@@ -269,14 +306,23 @@ def _wait(
     child: Child,
     log: LogHash,
     stops: Stops,
+    tree: Tree,
     progress: Progress | None,
+    *,
     deadline: float | None,
 ) -> str:
-    """Hash the log as it grows until the child exits, time runs out, or ckdn must stop."""
+    """Hash the log as it grows until the child exits, time runs out, or ckdn must stop.
+
+    Each quiet look also lets the tree adopt orphans once the leader starts children.
+    """
     idle = _IDLE_FIRST
+    watch_at = time.monotonic() + _IDLE_FIRST
     while True:
         busy = log.follow()
         now = time.monotonic()
+        if now >= watch_at:
+            tree.watch(child)
+            watch_at = now + _IDLE_FIRST
         pause = 0.0 if busy else idle
         if progress is not None:
             progress.tick(now, log.size())
@@ -294,6 +340,7 @@ def _wait(
 
 def _conclude(
     child: Child,
+    tree: Tree,
     cause: str,
     stops: Stops,
     *,
@@ -306,18 +353,23 @@ def _conclude(
     if cause == "exited":
         rc = child.reap()
         live = live_members(child.pid)
-        if live != 0:
-            killed = stop_group(child, grace)
-            count = "" if live is None else f"{live} "
-            notes.append(
-                f"stopped {count}leftover process(es) still running after the command exited"
-                f" ({_how(killed, grace)})"
-            )
+        if live != 0 or tree.outside(child):
+            from ckdn.process._strays import how, stop_tree
+
+            killed = stop_tree(child, tree, grace)
+            count = "" if live is None else f"{live + len(tree.found)} "
+            beyond = _outside(tree, ", {} of them outside its process group")
+            notes.append(f"stopped {count}leftover process(es) still running after the command"
+                         f" exited{beyond} ({how(killed, grace)})")
     else:
-        killed = stop_group(child, grace)
+        from ckdn.process._strays import how, stop_tree
+
+        tree.outside(child)  # the processes that left the group, found while the leader lives
+        killed = stop_tree(child, tree, grace)
         signum = stops.signum or signal.SIGINT
         why = f"timed out after {timeout:g}s" if cause == "timeout" else stops.words()
-        notes.append(f"{why}; stopped the process group ({_how(killed, grace)})")
+        beyond = _outside(tree, " and {} process(es) outside it")
+        notes.append(f"{why}; stopped the process group{beyond} ({how(killed, grace)})")
         rc = RC_TIMEOUT if cause == "timeout" else 128 + signum
     return _Ended(
         rc,
@@ -328,7 +380,5 @@ def _conclude(
     )
 
 
-def _how(killed: bool, grace: float) -> str:
-    return f"SIGTERM, then SIGKILL after {grace:g}s" if killed else "SIGTERM"
-
-
+def _outside(tree: Tree, words: str) -> str:
+    return words.format(len(tree.found)) if tree.found else ""

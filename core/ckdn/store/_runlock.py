@@ -30,13 +30,15 @@ _SETTLE = 0.2
 
 
 class Holder:
-    """What a lock file says about the process that holds (or held) it."""
+    """What a lock file says about the process that holds (or held) it, and its child."""
 
-    __slots__ = ("pid", "run_dir")
+    __slots__ = ("child", "pid", "run_dir")
 
-    def __init__(self, pid: int | None, run_dir: str | None) -> None:
+    def __init__(self, pid: int | None, run_dir: str | None,
+                 child: dict[str, object] | None = None) -> None:
         self.pid = pid
         self.run_dir = run_dir
+        self.child = child
 
 
 def lock_path(runs_dir: str, check: str) -> str:
@@ -104,15 +106,31 @@ def read_holder(fd: int) -> Holder | None:
     return Holder(
         pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
         run_dir if isinstance(run_dir, str) and parse_name(run_dir) is not None else None,
+        _child(doc.get("child")),
     )
 
 
-def write_holder(fd: int, run_dir: str | None) -> None:
+def _child(value: object) -> dict[str, object] | None:
+    """A child record as written: an object of plain strings and integers, else nothing."""
+    if not isinstance(value, dict) or not value:
+        return None
+    for key, item in value.items():
+        if not isinstance(key, str) or isinstance(item, bool) \
+                or not isinstance(item, int | str):
+            return None
+    return value
+
+
+def write_holder(fd: int, run_dir: str | None, child: dict[str, object] | None = None) -> None:
+    """Write the record over the old one, then cut what is left of it: never empty meanwhile."""
     doc: dict[str, object] = {"pid": os.getpid()}
     if run_dir is not None:
         doc["run_dir"] = run_dir
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, canonical(doc) + b"\n", 0)
+    if child:
+        doc["child"] = child
+    data = canonical(doc) + b"\n"
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
 
 
 def clear_holder(fd: int) -> None:

@@ -39,11 +39,14 @@ class RunDir:
     clean-release mark) and closes the descriptor, which drops the lock.
     """
 
-    def __init__(self, path: str, check: str, fd: int, notes: list[str]) -> None:
+    def __init__(self, path: str, check: str, fd: int, notes: list[str],
+                 left_running: dict[str, object] | None = None) -> None:
         self.path = path
         self.name = os.path.basename(path)
         self.check = check
         self.notes = notes
+        #: The process tree a run that died holding the lock named (its child record).
+        self.left_running = left_running
         self._fd: int | None = fd
 
     def __enter__(self) -> RunDir:
@@ -60,6 +63,16 @@ class RunDir:
     @property
     def locked(self) -> bool:
         return self._fd is not None
+
+    def record_child(self, child: dict[str, object]) -> None:
+        """Name the check's running process tree in the lock record (``child``), so a run
+        that reclaims the lock after this one died can stop it. Best effort: a record that
+        cannot be written costs only that clean-up."""
+        if self._fd is not None:
+            try:  # noqa: SIM105 - contextlib is not imported on the run path
+                _runlock.write_holder(self._fd, self.name, child)
+            except OSError:
+                pass
 
     def release(self) -> None:
         """Clean release; idempotent."""
@@ -143,7 +156,7 @@ class Store:
         except BaseException:
             _runlock.clear_holder(fd)
             raise
-        return RunDir(path, check, fd, notes)
+        return RunDir(path, check, fd, notes, None if previous is None else previous.child)
 
     def abandon(self, run_dir: str) -> None:
         """Remove ``run_dir`` if it is still empty (an alias run refused before it ran)."""

@@ -13,12 +13,14 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ckdn._lite import spawn
+from tests.project import running
 
 #: Prints, from inside the child: its open descriptors, whether it leads its session,
 #: and stdin's first bytes.
@@ -148,3 +150,50 @@ def test_a_path_with_a_slash_is_not_searched(
     with pytest.raises(expected) as raised:
         spawn.start([name], ".", {"PATH": os.environ["PATH"]}, log[0])
     assert raised.value.filename == name
+
+
+#: Starts ``sleep 60`` through spawn.start (by the path named, with or without another
+#: thread running), prints its pid, and waits to be killed.
+PARENT = r"""
+import os, sys, threading
+from ckdn._lite import spawn
+how, threads = sys.argv[1:3]
+if threads == "threads":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+spawn._use_posix_spawn = how == "posix_spawn"
+log = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+child = spawn.start(["sleep", "60"], ".", {"PATH": os.environ["PATH"]}, log)
+print(child.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize(("how", "threads", "dies"), [
+    ("popen", "alone", True),
+    ("popen", "threads", False),  # no Python code between fork and exec with other threads
+    ("posix_spawn", "alone", False),  # no code of ours runs in the child at all
+])
+def test_a_popen_child_dies_with_a_single_threaded_parent_on_linux(
+    tmp_path: Path, how: str, threads: str, dies: bool
+) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("a parent-death signal is Linux's")
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, how, threads], cwd=tmp_path,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    try:
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + (5 if dies else 0.3)
+        while running(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert running(pid) != dies
+    finally:
+        for pipe in (parent.stdin, parent.stdout):
+            if pipe is not None:
+                pipe.close()
+        try:  # noqa: SIM105
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

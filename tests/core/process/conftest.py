@@ -11,6 +11,22 @@ from __future__ import annotations
 
 import pytest
 
+from ckdn.process import _cgroup
+
+
+def cgroup_available() -> bool:
+    """Whether ckdn can make a cgroup of its own here (the probe the runner makes)."""
+    saved = _cgroup._cgroup_home
+    try:
+        _cgroup._cgroup_home = None
+        made = _cgroup.Cgroup.make()
+        if made is None:
+            return False
+        made.remove()
+        return True
+    finally:
+        _cgroup._cgroup_home = saved
+
 
 @pytest.fixture(autouse=True)
 def each_spawn_path(spawn_path: str) -> str:

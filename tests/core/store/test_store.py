@@ -46,6 +46,8 @@ child = ""
 if spawn == "spawn":
     # close_fds=False: the only thing keeping the lock from this child is close-on-exec.
     child = " %d" % subprocess.Popen(["sleep", "60"], close_fds=False).pid
+elif spawn == "record":
+    run.record_child({"pgid": 4242, "start": 7, "boot": "b00t", "cgroup": "/x/ckdn-1-00000000"})
 print("locked " + run.name + child, flush=True)
 sys.stdin.readline()
 run.release()
@@ -88,9 +90,9 @@ class Holder:
 def spawn_holder(tmp_path: Path) -> Iterator[Callable[..., Holder]]:
     started: list[Holder] = []
 
-    def spawn(store: Store, check: str, *, child: bool = False) -> Holder:
+    def spawn(store: Store, check: str, *, child: bool = False, record: bool = False) -> Holder:
         argv = [sys.executable, "-c", HOLDER, str(store.runs_dir), str(store.cwd), check]
-        argv.append("spawn" if child else "-")
+        argv.append("spawn" if child else "record" if record else "-")
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         holder = Holder(proc)
         started.append(holder)
@@ -255,6 +257,52 @@ def test_a_lock_left_by_a_killed_run_is_reclaimed_with_a_note(
         ]
         assert run.name != name
     assert Path(store.runs_dir, name).is_dir()  # the dead run's evidence stays
+
+
+def test_the_lock_record_names_the_checks_tree_once_it_runs(store: Store) -> None:
+    tree = {"pgid": 4242, "start": 7, "boot": "b00t"}
+    with store.begin("ruff") as run:
+        run.record_child(tree)
+        held = json.loads(lock_file(store, "ruff").read_text())
+        assert held == {"pid": os.getpid(), "run_dir": run.name, "child": tree}
+        run.record_child({**tree, "cgroup": "/sys/fs/cgroup/ckdn-1-0a0b0c0d"})  # grown since
+        held = json.loads(lock_file(store, "ruff").read_text())
+        assert held["child"]["cgroup"] == "/sys/fs/cgroup/ckdn-1-0a0b0c0d"
+        assert (held["pid"], held["run_dir"]) == (os.getpid(), run.name)
+    assert lock_file(store, "ruff").read_bytes() == b""
+    run.record_child(tree)  # after the release: nothing to write to, and no error
+    assert lock_file(store, "ruff").read_bytes() == b""
+
+
+def test_a_lock_left_by_a_killed_run_hands_over_the_tree_it_named(
+    store: Store, spawn_holder: Callable[..., Holder]
+) -> None:
+    holder = spawn_holder(store, "ruff", record=True)
+    holder.send("go")
+    holder.read_line()
+    holder.proc.kill()
+    holder.proc.wait()
+
+    with store.begin("ruff") as run:
+        assert run.left_running == {"pgid": 4242, "start": 7, "boot": "b00t",
+                                    "cgroup": "/x/ckdn-1-00000000"}
+        assert len(run.notes) == 1
+    with store.begin("ruff") as run:  # released cleanly: nothing left to hand over
+        assert (run.left_running, run.notes) == (None, [])
+
+
+@pytest.mark.parametrize("child", [
+    [4242], "4242", {}, {"pgid": True}, {"pgid": 1.5}, {"pgid": {"nested": 1}}, {"pgid": None},
+    {"pgid": [1]},
+])
+def test_a_tree_record_that_is_not_plain_strings_and_integers_is_not_handed_over(
+    store: Store, child: object
+) -> None:
+    Path(store.runs_dir, ".locks").mkdir(parents=True)
+    lock_file(store, "ruff").write_text(json.dumps({"pid": 99999999, "child": child}))
+    with store.begin("ruff") as run:
+        assert run.left_running is None
+        assert run.notes[0].startswith("reclaimed the lock of check 'ruff': pid 99999999")
 
 
 def test_a_killed_holder_that_had_finished_its_run_is_noted_as_finished(
