@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the stored JSON as is")
 
     p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
-    p.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
+    p.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
     p.add_argument("--json", action="store_true", help="one JSON array")
 
     p = sub.add_parser("checks", parents=[common], help="configured checks and aliases")
@@ -305,14 +305,12 @@ def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
     config = _load(args, required=False)
     rows = list_runs(config, args.n)
     if args.json:
-        _out(_json_line(rows))
+        _out(_json_line({"runs": rows}))
         return 0
-    if not rows:
-        _out(f"no runs in {shown_runs_dir(config)}")
+    if not rows:  # stdout carries only run lines; say it where a person looks
+        sys.stderr.write(f"ckdn: no runs in {shown_runs_dir(config)} yet\n")
     for row in rows:
-        status = row.get("status", "unfinished")
-        rc = row.get("rc", "")
-        _out(f"{status:<15} {rc!s:>4}  {row['run_dir']}")
+        _out(f"{row['run_id']}\t{row['check']}\t{row['status']}")
     return 0
 
 
@@ -321,12 +319,19 @@ def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
 
     rows = describe_checks(_load(args))
     if args.json:
-        _out(_json_line(rows))
+        _out(_json_line({"checks": rows}))
         return 0
     for row in rows:
-        what = (f"{row['parser']:<10} {' '.join(row['argv'])}" if row["kind"] == "check"
-                else "alias      " + " -> ".join(row["members"]))
-        _out(f"{row['name']:<16} {what}")
+        if row["kind"] == "alias":
+            fail_fast = "true" if row["fail_fast"] else "false"
+            _out(f"{row['name']}\talias={','.join(row['members'])}\tfail_fast={fail_fast}")
+        else:
+            command = row["command"]
+            if not isinstance(command, str):
+                import shlex  # lazy: only an array-form command is shown joined
+
+                command = shlex.join(command)
+            _out(f"{row['name']}\tparser={row['parser']}\t{command}")
     return 0
 
 

@@ -251,7 +251,9 @@ def test_meta_json_records_provenance(project: Project) -> None:
 
     log = (run_dir / "full.log").read_bytes()
     assert meta["schema"] == "ckdn.meta/1"
-    assert meta["argv"] == [PY, "-c", code]
+    assert meta["command"] == [PY, "-c", code]
+    assert meta["check"] == "hello"
+    assert meta["parser"] == "generic"
     assert meta["rc"] == 0
     assert meta["log_sha256"] == hashlib.sha256(log).hexdigest()
     assert meta["log_bytes"] == len(log) == 6
@@ -314,9 +316,9 @@ def test_run_all_runs_every_atomic_check(project: Project) -> None:
     proc = project.ckdn("run", "--all")
     assert proc.returncode == 1
     doc = project.digest(proc)
-    assert doc["alias"] == "all"
+    assert doc["alias"] == "*"
     assert [m["check"] for m in doc["members"]] == ["one", "two", "three"]
-    assert doc["members"][2]["status"] == "pass"
+    assert doc["members"][2] == {"check": "three", "status": "pass", "rc": 0}
 
 
 def test_extra_args_are_refused_for_an_alias(project: Project) -> None:
@@ -349,22 +351,49 @@ def test_show_refuses_a_reference_outside_the_runs_dir(project: Project) -> None
     one_line_error(project.ckdn("show", "/etc"))
 
 
-def test_list_json_shows_recent_runs_newest_first(project: Project) -> None:
+def test_list_json_shows_the_last_runs_oldest_first(project: Project) -> None:
     project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n'
                    '[check.bad]\ncommand = "false"\nparser = "generic"\n')
     project.ckdn("run", "ok")
     project.ckdn("run", "bad")
-    rows = json.loads(project.ckdn("list", "--json").stdout)
-    assert [(r["check"], r["status"], r["rc"]) for r in rows[:2]] == [
-        ("bad", "fail", 1), ("ok", "pass", 0)]
-    assert len(json.loads(project.ckdn("list", "-n", "1", "--json").stdout)) == 1
+    listing = json.loads(project.ckdn("list", "--json").stdout)
+    assert list(listing) == ["runs"]
+    rows = listing["runs"]
+    assert [(r["check"], r["status"], r["rc"]) for r in rows] == [
+        ("ok", "pass", 0), ("bad", "fail", 1)]
+    assert {"run_id", "check", "status", "rc", "run_dir"} <= set(rows[0])
+    assert rows[1]["run_dir"] == f".agent-runs/{rows[1]['run_id']}"
+    (last,) = json.loads(project.ckdn("list", "-n", "1", "--json").stdout)["runs"]
+    assert last["check"] == "bad"
+    text = project.ckdn("list").stdout.splitlines()
+    assert text == [f"{r['run_id']}\t{r['check']}\t{r['status']}" for r in rows]
+
+
+def test_list_marks_an_unfinished_run_and_a_corrupt_digest(project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    (project.runs / "20260101T000000Z-ok").mkdir(parents=True)
+    (project.runs / "20260101T000001Z-ok").mkdir()
+    (project.runs / "20260101T000001Z-ok" / "digest.json").write_text("{not json")
+    rows = json.loads(project.ckdn("list", "--json").stdout)["runs"]
+    assert [(r["run_id"], r["status"]) for r in rows] == [
+        ("20260101T000000Z-ok", "?"), ("20260101T000001Z-ok", "corrupt")]
+    assert all("rc" not in r for r in rows)
 
 
 def test_checks_json_lists_atomics_and_aliases(project: Project) -> None:
     alias_config(project)
-    rows = json.loads(project.ckdn("checks", "--json").stdout)
+    listing = json.loads(project.ckdn("checks", "--json").stdout)
+    assert list(listing) == ["checks"]
+    rows = listing["checks"]
     assert [(r["name"], r["kind"]) for r in rows] == [
-        ("one", "check"), ("two", "check"), ("three", "check"), ("group", "alias")]
+        ("group", "alias"), ("one", "atomic"), ("three", "atomic"), ("two", "atomic")]
+    assert rows[0] == {"name": "group", "kind": "alias", "members": ["one", "two", "three"],
+                       "fail_fast": True}
+    assert rows[1]["parser"] == "generic"
+    assert isinstance(rows[1]["command"], str)
+    text = project.ckdn("checks").stdout.splitlines()
+    assert text[0] == "group\talias=one,two,three\tfail_fast=true"
+    assert text[1] == f"one\tparser=generic\t{rows[1]['command']}"
 
 
 def test_runs_beyond_keep_are_pruned(project: Project) -> None:
@@ -387,7 +416,7 @@ def test_init_writes_a_starter_config_that_loads(project: Project) -> None:
     proc = project.ckdn("init")
     assert proc.returncode == 0
     assert (project.root / "ckdn.toml").exists()
-    checks = json.loads(project.ckdn("checks", "--json").stdout)
+    checks = json.loads(project.ckdn("checks", "--json").stdout)["checks"]
     assert {"pytest", "ruff", "mypy", "lint"} <= {c["name"] for c in checks}
     line = one_line_error(project.ckdn("init"))
     assert "--force" in line
@@ -536,7 +565,7 @@ def test_show_after_run_all_shows_the_all_aggregate(project: Project) -> None:
     printed = project.digest(project.ckdn("run", "--all"))
     assert printed["members"][-1]["status"] == "pass"
     shown = json.loads(project.ckdn("show", "--json").stdout)
-    assert (shown["alias"], shown["status"]) == ("all", "fail")
+    assert (shown["alias"], shown["status"]) == ("*", "fail")
 
 
 def start_and_kill(project: Project, *args: str, wait_for: str) -> None:
@@ -711,7 +740,7 @@ def test_a_planted_digest_and_run_dir_name_are_shown_inert_and_read_back_unchang
         assert_inert(proc.stdout)
     assert json.loads(project.ckdn("show", name).stdout) == doc
     assert json.loads(project.ckdn("show", name, "--json").stdout) == doc
-    (row,) = json.loads(project.ckdn("list", "--json").stdout)
+    (row,) = json.loads(project.ckdn("list", "--json").stdout)["runs"]
     assert (row["run_dir"], row["status"]) == (f".agent-runs/{name}", "fail\u202e")
     text = project.ckdn("list").stdout
     assert "fail\\u202e" in text
@@ -727,8 +756,8 @@ def test_checks_shows_a_configured_command_inert(project: Project) -> None:
     assert "echo \\u202e \\u009b31m \\u0007" in text.stdout
     proc = project.ckdn("checks", "--json")
     assert_inert(proc.stdout)
-    (row,) = json.loads(proc.stdout)
-    assert row["argv"] == ["echo", "\u202e", "\x9b31m", "\x07"]
+    (row,) = json.loads(proc.stdout)["checks"]
+    assert row["command"] == "echo \u202e \u009b31m \u0007"
     assert row["description"] == "d\u2066"
 
 

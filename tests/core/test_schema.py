@@ -103,11 +103,10 @@ def make_metas(tmp_path: Path) -> Iterator[tuple[str, Meta]]:
         ("never_started", Exit(127, started=False), ERROR),
         ("signal", Exit(-15), ERROR),
     ]:
-        yield name, build_meta(check="pytest", run_dir=".agent-runs/x-pytest",
-                               argv=["pytest", "-q", "--junitxml", "junit.xml"],
-                               cwd=str(tmp_path), exit=exit, started_at=now,
-                               finished_at=now + exit.duration, log_sha256=digest,
-                               log_bytes=len(log), parser="pytest", status=status)
+        yield name, build_meta(check="pytest", argv=["pytest", "-q", "--junitxml", "junit.xml"],
+                               exit=exit, started_at=now, finished_at=now + exit.duration,
+                               log_sha256=digest, log_bytes=len(log), parser="pytest",
+                               env_keys={"LANG": "C"} if status == FAIL else {})
 
 
 # ------------------------------------------------------------------- the schemas
@@ -275,8 +274,14 @@ def test_an_aggregate_breaking_the_contract_fails_validation(
     lambda d: d.update(started_at="2026-07-07 10:15:00"),
     lambda d: d.update(log_sha256="abc"),
     lambda d: d.update(duration_s=-1.0),
-    lambda d: d.pop("argv"),
+    lambda d: d.pop("command"),
+    lambda d: d.update(command="pytest -q"),
     lambda d: d.update(timed_out="no"),
+    lambda d: d.update(started_at="2026-07-07T10:15:00.5+00:00"),
+    lambda d: d.update(started_at="2026-07-07T10:15:00Z"),
+    lambda d: d.update(env_keys=[]),
+    lambda d: d.update(cwd="/work"),
+    lambda d: d.pop("interrupted"),
 ])
 def test_a_meta_breaking_the_contract_fails_validation(
         change: Callable[[dict[str, Any]], object], tmp_path: Path) -> None:

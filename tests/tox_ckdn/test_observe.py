@@ -74,7 +74,7 @@ def test_observed_documents_validate_against_their_schemas(project: Project) -> 
     meta = json.loads((run.path / digest["run_dir"] / "meta.json").read_text())
     jsonschema.Draft202012Validator(load_schema("ckdn.digest/2")).validate(digest)
     jsonschema.Draft202012Validator(load_schema("ckdn.meta/1")).validate(meta)
-    assert meta["argv"] == ["tox", "--ckdn", "-e", "plain"]
+    assert meta["command"] == ["tox", "--ckdn", "-e", "plain"]
     assert meta["parser"] == "generic"
 
 

@@ -29,7 +29,7 @@ from ckdn.store import Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from ckdn.documents.types import Aggregate, Digest, Document
@@ -130,18 +130,19 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, publish: bool = True,
-         notes: Sequence[str] = ()) -> Outcome:
+         notes: Sequence[str] = (), env_keys: Iterable[str] = ()) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
     most recent top-level run, and the alias published its own run dir when it began.
-    ``notes`` are the host's facts about the run, after the store's and the runner's.
+    ``notes`` are the host's facts about the run, after the store's and the runner's;
+    ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
     """
     verdict = reconcile(exit, result)
     shown = store.display(rd.path)
-    meta = build_meta(check=check, run_dir=shown, argv=argv, cwd=str(config.cwd), exit=exit,
-                      started_at=started_at, finished_at=finished_at, log_sha256=log_sha256,
-                      log_bytes=log_bytes, parser=parser, status=verdict.status)
+    meta = build_meta(check=check, argv=argv, exit=exit, started_at=started_at,
+                      finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
+                      parser=parser, env_keys=env_keys)
     store.write_atomic(os.path.join(rd.path, "meta.json"), canonical(meta) + b"\n")
     settings = config.run
     bounds = Bounds(top=top or settings.top, max_snippet_lines=settings.max_snippet_lines,
@@ -176,8 +177,8 @@ def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = No
     return where
 
 
-#: The aggregate name of ``ckdn run --all``.
-ALL = "all"
+#: The aggregate name of ``ckdn run --all`` (the contract's: ``*``, never a check's name).
+ALL = "*"
 
 
 def _same(name: str) -> str:
@@ -267,7 +268,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
-                        notes=notes)
+                        notes=notes, env_keys=check.env)
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,
@@ -293,6 +294,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
     store = store_for(config)
     where = store.new_dir(run_name(alias))
     results: list[Member] = []
+    interrupted = False
     try:
         store.publish(where)
         halt = False
@@ -307,12 +309,13 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
                                   run_dir=doc["run_dir"]))
             # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
-            halt = (fail_fast and doc["status"] != PASS) or bool(doc.get("interrupted"))
+            interrupted = interrupted or bool(doc.get("interrupted"))
+            halt = (fail_fast and doc["status"] != PASS) or interrupted
     except BaseException:
         if not results:  # refused before any member ran: nothing happened, nothing to keep
             store.abandon(where)
         raise  # else the run stays, unfinished: `ckdn show` says so
-    aggregate = build_aggregate(alias=run_name(alias), members=results)
+    aggregate = build_aggregate(alias=run_name(alias), members=results, interrupted=interrupted)
     return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
 
 

@@ -55,16 +55,22 @@ def read_run(config: Config, ref: str | None = None) -> Document:
     return read_stored(store.resolve(ref), store.display)
 
 
-def list_runs(config: Config, limit: int) -> list[dict[str, Any]]:
-    """The ``limit`` newest runs, newest first: run dir, check, kind, and status/rc if finished
-    (``corrupt`` for a finished run whose document cannot be read: torn, planted, a symlink)."""
+def list_runs(config: Config, limit: int = 10) -> list[dict[str, Any]]:
+    """The ``limit`` newest runs, oldest to newest, as ``ckdn list --json`` lists them.
+
+    Each row: ``run_id`` (the run dir's name), ``check`` (the check or alias),
+    ``status`` (the document's; ``?`` for a run without one, ``corrupt`` for one
+    that cannot be read: torn, planted, a symlink), ``rc`` when the document has
+    one, ``run_dir`` (as digests show it), and ``kind`` (digest, aggregate,
+    unfinished).
+    """
     if limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
     store = store_for(config)
     rows: list[dict[str, Any]] = []
-    for info in store.runs()[:limit]:
-        row: dict[str, Any] = {"run_dir": store.display(info.path), "check": info.check,
-                               "kind": info.kind}
+    for info in reversed(store.runs()[:limit]):
+        row: dict[str, Any] = {"run_id": info.name, "check": info.check, "status": "?",
+                               "run_dir": store.display(info.path), "kind": info.kind}
         if info.finished:
             try:
                 doc: Mapping[str, Any] = read_stored(info.path, store.display)
@@ -90,13 +96,23 @@ def prune_runs(config: Config, keep: int | None = None) -> list[str]:
 
 
 def describe_checks(config: Config) -> list[dict[str, Any]]:
-    """Every atomic check, then every alias, as ``ckdn checks --json`` lists them."""
+    """Every check and alias, sorted by name, as ``ckdn checks --json`` lists them.
+
+    An atomic check: ``name``, ``kind: "atomic"``, ``parser``, ``command`` (as
+    configured: the string, or the array), ``timeout`` and ``options`` (its parser
+    options) when set, plus ``description`` and ``requires``. An alias: ``name``,
+    ``kind: "alias"``, ``members``, ``fail_fast``, ``description``. The values of a
+    check's ``env`` are never shown: they may be secrets.
+    """
     rows: list[dict[str, Any]] = []
     for check in config.checks.values():
-        row: dict[str, Any] = {"name": check.name, "kind": "check", "parser": check.parser,
-                               "argv": list(check.argv)}
+        row: dict[str, Any] = {"name": check.name, "kind": "atomic", "parser": check.parser,
+                               "command": (check.command if isinstance(check.command, str)
+                                           else list(check.command))}
         if check.timeout is not None:
             row["timeout"] = check.timeout
+        if check.options:
+            row["options"] = dict(check.options)
         if check.description:
             row["description"] = check.description
         if check.requires:
@@ -108,7 +124,7 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
         if alias.description:
             row["description"] = alias.description
         rows.append(row)
-    return rows
+    return sorted(rows, key=lambda row: str(row["name"]))
 
 
 def checks_of(config: Config, name: str) -> list[Check]:

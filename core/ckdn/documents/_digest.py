@@ -182,11 +182,16 @@ def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
             break
 
 
+UNNAMED = "?"
+
+
 def _finding(finding: Finding, snippet_lines: int) -> tuple[FindingDoc, int]:
     """A finding as the digest shows it, and how many of its snippet lines it leaves out."""
+    # The contract promises a non-empty id and kind; a parser that names neither still
+    # yields a finding a consumer can key on, marked as unnamed rather than dropped.
     item: FindingDoc = {
-        "id": clean_line(finding.id, ID_WIDTH),
-        "kind": clean_line(finding.kind, KIND_WIDTH),
+        "id": clean_line(finding.id, ID_WIDTH) or UNNAMED,
+        "kind": clean_line(finding.kind, KIND_WIDTH) or UNNAMED,
         "message": clean_line(finding.message, MESSAGE_WIDTH),
     }
     location = clean_line(finding.location, ID_WIDTH)

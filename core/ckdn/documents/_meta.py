@@ -1,19 +1,20 @@
 """The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose.
 
 The digest must be byte-identical for identical inputs, so times, the exact
-argv, the working directory, the log's hash and the versions live here instead.
+command, the log's hash and the version live here instead, in exactly the keys
+the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
+validator rejects any other.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 
 from ckdn.documents.textcap import unsurrogate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Final
 
     from ckdn.documents.types import Meta
@@ -22,46 +23,41 @@ if TYPE_CHECKING:
 SCHEMA_META: Final = "ckdn.meta/1"
 
 
-def build_meta(*, check: str, run_dir: str, argv: Sequence[str], cwd: str,
-               exit: Exit, started_at: float, finished_at: float,
-               log_sha256: str, log_bytes: int, parser: str, status: str) -> Meta:
-    """The ``ckdn.meta/1`` provenance of one run.
+def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float,
+               finished_at: float, log_sha256: str, log_bytes: int, parser: str,
+               env_keys: Iterable[str] = ()) -> Meta:
+    """The ``ckdn.meta/1`` provenance of one run, exactly the published key set.
 
-    Times are ISO 8601 UTC with milliseconds and ``Z``; ``duration_s`` is the
-    runner's measurement (wall clock between the two times when it has none).
+    ``command`` is the argv after ``{run_dir}`` substitution; ``started_at`` is
+    ISO 8601 UTC in whole seconds with a ``+00:00`` offset; ``duration_s`` is the
+    runner's measurement (wall clock between the two times when it has none),
+    rounded to milliseconds; ``env_keys`` are the names (never the values) the
+    check's ``env`` set, sorted, and absent when it set none.
     """
     from ckdn import __version__
 
     duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
-    return {
+    meta: Meta = {
         "schema": SCHEMA_META,
+        "ckdn_version": __version__,
         "check": check,
-        "status": status,
+        "parser": parser,
+        "command": [unsurrogate(arg) for arg in argv],
         "rc": int(exit.rc),
-        "started": bool(exit.started),
         "timed_out": bool(exit.timed_out),
         "interrupted": bool(exit.interrupted),
-        "argv": [unsurrogate(arg) for arg in argv],
-        "cwd": unsurrogate(cwd),
         "started_at": _iso_utc(started_at),
-        "finished_at": _iso_utc(finished_at),
-        "duration_s": round(duration, 6),
-        "parser": parser,
-        "log_bytes": int(log_bytes),
+        "duration_s": round(duration, 3),
         "log_sha256": log_sha256,
-        "ckdn_version": __version__,
-        "python": ".".join(str(part) for part in sys.version_info[:3]),
-        "run_dir": unsurrogate(run_dir),
+        "log_bytes": int(log_bytes),
     }
+    keys = sorted({unsurrogate(key) for key in env_keys})
+    if keys:
+        meta["env_keys"] = keys
+    return meta
 
 
 def _iso_utc(timestamp: float) -> str:
-    """``datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")`` with
-    ``Z`` for ``+00:00``, computed as datetime does (microseconds rounded half to even,
-    then cut to milliseconds) without importing datetime."""
-    whole = timestamp // 1
-    micros = round((timestamp - whole) * 1_000_000)
-    if micros == 1_000_000:
-        whole, micros = whole + 1, 0
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-    return f"{stamp}.{micros // 1000:03d}Z"
+    """``datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")``
+    (``2026-07-07T10:15:00+00:00``), without importing datetime."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(timestamp // 1))

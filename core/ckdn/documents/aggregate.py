@@ -57,8 +57,13 @@ def aggregate_status(members: Sequence[Member]) -> tuple[str, int]:
     return (ERROR, 1) if skipped else (PASS, 0)
 
 
-def build_aggregate(*, alias: str, members: Sequence[Member]) -> Aggregate:
-    """The ``ckdn.aggregate/1`` routing document of an alias run."""
+def build_aggregate(*, alias: str, members: Sequence[Member],
+                    interrupted: bool = False) -> Aggregate:
+    """The ``ckdn.aggregate/1`` routing document of an alias run.
+
+    A member that passed carries no ``run_dir`` (the contract routes only to red
+    evidence); ``interrupted`` says Ctrl-C (or a host's stop) cut the series short.
+    """
     status, rc = aggregate_status(members)
     entries: list[MemberDoc] = []
     for member in members:
@@ -67,9 +72,17 @@ def build_aggregate(*, alias: str, members: Sequence[Member]) -> Aggregate:
             continue
         if member.status not in STATUSES:
             raise ValueError(f"member {member.check!r} has no valid status: {member.status!r}")
-        if member.rc is None or member.run_dir is None:
-            raise ValueError(f"member {member.check!r} ran but has no rc or run_dir")
+        if member.rc is None:
+            raise ValueError(f"member {member.check!r} ran but has no rc")
+        if member.status == PASS:
+            entries.append({"check": member.check, "status": PASS, "rc": member.rc})
+            continue
+        if member.run_dir is None:
+            raise ValueError(f"member {member.check!r} is not green but has no run_dir")
         entries.append({"check": member.check, "status": member.status, "rc": member.rc,
                         "run_dir": member.run_dir})
-    return {"schema": SCHEMA_AGGREGATE, "alias": alias, "status": status, "rc": rc,
-            "members": entries}
+    aggregate: Aggregate = {"schema": SCHEMA_AGGREGATE, "alias": alias, "status": status,
+                            "rc": rc, "members": entries}
+    if interrupted:
+        aggregate["interrupted"] = True
+    return aggregate

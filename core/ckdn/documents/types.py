@@ -23,6 +23,7 @@ __all__ = [
     "DigestStatus",
     "Document",
     "FindingDoc",
+    "GateDoc",
     "MemberDoc",
     "MemberStatus",
     "Meta",
@@ -51,6 +52,15 @@ class BaselineCounts(TypedDict):
 
 
 @final
+class GateDoc(TypedDict):
+    """The CI decision with a baseline configured (``no_new_findings``)."""
+
+    status: str
+    policy: str
+    reason: NotRequired[str]
+
+
+@final
 class Digest(TypedDict):
     """``ckdn.digest/2``: the bounded, deterministic digest of one atomic run."""
 
@@ -71,7 +81,7 @@ class Digest(TypedDict):
     artifacts: NotRequired[list[str]]
     log_tail: NotRequired[list[str]]
     baseline: NotRequired[BaselineCounts]
-    gate: NotRequired[str]
+    gate: NotRequired[GateDoc]
 
 
 @final
@@ -93,30 +103,27 @@ class Aggregate(TypedDict):
     status: str
     rc: int
     members: list[MemberDoc]
+    gate: NotRequired[GateDoc]
+    interrupted: NotRequired[Literal[True]]
 
 
 @final
 class Meta(TypedDict):
-    """``ckdn.meta/1``: what the digest leaves out on purpose (times, argv, hashes)."""
+    """``ckdn.meta/1``: what the digest leaves out on purpose (times, command, hash)."""
 
     schema: Literal["ckdn.meta/1"]
-    check: str
-    status: str
-    rc: int
-    started: bool
-    timed_out: bool
-    interrupted: bool
-    argv: list[str]
-    cwd: str
-    started_at: str
-    finished_at: str
-    duration_s: float
-    parser: str
-    log_bytes: int
-    log_sha256: str
     ckdn_version: str
-    python: str
-    run_dir: str
+    check: str
+    parser: str
+    command: list[str]
+    rc: int
+    timed_out: bool
+    started_at: str
+    duration_s: float
+    log_sha256: str
+    log_bytes: int
+    interrupted: bool
+    env_keys: NotRequired[list[str]]
 
 
 #: What a run prints and stores as its result: a digest, or an alias's aggregate.

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from ckdn import __version__ as ckdn_version
 from ckdn.documents import (
     DIGEST_BUDGET,
     MAX_DIGEST_BYTES,
@@ -711,33 +712,61 @@ def test_an_alias_without_members_is_refused() -> None:
         build_aggregate(alias="lint", members=[])
 
 
-def test_a_member_that_ran_must_carry_rc_and_run_dir() -> None:
-    with pytest.raises(ValueError, match="no rc or run_dir"):
+def test_a_member_that_ran_must_carry_rc() -> None:
+    with pytest.raises(ValueError, match="ran but has no rc"):
         build_aggregate(alias="lint", members=[Member(check="ruff", status=FAIL)])
+
+
+def test_a_red_member_must_carry_its_run_dir() -> None:
+    with pytest.raises(ValueError, match="not green but has no run_dir"):
+        build_aggregate(alias="lint", members=[Member(check="ruff", status=FAIL, rc=1)])
+
+
+def test_a_passing_member_carries_no_run_dir_and_a_red_one_does() -> None:
+    doc = build_aggregate(alias="lint", members=[
+        Member(check="a", status=PASS, rc=0, run_dir="runs/a"),
+        Member(check="b", status=FAIL, rc=1, run_dir="runs/b")])
+    assert doc["members"] == [{"check": "a", "status": "pass", "rc": 0},
+                              {"check": "b", "status": "fail", "rc": 1, "run_dir": "runs/b"}]
+    assert "interrupted" not in doc
+    assert build_aggregate(alias="lint", members=doc_members(), interrupted=True)[
+        "interrupted"] is True
+
+
+def doc_members() -> list[Member]:
+    return [Member(check="a", status=PASS, rc=0)]
 
 
 # ----------------------------------------------------------------------------- meta
 
 
-def test_meta_holds_provenance_in_utc_with_the_tool_rc(tmp_path: Path) -> None:
-    meta = build_meta(check="ruff", run_dir=RUN_DIR, argv=["ruff", "check", "."],
-                      cwd=str(tmp_path), exit=Exit(-15, duration=1.25),
-                      started_at=1783419300.0, finished_at=1783419301.25,
-                      log_sha256="0" * 64, log_bytes=12, parser="ruff", status=ERROR)
-    assert meta["schema"] == SCHEMA_META
-    assert meta["started_at"] == "2026-07-07T10:15:00.000Z"
-    assert meta["finished_at"] == "2026-07-07T10:15:01.250Z"
-    assert (meta["rc"], meta["duration_s"], meta["started"]) == (-15, 1.25, True)
-    assert meta["python"] == ".".join(map(str, sys.version_info[:3]))
+def test_meta_holds_provenance_in_utc_with_the_tool_rc() -> None:
+    meta = build_meta(check="ruff", argv=["ruff", "check", "."], exit=Exit(-15, duration=1.2346),
+                      started_at=1783419300.7, finished_at=1783419301.25,
+                      log_sha256="0" * 64, log_bytes=12, parser="ruff")
+    assert meta == {"schema": SCHEMA_META, "ckdn_version": ckdn_version, "check": "ruff",
+                    "parser": "ruff", "command": ["ruff", "check", "."], "rc": -15,
+                    "timed_out": False, "interrupted": False,
+                    "started_at": "2026-07-07T10:15:00+00:00", "duration_s": 1.235,
+                    "log_sha256": "0" * 64, "log_bytes": 12}
     assert list(json.loads(encode(meta))) == sorted(meta)
 
 
+def test_meta_names_the_env_keys_never_their_values() -> None:
+    meta = build_meta(check="c", argv=["tool"], exit=Exit(0), started_at=0.0, finished_at=0.5,
+                      log_sha256="a" * 64, log_bytes=0, parser="generic",
+                      env_keys={"TOKEN": "s3cret", "LANG": "C"})
+    assert meta["env_keys"] == ["LANG", "TOKEN"]
+    assert "s3cret" not in encode(meta).decode()
+
+
 def test_meta_replaces_undecodable_argv_bytes() -> None:
-    meta = build_meta(check="c", run_dir=RUN_DIR, argv=["tool", os.fsdecode(b"\xff.py")],
-                      cwd="/w", exit=Exit(0), started_at=0.0, finished_at=0.5,
-                      log_sha256="a" * 64, log_bytes=0, parser="generic", status=PASS)
-    assert meta["argv"] == ["tool", "\ufffd.py"]
+    meta = build_meta(check="c", argv=["tool", os.fsdecode(b"\xff.py")], exit=Exit(0),
+                      started_at=0.0, finished_at=0.5, log_sha256="a" * 64, log_bytes=0,
+                      parser="generic")
+    assert meta["command"] == ["tool", "\ufffd.py"]
     assert meta["duration_s"] == 0.5
+    assert "env_keys" not in meta
 
 
 # --------------------------------------------------------------------------- render
