@@ -16,6 +16,7 @@ runs in the main thread once tox has printed its own report.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -78,7 +79,9 @@ class Session:
         self.active = getattr(state.conf.options, "command", None) not in _AD_HOC_COMMANDS
         self.observe = bool(getattr(state.conf.options, "ckdn_observe", False)
                             or core["ckdn_observe"])
-        self._load(core["ckdn_config"] or None)
+        named = core["ckdn_config"]
+        # tox.ini's own paths are relative to the tox root, wherever tox was started.
+        self._load(os.path.join(self.root, os.path.expanduser(named)) if named else None)
         if self._config is None:
             # Observe mode needs the config only to know where evidence goes: without it
             # the envs run as tox runs them, unrecorded (it never changes an outcome).

@@ -340,9 +340,11 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
     config = _load(args, required=False)
     keep = config.run.keep if args.keep is None else args.keep
-    removed = prune_runs(config, keep)
+    removed = prune_runs(config, args.keep)
+    kept = (f"kept up to {keep} finished runs per check" if keep else
+            "kept every run ([run].keep = 0 means never prune; pass --keep N)")
     _out(f"removed {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
-         f"kept up to {keep} finished runs per check in {shown_runs_dir(config)}")
+         f"{kept} in {shown_runs_dir(config)}")
     return 0
 
 

@@ -839,3 +839,27 @@ def test_show_names_an_alias_run_killed_between_members_as_unfinished(
     assert line == (f"ckdn: .agent-runs/{os.path.basename(alias)} is unfinished: nothing"
                     " written yet (it is still running, or it was killed); `ckdn list` shows"
                     " the runs beside it")
+
+
+# -- --config and --cwd ---------------------------------------------------------------------
+
+
+def test_config_is_read_from_the_process_cwd_and_cwd_is_where_checks_run(
+        project: Project) -> None:
+    """``ckdn --cwd proj --config sub.toml run here``: ``./sub.toml`` configures it, the
+    check runs in ``proj``, and the runs dir is ``proj/.agent-runs``."""
+    proj = project.root / "proj"
+    proj.mkdir()
+    (proj / "sub.toml").write_text('[check.wrong]\ncommand = "true"\nparser = "generic"\n')
+    (project.root / "sub.toml").write_text(
+        f'[check.here]\ncommand = """{py("import os; print(os.getcwd())")}"""\n'
+        'parser = "generic"\n')
+    proc = project.ckdn("--cwd", "proj", "--config", "sub.toml", "run", "here")
+    assert proc.returncode == 0, proc.stderr
+    doc = project.digest(proc)
+    assert doc["run_dir"].startswith(".agent-runs/")
+    (run_dir,) = (proj / ".agent-runs").glob("*-here")
+    assert (run_dir / "full.log").read_text().strip() == str(proj)
+    missing = project.ckdn("--cwd", "proj", "--config", "nope.toml", "checks")
+    assert missing.returncode == 2
+    assert missing.stderr == "ckdn: nope.toml: no such config file (named by --config)\n"

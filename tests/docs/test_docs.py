@@ -76,6 +76,22 @@ def test_documented_config_errors_are_what_ckdn_prints(project: Project) -> None
         assert proc.stderr.strip() == line
 
 
+def test_the_keys_not_available_yet_are_refused_as_documented(project: Project) -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    table = page.split("### Not available yet")[1].split("\n\n")[2]
+    rows = [re.findall(r"`([^`]*)`", row) for row in table.splitlines()[2:]]
+    configs = ['[run]\nbaseline = "ckdn.baseline.json"\n',
+               '[run]\ncommand_policy = "workspace"\n',
+               '[run.command_allowlist]\nprefixes = ["uv run"]\n']
+    assert len(rows) == len(configs)
+    for cells, config in zip(rows, configs, strict=True):
+        project.config(config + '[check.ok]\ncommand = "true"\nparser = "generic"\n')
+        proc = project.ckdn("run", "ok")
+        assert proc.returncode == 2
+        assert proc.stderr.startswith(f"ckdn: ckdn.toml: {cells[-1]} ("), proc.stderr
+        assert not project.run_dirs()
+
+
 def test_readme_starts_with_the_two_commands_ci_runs() -> None:
     readme = (ROOT / "README.md").read_text()
     first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0]

@@ -242,6 +242,21 @@ def test_the_core_key_ckdn_config_names_another_ckdn_toml(project: Project) -> N
     assert run.digest("only@lint")["status"] == "pass"
 
 
+def test_ckdn_config_is_relative_to_the_tox_root_wherever_tox_starts(project: Project) -> None:
+    """tox.toml's paths are the tox root's, even when ``tox -c`` is run from elsewhere
+    (a bare ``--config`` of the ckdn CLI is the process cwd's instead)."""
+    run = project.make("""
+        [env.lint]
+        ckdn_checks = ["only"]
+    """, core='ckdn_config = "ci/checks.toml"\n', checks="", files={"ci": {"checks.toml": (
+        "[check.only]\ncommand = \"python -c 'print(2)'\"\nparser = \"generic\"\n")},
+        "elsewhere": {"ci": {"checks.toml": "[check.wrong]\ncommand = \"x\"\n"}}})
+    result = run.tox.run("-c", str(run.path / "tox.toml"), "-e", "lint",
+                         from_cwd=run.path / "elsewhere")
+    result.assert_success()
+    assert run.digest("only@lint")["status"] == "pass"
+
+
 def test_tox_exec_runs_only_the_given_command(project: Project) -> None:
     run = project.make("""
         [env.lint]

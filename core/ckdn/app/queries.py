@@ -88,11 +88,15 @@ def shown_runs_dir(config: Config) -> str:
 
 
 def prune_runs(config: Config, keep: int | None = None) -> list[str]:
-    """``ckdn gc``: keep ``keep`` (default ``[run].keep``) finished runs per check and alias."""
-    keep = config.run.keep if keep is None else keep
-    if keep < 1:
-        raise UsageError(f"--keep must be at least 1, not {keep}")
-    return store_for(config).gc(keep)
+    """``ckdn gc``: keep ``keep`` (default ``[run].keep``) finished runs per check and alias.
+
+    ``[run].keep = 0`` means never prune, so a plain ``ckdn gc`` removes nothing;
+    ``--keep 0`` is refused rather than read as "remove everything" or as "nothing".
+    """
+    if keep is not None and keep < 1:
+        raise UsageError(f"--keep must be at least 1, not {keep}"
+                         " ([run].keep = 0 means never prune)")
+    return store_for(config).gc(config.run.keep if keep is None else keep)
 
 
 def describe_checks(config: Config) -> list[dict[str, Any]]:

@@ -23,7 +23,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import Any
 
-_RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines")
+_RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
+             "command_policy", "command_allowlist")
+_INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
+_POLICIES = ("workspace", "allowlist", "off")
+#: Keys of the published contract whose feature this implementation does not have
+#: yet. They are validated, then refused: silently ignoring a baseline or a command
+#: policy would run a gate or a guard the user believes is there.
+_NOT_YET = "is not available yet in this checkdown"
 _TOP_KEYS = ("run", "check")
 
 #: Names become run directory names and lock names: no separators, nothing a
@@ -40,14 +47,15 @@ MAX_CONFIG_BYTES = 1 << 20
 def config_path(cwd: str | os.PathLike[str], explicit: str | None = None) -> str:
     """The config file to read: ``--config``, else ``$CKDN_CONFIG``, else ``cwd/ckdn.toml``.
 
-    Relative paths are taken from ``cwd`` (the invocation cwd), so ``--cwd``
-    and ``--config`` compose the same way wherever ckdn was started.
+    A named file is taken from the process's working directory, as every other
+    command's config flag is (``ckdn --cwd proj --config sub.toml`` reads
+    ``./sub.toml``); ``cwd`` (``--cwd``) only says where the default
+    ``ckdn.toml`` is, where checks run and what relative ``[run]`` paths mean.
     """
-    base = _absolute(cwd)
     chosen = explicit if explicit is not None else os.environ.get(CONFIG_ENV) or None
     if chosen is None:
-        return os.path.join(base, CONFIG_NAME)
-    return _absolute(os.path.join(base, os.path.expanduser(chosen)))
+        return os.path.join(_absolute(cwd), CONFIG_NAME)
+    return _absolute(os.path.expanduser(chosen))
 
 
 def default_config(cwd: str | os.PathLike[str]) -> Config:
@@ -67,11 +75,14 @@ def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
     """
     base = _absolute(cwd)
     path = config_path(base, explicit)
-    shown = shown_path(path, base)
+    named = explicit is not None or bool(os.environ.get(CONFIG_ENV))
+    # A named file is shown from where it was named (the process cwd), the default one
+    # from --cwd: either way the path in a message is the one the user can type.
+    shown = shown_path(path, _absolute(os.getcwd()) if named else base)
     try:
         data = _read_regular(path, shown)
     except FileNotFoundError:
-        if explicit is not None or os.environ.get(CONFIG_ENV):
+        if named:
             source = "--config" if explicit is not None else f"${CONFIG_ENV}"
             message = f"{shown}: no such config file (named by {source})"
             raise ConfigError(message) from None
@@ -169,10 +180,52 @@ class _Loader(Tables):
         if not isinstance(runs_dir, str) or not runs_dir.strip() or "\0" in runs_dir:
             raise self.error("run", f"runs_dir: must be a non-empty path string, "
                                     f"not {show(runs_dir)}")
-        ints = {key: self.integer("run", key, table[key], 0 if key == "log_tail_lines" else 1)
-                for key in _RUN_KEYS[1:] if key in table}
+        ints = {key: self.integer("run", key, table[key], minimum)
+                for key, minimum in _INT_KEYS.items() if key in table}
+        self.later_features(table)
         runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
         return RunSettings(runs_dir=_absolute(runs), **ints)
+
+    def later_features(self, table: dict[str, Any]) -> None:
+        """``baseline``, ``command_policy`` and ``[run.command_allowlist]``: checked as the
+        contract types them, then refused unless they ask for what ckdn does today."""
+        if "baseline" in table:
+            baseline = table["baseline"]
+            if not isinstance(baseline, str) or not baseline.strip() or "\0" in baseline:
+                raise self.error("run", f"baseline: must be a non-empty path string, "
+                                        f"not {show(baseline)}")
+            raise self.error("run", f"baseline: the baseline gate {_NOT_YET}; remove the key"
+                                    " (docs/configuration.md#not-available-yet)")
+        allowlist = table.get("command_allowlist")
+        if "command_allowlist" in table:
+            self.allowlist(allowlist)
+        # Absent, the policy is what ckdn does today ("off"; the contract's default,
+        # "workspace", comes with the guard rails: docs/design.md lists the difference).
+        policy = table.get("command_policy", "off")
+        if policy not in _POLICIES:
+            raise self.error("run", f"command_policy: must be one of "
+                                    f"{', '.join(map(repr, _POLICIES))}, not {show(policy)}")
+        if policy != "off":
+            raise self.error("run", f"command_policy: {policy!r} {_NOT_YET}; set 'off' (what"
+                                    " it does now) or remove the key"
+                                    " (docs/configuration.md#not-available-yet)")
+        if allowlist is not None:
+            raise self.error("run.command_allowlist", f"the command allowlist {_NOT_YET};"
+                                    " remove the table (docs/configuration.md#not-available-yet)")
+
+    def allowlist(self, table: Any) -> None:
+        where = "run.command_allowlist"
+        if not isinstance(table, dict):
+            raise self.error("run", f"command_allowlist: must be a table "
+                                    f"[run.command_allowlist], not {show(table)}")
+        for key in table:
+            if key != "prefixes":
+                raise self.error(where, unknown("key", key, ("prefixes",)))
+        prefixes = table.get("prefixes")
+        if (not isinstance(prefixes, list) or not prefixes
+                or not all(isinstance(p, str) and p.strip() for p in prefixes)):
+            raise self.error(where, f"prefixes: must be a non-empty list of non-empty "
+                                    f"strings, not {show(prefixes)}")
 
     def check_name(self, where: str, name: str, folded: dict[str, str]) -> None:
         if not (0 < len(name) <= 64 and name[0] in _NAME_FIRST and _NAME_CHARS.issuperset(name)):

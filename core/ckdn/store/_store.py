@@ -273,6 +273,8 @@ class Store:
         record is not read back.
         """
         validate_keep(keep)
+        if keep == NEVER_PRUNE:
+            return []
         try:
             names = names_of(self.runs_dir, check)
         except OSError as exc:
@@ -292,6 +294,8 @@ class Store:
         """:meth:`prune` every check and alias found on disk, then sweep what an
         interrupted prune left behind."""
         validate_keep(keep)
+        if keep == NEVER_PRUNE:
+            return []
         groups: dict[str, list[RunInfo]] = {}
         for info in self.runs():
             groups.setdefault(info.check, []).append(info)
@@ -317,11 +321,13 @@ class Store:
 # -- pruning ----------------------------------------------------------------------------
 
 TRASH_PREFIX = ".pruning."
+#: ``[run].keep = 0``: the published meaning is "never prune", not "keep none".
+NEVER_PRUNE = 0
 
 
 def validate_keep(keep: int) -> None:
     if keep < 0:
-        raise UsageError(f"keep must be 0 or more, got {keep}; pass --keep N with N >= 0")
+        raise UsageError(f"keep must be 0 (never prune) or more, got {keep}")
 
 
 class Pruner:

@@ -73,8 +73,10 @@ class StrictPluginParser:
 
 
 @pytest.fixture(autouse=True)
-def registry(monkeypatch: pytest.MonkeyPatch) -> None:
+def registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv(CONFIG_ENV, raising=False)
+    # A file named by --config is found from the process cwd: here, the test's own dir.
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(parsers._cache, "gate", GateParser())
     monkeypatch.setitem(parsers._cache, "plugin", PluginParser())
     monkeypatch.setitem(parsers._cache, "strict", StrictPluginParser())
@@ -110,11 +112,32 @@ REFUSALS: list[tuple[str, str, str, str, str]] = [
     # [run]
     ("run keep float", "[run]\nkeep = 1.5\n", "[run]", "keep", "1.5"),
     ("run keep bool", "[run]\nkeep = true\n", "[run]", "keep", "true"),
-    ("run keep zero", "[run]\nkeep = 0\n", "[run]", "keep", ">= 1"),
+    ("run keep negative", "[run]\nkeep = -1\n", "[run]", "keep", ">= 0"),
     ("run keep string", '[run]\nkeep = "5"\n', "[run]", "keep", "'5'"),
     ("run top zero", "[run]\ntop = 0\n", "[run]", "top", ">= 1"),
     ("run top float", "[run]\ntop = 2.0\n", "[run]", "top", "2.0"),
-    ("run snippet zero", "[run]\nmax_snippet_lines = 0\n", "[run]", "max_snippet_lines", ">= 1"),
+    ("run snippet negative", "[run]\nmax_snippet_lines = -1\n", "[run]", "max_snippet_lines",
+     ">= 0"),
+    ("run baseline not a path", "[run]\nbaseline = 3\n", "[run]", "baseline", "path string"),
+    ("run baseline not yet", '[run]\nbaseline = "ckdn.baseline.json"\n', "[run]", "baseline",
+     "not available yet"),
+    ("run policy unknown", '[run]\ncommand_policy = "strict"\n', "[run]", "command_policy",
+     "'workspace', 'allowlist', 'off'"),
+    ("run policy workspace not yet", '[run]\ncommand_policy = "workspace"\n', "[run]",
+     "command_policy", "'workspace' is not available yet"),
+    ("run policy allowlist not yet", '[run]\ncommand_policy = "allowlist"\n', "[run]",
+     "command_policy", "'allowlist' is not available yet"),
+    ("run allowlist not a table", "[run]\ncommand_allowlist = 3\n", "[run]",
+     "command_allowlist", "must be a table"),
+    ("run allowlist empty", "[run.command_allowlist]\nprefixes = []\n",
+     "[run.command_allowlist]", "prefixes", "non-empty list"),
+    ("run allowlist blank prefix", '[run.command_allowlist]\nprefixes = ["uv run", " "]\n',
+     "[run.command_allowlist]", "prefixes", "non-empty strings"),
+    ("run allowlist unknown key", '[run.command_allowlist]\nprefix = ["uv"]\n',
+     "[run.command_allowlist]", "prefix", "did you mean 'prefixes'"),
+    ("run allowlist not yet",
+     '[run]\ncommand_policy = "off"\n[run.command_allowlist]\nprefixes = ["uv run"]\n',
+     "[run.command_allowlist]", "allowlist", "not available yet"),
     ("run tail negative", "[run]\nlog_tail_lines = -1\n", "[run]", "log_tail_lines", ">= 0"),
     ("run tail bool", "[run]\nlog_tail_lines = false\n", "[run]", "log_tail_lines", "false"),
     ("run keep date", "[run]\nkeep = 1979-05-27\n", "[run]", "keep", "not a date"),
@@ -557,16 +580,21 @@ def test_a_relative_cwd_is_made_absolute(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_errors_in_a_config_below_cwd_name_it_relative_to_cwd(tmp_path: Path) -> None:
-    message = refusal(tmp_path, "[run]\nkeep = 0\n", "sub/ckdn.toml")
+    message = refusal(tmp_path, "[run]\nkeep = -1\n", "sub/ckdn.toml")
     assert message.startswith("sub/ckdn.toml: [run] keep:")
 
 
-def test_errors_in_a_config_outside_cwd_name_it_absolute(tmp_path: Path) -> None:
-    outside = write(tmp_path, "[run]\nkeep = 0\n", "outside.toml")
+def test_errors_in_a_named_config_name_it_from_the_process_cwd_or_absolute(
+        tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere", "[run]\nkeep = -1\n", "outside.toml")
     cwd = tmp_path / "project"
     cwd.mkdir()
     with pytest.raises(ConfigError) as info:
-        load_config(cwd, "../outside.toml")
+        load_config(cwd, str(outside))  # --cwd project --config /abs/elsewhere/outside.toml
+    assert str(info.value).startswith("elsewhere/outside.toml: [run] keep:")
+    os.chdir(cwd)
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd, "../elsewhere/outside.toml")
     assert str(info.value).startswith(f"{outside}: [run] keep:")
 
 
@@ -576,6 +604,23 @@ def test_config_path_prefers_explicit_then_environment_then_default(
     monkeypatch.setenv(CONFIG_ENV, "env/ckdn.toml")
     assert config_path(tmp_path) == str(tmp_path / "env" / "ckdn.toml")
     assert config_path(tmp_path, "cli.toml") == str(tmp_path / "cli.toml")
+
+
+def test_a_named_config_is_found_from_the_process_cwd_and_cwd_sets_only_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cd tmp; ckdn --cwd proj --config sub.toml``: ``./sub.toml``, not ``proj/sub.toml``;
+    checks run in ``proj`` and relative ``[run]`` paths are taken from it."""
+    proj = tmp_path / "proj"
+    write(proj, ATOMIC, "sub.toml")  # the trap: the old rule read this one
+    write(tmp_path, '[run]\nruns_dir = "evidence"\n' + ATOMIC.replace("[check.", "[check.x"),
+          "sub.toml")
+    config = load_config(proj, "sub.toml")
+    assert config.path == str(tmp_path / "sub.toml")
+    assert config.cwd == str(proj)
+    assert config.run.runs_dir == str(proj / "evidence")
+    assert config_path(proj) == str(proj / "ckdn.toml")  # the default is still --cwd's
+    monkeypatch.setenv(CONFIG_ENV, "sub.toml")
+    assert load_config(proj).path == str(tmp_path / "sub.toml")
 
 
 def test_the_config_environment_variable_is_honoured(

@@ -1041,19 +1041,21 @@ def test_prune_keeps_the_newest_finished_runs_and_nothing_else_of_that_check(
 
 def test_prune_never_removes_the_run_latest_points_at(store: Store) -> None:
     oldest = finished_run(store, "ruff")
-    newer = finished_run(store, "ruff")
+    middle = finished_run(store, "ruff")
+    finished_run(store, "ruff")
     store.publish(oldest)
 
-    assert store.prune("ruff", keep=0) == [newer]
+    assert store.prune("ruff", keep=1) == [middle]
     assert os.path.isdir(oldest)
 
 
 def test_prune_never_removes_the_run_a_live_lock_holder_is_finishing(store: Store) -> None:
     with store.begin("ruff") as run:
         finish(run.path)  # digest written, meta not yet, lock still held
-        assert store.prune("ruff", keep=0) == []
-        assert store.gc(keep=0) == []
-    assert store.prune("ruff", keep=0) == [run.path]
+        finish(store.new_dir("ruff"))  # a newer finished run: ``run`` is beyond keep=1
+        assert store.prune("ruff", keep=1) == []
+        assert store.gc(keep=1) == []
+    assert store.prune("ruff", keep=1) == [run.path]
 
 
 def test_the_lock_holder_pruning_protects_its_own_run_without_reading_the_lock(
@@ -1062,16 +1064,24 @@ def test_the_lock_holder_pruning_protects_its_own_run_without_reading_the_lock(
     older = finished_run(store, "ruff")
     with store.begin("ruff") as run:
         finish(run.path)
+        finish(store.new_dir("ruff"))
         monkeypatch.setattr(runlock, "holding", lambda *a: pytest.fail("read the lock back"))
-        assert store.prune("ruff", keep=0, holding=run) == [older]
+        assert store.prune("ruff", keep=1, holding=run) == [older]
     assert os.path.isdir(run.path)
 
 
 def test_prune_refuses_a_negative_keep(store: Store) -> None:
-    with pytest.raises(UsageError, match="keep must be 0 or more"):
+    with pytest.raises(UsageError, match=r"keep must be 0 \(never prune\) or more"):
         store.prune("ruff", keep=-1)
-    with pytest.raises(UsageError, match="keep must be 0 or more"):
+    with pytest.raises(UsageError, match=r"keep must be 0 \(never prune\) or more"):
         store.gc(keep=-1)
+
+
+def test_keep_zero_never_prunes(store: Store) -> None:
+    runs = [finished_run(store, "ruff") for _ in range(3)]
+    assert store.prune("ruff", keep=0) == []
+    assert store.gc(keep=0) == []
+    assert sorted(info.path for info in store.runs()) == sorted(runs)
 
 
 def test_gc_prunes_every_check_and_alias_and_sweeps_interrupted_prunes(
