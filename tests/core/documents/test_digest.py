@@ -37,6 +37,7 @@ from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, c
 from ckdn.parsers.generic import GenericParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, Exit, reconcile
 from ckdn.schema import load_schema
+from tests.contract import published
 
 if TYPE_CHECKING:
     from ckdn.documents.types import Digest
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 RUN_DIR = ".agent-runs/20260707T101500Z-pytest"
 ALWAYS = {"schema", "check", "status", "rc", "run_dir"}
 DIGEST_SCHEMA = Draft202012Validator(load_schema(SCHEMA_DIGEST))
+#: The published schema, rebuilt from CONTRACT.md: a consumer's validator accepts it too.
+PUBLISHED_DIGEST = Draft202012Validator(published.digest_schema())
 HYPOTHESIS = settings(max_examples=120, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture,
                                              HealthCheck.too_slow])
@@ -80,6 +83,7 @@ def assert_bounded_and_valid(doc: Mapping[str, Any]) -> bytes:
     assert len(data) < MAX_DIGEST_BYTES
     assert json.loads(data.decode("utf-8")) == doc
     DIGEST_SCHEMA.validate(doc)
+    PUBLISHED_DIGEST.validate(doc)
     return data
 
 
