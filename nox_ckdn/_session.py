@@ -58,7 +58,7 @@ def install_requirements(session: nox.Session, requirements: Iterable[str]) -> N
         return
     if session.venv_backend == "none":
         session.log(f"ckdn: no virtualenv, not installing {' '.join(wanted)} "
-                    "(these tools must already be on PATH)")
+                    "(they must already be on PATH or in this Python)")
         return
     session.install(*wanted)
 

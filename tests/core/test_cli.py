@@ -862,4 +862,5 @@ def test_config_is_read_from_the_process_cwd_and_cwd_is_where_checks_run(
     assert (run_dir / "full.log").read_text().strip() == str(proj)
     missing = project.ckdn("--cwd", "proj", "--config", "nope.toml", "checks")
     assert missing.returncode == 2
-    assert missing.stderr == "ckdn: nope.toml: no such config file (named by --config)\n"
+    assert missing.stderr == ("ckdn: nope.toml: no such config file (named by --config; "
+                              f"looked for {project.root / 'nope.toml'})\n")

@@ -88,8 +88,22 @@ def test_the_keys_not_available_yet_are_refused_as_documented(project: Project) 
         project.config(config + '[check.ok]\ncommand = "true"\nparser = "generic"\n')
         proc = project.ckdn("run", "ok")
         assert proc.returncode == 2
-        assert proc.stderr.startswith(f"ckdn: ckdn.toml: {cells[-1]} ("), proc.stderr
+        assert proc.stderr == f"ckdn: ckdn.toml: {cells[-1]}\n"
         assert not project.run_dirs()
+
+
+def test_the_cli_pages_checks_examples_are_what_ckdn_prints_after_init(
+        project: Project) -> None:
+    page = (ROOT / "docs" / "cli.md").read_text()
+
+    def example(name: str) -> str:
+        return page.split(f"<!-- example: {name}")[1].split("```", 2)[1].split("\n", 1)[1]
+
+    assert project.ckdn("init").returncode == 0
+    assert project.ckdn("checks").stdout == example("ckdn checks after ckdn init")
+    shown = json.loads(example("ckdn checks --json after ckdn init"))
+    real = json.loads(project.ckdn("checks", "--json").stdout)
+    assert shown["checks"] == real["checks"][:len(shown["checks"])]
 
 
 def test_readme_starts_with_the_two_commands_ci_runs() -> None:

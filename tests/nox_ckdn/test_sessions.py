@@ -123,7 +123,7 @@ def test_a_session_without_a_virtualenv_installs_nothing_and_says_what_it_expect
     proc = nox_project.nox("-s", "echo")
     assert proc.returncode == 0, proc.stderr
     assert ("nox > ckdn: no virtualenv, not installing ruff==0.17.6 pip-audit>=2"
-            " (these tools must already be on PATH)") in proc.stderr.splitlines()
+            " (they must already be on PATH or in this Python)") in proc.stderr.splitlines()
     assert "pip install" not in proc.stderr
 
 
@@ -229,7 +229,7 @@ def test_install_comes_before_the_checks_own_requires(nox_project: NoxProject) -
     proc = nox_project.nox("-s", "echo")
     assert proc.returncode == 0, proc.stderr
     assert ("nox > ckdn: no virtualenv, not installing -e . ruff==0.17.6 pip-audit>=2"
-            " (these tools must already be on PATH)") in proc.stderr.splitlines()
+            " (they must already be on PATH or in this Python)") in proc.stderr.splitlines()
 
 
 def test_python_versions_parametrize_every_session_as_nox_does(

@@ -84,7 +84,8 @@ def load_config(cwd: str | os.PathLike[str], explicit: str | None = None, *,
     except FileNotFoundError:
         if named:
             source = "--config" if explicit is not None else f"${CONFIG_ENV}"
-            message = f"{shown}: no such config file (named by {source})"
+            looked = "" if shown == path else f"; looked for {path}"
+            message = f"{shown}: no such config file (named by {source}{looked})"
             raise ConfigError(message) from None
         if not required:
             return default_config(base)
@@ -194,8 +195,7 @@ class _Loader(Tables):
             if not isinstance(baseline, str) or not baseline.strip() or "\0" in baseline:
                 raise self.error("run", f"baseline: must be a non-empty path string, "
                                         f"not {show(baseline)}")
-            raise self.error("run", f"baseline: the baseline gate {_NOT_YET}; remove the key"
-                                    " (docs/configuration.md#not-available-yet)")
+            raise self.error("run", f"baseline: the baseline gate {_NOT_YET}; remove the key")
         allowlist = table.get("command_allowlist")
         if "command_allowlist" in table:
             self.allowlist(allowlist)
@@ -207,11 +207,10 @@ class _Loader(Tables):
                                     f"{', '.join(map(repr, _POLICIES))}, not {show(policy)}")
         if policy != "off":
             raise self.error("run", f"command_policy: {policy!r} {_NOT_YET}; set 'off' (what"
-                                    " it does now) or remove the key"
-                                    " (docs/configuration.md#not-available-yet)")
+                                    " it does now) or remove the key")
         if allowlist is not None:
             raise self.error("run.command_allowlist", f"the command allowlist {_NOT_YET};"
-                                    " remove the table (docs/configuration.md#not-available-yet)")
+                                    " remove the table")
 
     def allowlist(self, table: Any) -> None:
         where = "run.command_allowlist"

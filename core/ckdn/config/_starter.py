@@ -52,7 +52,7 @@ _HEADER = """\
 # where machine-readable reports belong. Enable a commented check by removing the #s.
 
 [run]
-runs_dir = ".agent-runs"   # add it to .gitignore
+runs_dir = ".agent-runs"   # ckdn writes a .gitignore into it
 keep = 20                  # finished runs kept per check
 top = 20                   # findings shown in a digest
 max_snippet_lines = 12

@@ -105,6 +105,10 @@ class Tables:
         command, argv = self.command(where, name, table["command"])
         parser_name = table.get("parser")
         if parser_name is None:
+            for key in table:  # `parsr = "pytest"`: name the typo, not only the absence
+                hint = suggest(key, ("parser",))
+                if hint:
+                    raise self.error(where, f"unknown key {key!r}{hint}")
             raise self.error(where, "parser: missing; every atomic check names a parser "
                                     "(parser = \"generic\" reads the exit code only)")
         if not isinstance(parser_name, str) or not parser_name:

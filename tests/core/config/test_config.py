@@ -112,6 +112,8 @@ REFUSALS: list[tuple[str, str, str, str, str]] = [
     # [run]
     ("run keep float", "[run]\nkeep = 1.5\n", "[run]", "keep", "1.5"),
     ("run keep bool", "[run]\nkeep = true\n", "[run]", "keep", "true"),
+    ("parser key misspelt", '[check.t]\ncommand = "pytest"\nparsr = "pytest"\n', "[check.t]",
+     "parsr", "did you mean 'parser'?"),
     ("run keep negative", "[run]\nkeep = -1\n", "[run]", "keep", ">= 0"),
     ("run keep string", '[run]\nkeep = "5"\n', "[run]", "keep", "'5'"),
     ("run top zero", "[run]\ntop = 0\n", "[run]", "top", ">= 1"),
@@ -441,7 +443,8 @@ def test_a_missing_optional_config_gives_the_defaults(tmp_path: Path) -> None:
 def test_a_missing_file_named_by_config_is_refused_even_when_optional(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, "other.toml", required=False)
-    assert str(info.value) == "other.toml: no such config file (named by --config)"
+    assert str(info.value) == ("other.toml: no such config file (named by --config; "
+                               f"looked for {tmp_path / 'other.toml'})")
 
 
 def test_a_missing_file_named_by_the_environment_is_refused(
@@ -449,7 +452,8 @@ def test_a_missing_file_named_by_the_environment_is_refused(
     monkeypatch.setenv(CONFIG_ENV, "gone.toml")
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, required=False)
-    assert str(info.value) == "gone.toml: no such config file (named by $CKDN_CONFIG)"
+    assert str(info.value) == ("gone.toml: no such config file (named by $CKDN_CONFIG; "
+                               f"looked for {tmp_path / 'gone.toml'})")
 
 
 FULL = """\
