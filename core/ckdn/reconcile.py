@@ -81,9 +81,12 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
         return Verdict(ERROR, f"interrupted (exit code {rc})")
     total = result.total
     if not result.parser_ok:
+        # The parser's first note says what is missing or unrecognised: the reader gets the
+        # cause in the reason itself, not "could not interpret" beside a correct finding.
+        why = f": {result.notes[0]}" if result.notes else ""
         if rc != 0:
-            return Verdict(ERROR, f"exit code {rc} and the parser could not interpret the output")
-        return Verdict(PARSE_MISMATCH, "exit code 0 but the parser could not interpret the output")
+            return Verdict(ERROR, f"exit code {rc} and the parser's evidence is incomplete{why}")
+        return Verdict(PARSE_MISMATCH, f"exit code 0 but the parser's evidence is incomplete{why}")
     if rc == 0:
         if total:
             return Verdict(PARSE_MISMATCH, f"exit code 0 but {total} finding(s)")

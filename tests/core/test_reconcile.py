@@ -110,3 +110,16 @@ def test_the_exit_code_contract(status: str, rc: int) -> None:
         assert code == 1
     assert 0 <= code <= 255
     assert (code == 0) == (status == PASS and rc == 0)
+
+
+@pytest.mark.parametrize(("rc", "status"), [(2, "error"), (0, "parse_mismatch")])
+def test_a_confused_parsers_reason_carries_its_first_note(rc: int, status: str) -> None:
+    """Not "could not interpret the output" beside a correct finding: the reason names
+    what the parser found missing or unrecognised."""
+    result = ParseResult(parser_ok=False, notes=["junit report not found: junit.xml", "other"])
+    verdict = reconcile(Exit(rc), result)
+    assert (verdict.status, verdict.reason) == (
+        status, f"exit code {rc} {'and' if rc else 'but'} the parser's evidence is incomplete:"
+                " junit report not found: junit.xml")
+    bare = reconcile(Exit(rc), ParseResult(parser_ok=False))
+    assert bare.reason is not None and bare.reason.endswith("evidence is incomplete")
