@@ -106,7 +106,8 @@ def resolve(config: pytest.Config) -> Settings:
     outer = outer_run_dir()
     explicit = config.getoption("ckdn_config")
     cwd = config.invocation_params.dir
-    name = str(config.getoption("ckdn_check"))
+    given = config.getoption("ckdn_check")
+    name = str(given or "pytest")
     notes: list[str] = []
     if outer is not None:
         name = os.environ.get(CHECK_ENV) or name
@@ -125,6 +126,14 @@ def resolve(config: pytest.Config) -> Settings:
         if name in ckdn.aliases:
             raise _usage(f"--ckdn-check {name!r} names an alias; name an atomic check "
                          f"(one of: {', '.join(ckdn.checks) or 'none configured'})")
+        if given is not None and ckdn.path is not None and name not in ckdn.checks:
+            # A misspelt name would run without that check's gates (fail_under, top,
+            # allow_no_tests) and could pass where the check fails: refuse it.
+            try:
+                ckdn.get(name)
+            except CkdnError as exc:
+                raise _usage(f"--ckdn-check: {exc}; the check's options (fail_under, top, "
+                             "...) come from ckdn.toml") from None
     check = ckdn.checks.get(name)
     options = check.options if check is not None else {}
     option = config.getoption("ckdn_fail_under")

@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--no-ckdn-digest", action="store_false", dest="ckdn_digest",
                     help="Do not record a digest, even when CKDN_DIGEST or the ckdn_digest "
                          "ini key says so.")
-    group.addoption("--ckdn-check", action="store", dest="ckdn_check", default="pytest",
+    group.addoption("--ckdn-check", action="store", dest="ckdn_check", default=None,
                     metavar="NAME",
                     help="Check name of the run (run dir, lock, ckdn.toml options). "
                          "Default: pytest.")

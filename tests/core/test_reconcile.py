@@ -122,4 +122,5 @@ def test_a_confused_parsers_reason_carries_its_first_note(rc: int, status: str) 
         status, f"exit code {rc} {'and' if rc else 'but'} the parser's evidence is incomplete:"
                 " junit report not found: junit.xml")
     bare = reconcile(Exit(rc), ParseResult(parser_ok=False))
-    assert bare.reason is not None and bare.reason.endswith("evidence is incomplete")
+    assert bare.reason is not None
+    assert bare.reason.endswith("evidence is incomplete")

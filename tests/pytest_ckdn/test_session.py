@@ -232,6 +232,24 @@ def test_an_alias_is_refused_as_a_check_name_in_one_line(pytester: pytest.Pytest
     assert run_dirs(pytester.path, "both") == []
 
 
+def test_a_check_name_ckdn_toml_does_not_configure_is_refused_not_run_without_its_gates(
+        pytester: pytest.Pytester) -> None:
+    """``--ckdn-check pytset`` would have run with no ``fail_under`` and passed where the
+    configured ``pytest`` check fails; the default name may still be unconfigured."""
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.pytest]\ncommand = "pytest"\nparser = "coverage"\nfail_under = 90\n')
+    pytester.makepyfile(test_sample_typo=PASSING)
+    result = pytester.runpytest_subprocess("--ckdn-digest", "--ckdn-check", "pytset", *QUIET)
+    assert result.ret == 4
+    assert [line for line in result.errlines if line] == [
+        "ERROR: ckdn: --ckdn-check: unknown check 'pytset'; did you mean 'pytest'? "
+        "(configured: pytest); the check's options (fail_under, top, ...) come from ckdn.toml"]
+    assert run_dirs(pytester.path, "pytset") == []
+    pytester.path.joinpath("ckdn.toml").write_text(
+        '[check.other]\ncommand = "true"\nparser = "generic"\n')
+    assert pytester.runpytest_subprocess("--ckdn-digest", *QUIET).ret == 0
+
+
 def test_a_broken_ckdn_toml_is_one_line_and_exit_4(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("ckdn.toml").write_text("[run]\nkeep = 'many'\n")
     pytester.makepyfile(test_sample_badcfg=PASSING)
