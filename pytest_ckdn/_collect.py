@@ -50,6 +50,8 @@ CRASH_WHEN = "???"
 #: terminal stats category -> counts key, named as the JUnit reader names them
 #: (anything else: spaces become ``_``, e.g. ``subtests_passed``).
 _COUNT_KEYS = {"error": "errors", "failed": "failures"}
+#: Own counting's private category: a collector (a module, a class) skipped whole.
+SKIPPED_COLLECTOR = " skipped collector"
 #: The counts every digest of a session states, zero or not.
 COUNT_NAMES = ("tests", "passed", "failures", "errors", "skipped", "xfailed", "xpassed",
                "deselected", "collection_errors", "warnings")
@@ -263,12 +265,19 @@ class Collector:
             found = {category: sum(1 for r in reports
                                    if getattr(r, "count_towards_summary", True))
                      for category, reports in stats.items() if category}
+            skipped_collectors = sum(1 for r in stats.get("skipped", ())
+                                     if getattr(r, "when", None) == "collect")
         else:
             found = dict(self._own)
+            skipped_collectors = self._own.get(SKIPPED_COLLECTOR, 0)
+            found.pop(SKIPPED_COLLECTOR, None)
         counts = dict.fromkeys(COUNT_NAMES, 0)
         for category, number in found.items():
             key = _COUNT_KEYS.get(category, category.replace(" ", "_"))
             counts[key] = counts.get(key, 0) + number
-        counts["tests"] = self.tests
+        # A module skipped at collection (``pytest.skip(allow_module_level=True)``) is one
+        # of pytest's "skipped" and one JUnit testcase, though no test of it started: it is
+        # a test here too, so passed + skipped + ... never exceeds tests.
+        counts["tests"] = self.tests + skipped_collectors
         counts["collection_errors"] = self.collection_errors
         return counts

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ckdn._collect import Collector, Paths
+from pytest_ckdn._collect import SKIPPED_COLLECTOR, Collector, Paths
 from pytest_ckdn._settings import NESTED_ENV, Settings
 from pytest_ckdn._signals import SigtermStop, Terminated
 
@@ -149,6 +149,8 @@ class Recorder:
         if self._reporter is None:
             self.collector.count("error" if report.failed else
                                  "skipped" if report.skipped else "")
+            if report.skipped:
+                self.collector.count(SKIPPED_COLLECTOR)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         if self._reporter is None:

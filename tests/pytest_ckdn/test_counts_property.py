@@ -66,3 +66,21 @@ def test_digest_counts_equal_pytests_terminal_summary(pytester: pytest.Pytester,
     counts.pop("tests", None)
     assert counts == summary
     assert rec.counts.get("tests", 0) == sum(kind != "deselected" for kind in mix)
+
+
+@pytest.mark.parametrize("extra", [[], ["-p", "no:terminal"], ["-n", "2"]],
+                         ids=["terminal", "no_terminal", "xdist"])
+def test_a_module_skipped_at_collection_is_a_test_as_junit_counts_it(
+        pytester: pytest.Pytester, extra: list[str]) -> None:
+    """structlog's ``pytest.skip(allow_module_level=True)``: pytest's summary says one more
+    skipped than tests started; the digest's ``tests`` counts that module, as JUnit does."""
+    pytester.makepyfile(
+        test_sample_kept="def test_a():\n    pass\n\ndef test_b():\n    pass\n",
+        test_sample_gone="import pytest\npytest.skip('no twisted', allow_module_level=True)\n")
+    result = pytester.runpytest_subprocess("--ckdn-digest", *QUIET, "--junitxml=junit.xml",
+                                           *extra)
+    rec = recorded(pytester, result)
+    counts = rec.counts
+    junit = (pytester.path / "junit.xml").read_text()
+    assert counts["tests"] == 3 == int(junit.split('tests="', 1)[1].split('"', 1)[0])
+    assert counts["passed"] + counts["skipped"] == counts["tests"]
