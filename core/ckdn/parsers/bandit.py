@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, log_ends, plain_lines
+from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -99,16 +99,18 @@ def _log_failures(ctx: ParseContext, result: ParseResult) -> None:
     """bandit's own ERROR lines, or a crash, beside the report: the report is not the scan."""
     failures = 0
     first = ""
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         if (line.startswith("[") and any(level in line for level in _LOG_FAILURES)) or crashed(
                 line):
             failures += 1
             if not first:
-                first = cap_line(line.strip().replace("\t", " "), 200)
+                first = quote(line, 200).replace("\t", " ")
     if failures:
         result.parser_ok = False
         result.notes.append(f"bandit's log reports {failures} error(s) beside its report "
                             f"(first: {first}): files may have gone unscanned")
+    long.refuse(result, "bandit")
 
 
 def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]] | str:

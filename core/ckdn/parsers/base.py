@@ -249,14 +249,14 @@ class ParseContext(Record):
         return snippet(lines, self.max_snippet_lines, LINE_CAP)
 
     def log_lines(self) -> Iterator[str]:
-        """The log, line by line, decoded leniently and streamed (never read whole)."""
-        try:
-            handle = open(self.log_path, "rb")  # noqa: SIM115 - generator owns the handle
-        except OSError:
-            return
-        with handle:
-            for raw in handle:
-                yield raw.decode("utf-8", "replace").rstrip("\r\n")
+        """The log, line by line, decoded leniently and streamed in bounded memory.
+
+        A line longer than 64 KiB is cut there: it is a :class:`~ckdn.documents.textcap.Cut`
+        counting the characters after the cut (:mod:`ckdn.parsers._loglines`).
+        """
+        from ckdn.parsers._loglines import log_lines  # lazy: not every parser reads the log
+
+        return log_lines(self.log_path)
 
 
 def cap_line(line: str, width: int = LINE_CAP) -> str:

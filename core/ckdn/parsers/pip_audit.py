@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, plain
+from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -68,23 +68,23 @@ class PipAuditParser(BaseParser):
 class _Log:
     """What pip-audit's log states: its own vulnerability count and its last words."""
 
-    __slots__ = ("errors", "first_error", "found", "last")
+    __slots__ = ("errors", "first_error", "found", "last", "long")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.found: int | None = None
         self.last = ""
         self.errors = 0  # "ERROR:pip_audit...", "CRITICAL:...", a traceback
         self.first_error = ""
-        for raw in ctx.log_lines():
-            line = plain(raw).rstrip()
+        self.long = LongLines()
+        for line in plain_lines(ctx, self.long):
             if crashed(line) or line.startswith(("ERROR:", "CRITICAL:")):
                 self.errors += 1
                 if not self.first_error:
                     self.first_error = cap_line(line, 200)
-            line = line.strip()
-            if not line:
+            if not line.strip():
                 continue
             self.last = line
+            line = line.strip()
             match = _FOUND.match(line)
             if match:
                 self.found = int(match.group(1))
@@ -92,7 +92,7 @@ class _Log:
                 self.found = 0
 
     def tail(self) -> str:
-        return f"; log ends: {cap_line(self.last, 300)}" if self.last else ""
+        return f"; log ends: {quote(self.last, 300)}" if self.last else ""
 
 
 def _parse(ctx: ParseContext) -> ParseResult:
@@ -147,6 +147,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.notes.append(f"pip-audit's log reports {log.errors} error(s) beside its report "
                             f"(first: {log.first_error})")
     _unverified(ctx, result, skipped, audited)
+    log.long.refuse(result, "pip-audit")
     return result
 
 

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, log_ends, plain_lines
+from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -161,11 +161,12 @@ def _log_disagrees(ctx: ParseContext, result: ParseResult, weighted: int) -> Non
     """A log that shows more than the report holds, or a crash: the report is not the run."""
     shown = 0
     crash = ""
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         if _TEXT_MESSAGE.match(line):
             shown += 1
         elif not crash and crashed(line):
-            crash = line.strip()
+            crash = quote(line, 300)
     if shown > weighted:
         result.parser_ok = False
         result.notes.append(f"pylint's log shows {shown} fatal/error/warning/refactor/convention "
@@ -174,6 +175,7 @@ def _log_disagrees(ctx: ParseContext, result: ParseResult, weighted: int) -> Non
         result.parser_ok = False
         result.notes.append(cap_line(f"pylint's log holds a crash ({crash}): the report may "
                                      "not be the whole run"))
+    long.refuse(result, "pylint")
 
 
 def _unlinted(ctx: ParseContext, result: ParseResult, messages: list[dict[str, Any]],

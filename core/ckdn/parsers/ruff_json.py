@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._logtext import crashed, plain_lines
+from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -87,9 +87,10 @@ def _parse(ctx: ParseContext) -> ParseResult:
 
 
 class _LogFacts:
-    __slots__ = ("errors", "first_error", "found", "head", "no_files")
+    __slots__ = ("errors", "first_error", "found", "head", "long", "no_files")
 
     def __init__(self) -> None:
+        self.long = LongLines()
         self.found: int | None = None
         self.no_files = False
         self.head: list[str] = []
@@ -100,9 +101,9 @@ class _LogFacts:
 def _scan_log(ctx: ParseContext) -> _LogFacts:
     """What the log states beside the report: ruff's own count, "no files", a failure cause."""
     facts = _LogFacts()
-    for line in plain_lines(ctx):
+    for line in plain_lines(ctx, facts.long):
         if len(facts.head) < 2 and line.strip():
-            facts.head.append(cap_line(line.strip(), 200))
+            facts.head.append(quote(line, 200))
         match = _FOUND.match(line)
         if match:
             facts.found = int(match.group(3) or match.group(1))
@@ -113,7 +114,7 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
         elif line.startswith("error: ") or line == "ruff failed" or crashed(line):
             facts.errors += 1
             if not facts.first_error:
-                facts.first_error = cap_line(line.strip(), 200)
+                facts.first_error = quote(line, 200)
     return facts
 
 
@@ -198,6 +199,7 @@ def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts)
         result.parser_ok = False
         result.notes.append(f"ruff's log reports {log.errors} error(s) beside its report "
                             f"(first: {log.first_error}): the report is not the whole run")
+    log.long.refuse(result, "ruff")
     if log.no_files and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("ruff found no Python files to check")
         result.notes.append("ruff checked nothing (\"No Python files found\"); set "
