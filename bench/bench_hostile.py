@@ -47,7 +47,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -56,7 +58,7 @@ MIB = 1 << 20
 _BLOCK = 16 * MIB
 
 #: The parsers that read the log, and the real fixture case each one reads it beside.
-LOG_READERS = {
+LOG_READERS: dict[str, tuple[str, str, dict[str, object]]] = {
     "mypy": ("mypy", "text_clean", {}),
     "ty": ("ty", "full_clean", {}),
     "reformat": ("reformat", "black_clean", {}),
@@ -215,7 +217,9 @@ STRING_FIELDS = {
 
 def string_field(path: Path, key_path: tuple[object, ...] | None, size: int) -> None:
     """The real report at ``path`` with the string at ``key_path`` grown to ``size`` bytes."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: Any = json.loads(path.read_text(encoding="utf-8"))
+    holder: Any
+    key: Any
     if key_path is None:  # pip-audit: the first vulnerability's description
         dep = next(d for d in data["dependencies"] if d.get("vulns"))
         holder, key = dep["vulns"][0], "description"
@@ -273,7 +277,9 @@ def junit_grown(path: Path, size: int, *, where: str) -> None:
 
 
 def cobertura_grown(path: Path, size: int) -> None:
-    """The real Cobertura report with its first class's filename grown."""
+    """The real Cobertura report with its first class's filename grown (the JSON report,
+    which the parser would read instead, removed)."""
+    (path.parent / "coverage.json").unlink()
     text = path.read_text(encoding="utf-8")
     at = text.index('filename="', text.index("<class ")) + len('filename="')
     with open(path, "w", encoding="utf-8") as out:
@@ -306,7 +312,7 @@ class Bench:
         if compare_load:
             load = Measured([sys.executable, "-c", LOAD, str(inp)], timeout=self.opts.timeout,
                             env=self.env)
-            self.row(f"  json.load of it", size, load, base, facts=False)
+            self.row("  json.load of it", size, load, base, facts=False)
 
     def row(self, name: str, size: int, got: Measured, base: float, *, facts: bool = True) -> None:
         if got.rc == "timeout":
@@ -339,7 +345,7 @@ class Bench:
                                 lambda p: string_document(p, self.size))
             if self.wanted(f"string-field:{parser}"):
                 self.one_report(f"string-field:{parser}", parser, (family, case), name,
-                                lambda p, k=key_path: string_field(p, k, self.size))
+                                partial(string_field, key_path=key_path, size=self.size))
         if self.wanted("findings:ruff"):
             self.one_report("findings:ruff", "ruff", ("ruff", "violations"), "ruff.json",
                             lambda p: ruff_findings(p, self.opts.findings), compare_load=True,
@@ -355,8 +361,7 @@ class Bench:
                             lambda p: junit_grown(p, self.size, where="text"))
         if self.wanted("xml:cobertura-attr"):
             self.one_report("xml:cobertura-attr", "coverage", ("coverage", "below"),
-                            "coverage.xml", lambda p: (cobertura_grown(p, self.size),
-                                                       (p.parent / "coverage.json").unlink()))
+                            "coverage.xml", partial(cobertura_grown, size=self.size))
         if self.wanted("tail:ckdn-run"):
             self.tail_case()
 

@@ -80,17 +80,19 @@ def log_lines(path: str, width: int = LINE_BYTES) -> Iterator[str]:
                 yield _line(raw, width)
 
 
-def numbered_lines(path: str, width: int = LINE_BYTES) -> Iterator[tuple[int, str]]:
-    """``(byte offset of the line's start, line)`` for every line, as :func:`log_lines`."""
+def numbered_lines(path: str, width: int = LINE_BYTES) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, line)`` for every line, as :func:`log_lines`: ``start`` the byte
+    offset of its first byte, ``end`` of the byte after its newline (or the log's end)."""
     offset = 0
     for part in _blocks(path, width):
         if isinstance(part, tuple):
-            yield offset, part[0]
+            yield offset, offset + part[1], part[0]
             offset += part[1]
             continue
         for raw in part:
-            yield offset, _line(raw, width)
-            offset += len(raw) + 1
+            end = offset + len(raw) + 1
+            yield offset, end, _line(raw, width)
+            offset = end
 
 
 def _line(raw: bytes, width: int) -> str:

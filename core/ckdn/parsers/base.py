@@ -249,14 +249,17 @@ class ParseContext(Record):
         return snippet(lines, self.max_snippet_lines, LINE_CAP)
 
     def log_lines(self) -> Iterator[str]:
-        """The log, line by line, decoded leniently and streamed in bounded memory.
-
-        A line longer than 64 KiB is cut there: it is a :class:`~ckdn.documents.textcap.Cut`
-        counting the characters after the cut (:mod:`ckdn.parsers._loglines`).
-        """
+        """The log, line by line, decoded leniently, streamed in bounded memory: a line past
+        64 KiB is cut there, a counted :class:`~ckdn.documents.textcap.Cut` (``_loglines``)."""
         from ckdn.parsers._loglines import log_lines  # lazy: not every parser reads the log
 
         return log_lines(self.log_path)
+
+    def log_spans(self) -> Iterator[tuple[int, int, str]]:
+        """``(start, end, line)``: :meth:`log_lines` with each line's span of bytes in the log."""
+        from ckdn.parsers._loglines import numbered_lines  # lazy, as log_lines
+
+        return numbered_lines(self.log_path)
 
 
 def cap_line(line: str, width: int = LINE_CAP) -> str:
