@@ -101,7 +101,8 @@ class _CoberturaReader(XmlReader):
         self.branches = 0
         self.branches_covered = 0
         self.in_method = 0
-        self.sources: list[str] = []
+        self.sources: list[str] = []  # the first two: one is all ``_shown`` needs to know
+        self.source_count = 0
         self.text: list[str] = []
         self.tally: FileTally | None = None
 
@@ -158,7 +159,9 @@ class _CoberturaReader(XmlReader):
             self.tally = None
         elif tag == "source":
             self.capture_text(False)
-            self.sources.append("".join(self.text).strip())
+            self.source_count += 1
+            if len(self.sources) < 2:
+                self.sources.append("".join(self.text).strip())
 
     def _shown(self, filename: str) -> str:
         """A file as the reader knows it: under the one ``<source>``, relative to the cwd.
@@ -166,7 +169,7 @@ class _CoberturaReader(XmlReader):
         coverage.py names a file relative to its source directory; with several
         sources the name alone is all the report says.
         """
-        if len(self.sources) != 1 or not self.sources[0]:
+        if self.source_count != 1 or not self.sources[0]:
             return filename
         path = PurePath(self.sources[0], filename)
         try:

@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - an interpreter without json's C accele
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import IO, Any
 
 __all__ = ["CHUNK", "MAX_DEPTH", "VALUE_CAP", "JsonStream", "TooLarge"]
@@ -73,7 +73,9 @@ class JsonStream:
     __slots__ = ("_base", "_buf", "_chunk", "_decode", "_depth", "_eof", "_handle", "_pos",
                  "cap")
 
-    def __init__(self, handle: IO[str], *, cap: int = VALUE_CAP, chunk: int = CHUNK) -> None:
+    def __init__(self, handle: IO[str], *, cap: int = VALUE_CAP, chunk: int = CHUNK,
+                 parse_constant: Callable[[str], Any] | None = None) -> None:
+        """``parse_constant``, as ``json.loads`` takes it, may refuse NaN and Infinity."""
         self._handle = handle
         self._chunk = chunk
         self.cap = cap
@@ -82,7 +84,7 @@ class JsonStream:
         self._base = 0  # the document position of the buffer's first character
         self._eof = False
         self._depth = 0
-        self._decode = json.JSONDecoder().raw_decode
+        self._decode = json.JSONDecoder(parse_constant=parse_constant).raw_decode
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, cap: int = VALUE_CAP) -> JsonStream:

@@ -11,6 +11,10 @@ the real exit code into ``parser_ok=False`` (agree-or-alarm).
 The file is ckdn's own, versioned by :data:`SCHEMA` and validated strictly on
 read: a reader that guessed at a half-written or foreign file could report a
 clean run that never happened, so anything malformed is a :class:`ValueError`.
+It is streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), in two passes
+because the schema, which says how to read a finding, is written after the
+findings: all of them are validated, only the first ``keep`` are built, so a
+file of any shape up to :data:`MAX_EVIDENCE_BYTES` costs bounded memory.
 
 Cuts travel as data here too: a string the plugin cut (a :class:`Cut`) is
 written as ``{"cut": KEPT, "omitted": N}`` and read back as one, and a finding
@@ -54,6 +58,8 @@ from typing import Any
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
+from ckdn.parsers._jsonreport import kind_of
+from ckdn.parsers._jsonstream import JsonStream
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
@@ -137,17 +143,8 @@ def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
     than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
     does not block the open (``O_NONBLOCK``), it is refused like any non-file.
     """
-    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_no_follow(path)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(path):
-            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file: refused")
         chunks: list[bytes] = []
         size = 0
         while size <= limit:
@@ -163,6 +160,23 @@ def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _open_no_follow(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the regular file at ``path``; :class:`ValueError` for a symlink or
+    anything else (a FIFO does not block the open: ``O_NONBLOCK``)."""
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("not a regular file: refused")
+    return fd
+
+
 def _json(data: bytes) -> Any:
     try:
         return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
@@ -174,20 +188,77 @@ def _json(data: bytes) -> Any:
         raise ValueError(f"not JSON: {exc}") from None
 
 
-def read_evidence(path: str | os.PathLike[str]) -> tuple[ParseResult, int]:
+def read_evidence(path: str | os.PathLike[str],
+                  keep: int | None = None) -> tuple[ParseResult, int]:
     """The parse result and pytest exit status stored in ``path``.
 
+    Every finding is validated; only the first ``keep`` (all, when None) are kept.
     Raises :class:`ValueError` naming what is wrong for anything that is not a
     complete, well-formed ``ckdn.pytest-evidence/1`` document, or a file that is
     refused (:func:`read_no_follow`), and :class:`OSError` when the file cannot
     be read at all.
     """
-    return _validate(_json(read_no_follow(path, MAX_EVIDENCE_BYTES)))
+    fd = _open_no_follow(path)
+    with open(fd, encoding="utf-8", newline="") as handle:
+        if os.fstat(fd).st_size > MAX_EVIDENCE_BYTES:
+            raise ValueError(f"larger than {MAX_EVIDENCE_BYTES} bytes")
+        try:
+            doc = _members(_stream(handle))
+            findings: list[Finding] = []
+            listed = 0
+            if doc.get("schema") in _READ and set(doc) == _KEYS \
+                    and doc["findings"] == _LIST:
+                handle.seek(0)
+                listed = _findings(_stream(handle), doc["schema"], findings, keep)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 ({exc.reason})") from None
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+    return _validate(doc, findings, listed)
 
 
-def _validate(doc: Any) -> tuple[ParseResult, int]:
-    if not isinstance(doc, dict):
-        raise ValueError(f"top level must be an object, not {type(doc).__name__}")
+_LIST = object()  # in place of the findings in the first pass: an array, read in the second
+_OTHER = object()  # in place of findings that are not an array, or of a key not ours
+
+
+def _stream(handle: Any) -> JsonStream:
+    return JsonStream(handle, parse_constant=_no_constant)
+
+
+def _members(reader: JsonStream) -> dict[str, Any]:
+    """Pass 1: every member but the findings (and keys not ours), decoded."""
+    kind = kind_of(reader)
+    if kind != "dict":
+        raise ValueError(f"top level must be an object, not {kind}")
+    doc: dict[str, Any] = {}
+    for key in reader.members():
+        if key in doc:
+            raise ValueError(f"key {key!r} appears twice")
+        if key == "findings":
+            doc[key] = _LIST if reader.peek() == "[" else _OTHER
+        else:
+            doc[key] = reader.value() if key in _KEYS else _OTHER
+    reader.finish()
+    return doc
+
+
+def _findings(reader: JsonStream, schema: str, kept: list[Finding], keep: int | None) -> int:
+    """Pass 2: every finding validated, the first ``keep`` kept; how many there are."""
+    listed = 0
+    for key in reader.members():
+        if key != "findings":
+            continue
+        for index, raw in enumerate(reader.items()):
+            finding = _finding(schema, index, raw)
+            listed += 1
+            if keep is None or len(kept) < keep:
+                kept.append(finding)
+    reader.finish()
+    return listed
+
+
+def _validate(doc: dict[str, Any], findings: list[Finding],
+              listed: int) -> tuple[ParseResult, int]:
     schema = doc.get("schema")
     if not isinstance(schema, str) or schema not in _READ:
         raise ValueError(f"schema is {schema!r}, expected {SCHEMA!r}")
@@ -199,10 +270,11 @@ def _validate(doc: Any) -> tuple[ParseResult, int]:
                          + (f"; unexpected: {', '.join(extra)}" if extra else ""))
     exitstatus = _int(doc, "exitstatus")
     cuts = schema == SCHEMA
-    findings = [_finding(schema, i, f) for i, f in enumerate(_list(doc, "findings"))]
+    if doc["findings"] is not _LIST:
+        raise ValueError("findings must be an array")
     total = _int(doc, "findings_total")
-    if total < len(findings):
-        raise ValueError(f"findings_total {total} is less than the {len(findings)} findings listed")
+    if total < listed:
+        raise ValueError(f"findings_total {total} is less than the {listed} findings listed")
     summary = doc["summary"]
     if not isinstance(summary, dict):
         raise ValueError("summary must be an object")
@@ -307,7 +379,7 @@ def evidence_result(ctx: ParseContext, path: Path) -> ParseResult:
     ``parser_ok=False`` with a note. Never raises.
     """
     try:
-        result, exitstatus = read_evidence(path)
+        result, exitstatus = read_evidence(path, keep=ctx.top)
     except (OSError, ValueError) as exc:
         return ParseResult(parser_ok=False,
                            notes=[f"{EVIDENCE_FILE} is not valid pytest plugin evidence: {exc}"])
