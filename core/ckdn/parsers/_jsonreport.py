@@ -52,12 +52,13 @@ def find_report(ctx: ParseContext, *, default: str, label: str, needs: str,
     return path.name, path
 
 
-def unreadable(label: str, name: str, exc: Exception, log_tail: Callable[[], str]) -> str:
+def unreadable(label: str, name: str, exc: Exception, log_tail: Callable[[], str], *,
+               expected: str = "readable JSON") -> str:
     """The note for a report that could not be read to its end: it counts for nothing."""
     if isinstance(exc, TooLarge):
         return (f"{label} {name} holds {exc}: refused unread, so the report counts for "
                 "nothing (a real report has no value near that size)")
-    return (f"{label} {name} is not readable JSON: {type(exc).__name__}: {exc}{log_tail()}")
+    return f"{label} {name} is not {expected}: {type(exc).__name__}: {exc}{log_tail()}"
 
 
 def kind_of(reader: JsonStream) -> str:

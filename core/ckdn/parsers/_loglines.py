@@ -2,20 +2,22 @@
 
 A tool can print one line of any length (a gigabyte of minified output, a
 progress bar that never prints a newline), and ``for line in handle`` would hold
-all of it, three times over once decoded and stripped. So a line is read with
-``readline(limit)``: at most :data:`LINE_BYTES` bytes of it are kept, decoded,
-and the rest is only counted, in bounded pieces, as characters. A cut line is a
-:class:`~ckdn.documents.textcap.Cut` (its ``body`` the kept start, ``omitted``
-the characters after it), so whatever a parser quotes of it counts the cut.
+all of it, three times over once decoded and stripped. So the log is read in
+1 MiB blocks, split into lines by ``bytes.split`` (the loop in C); of a line
+longer than :data:`LINE_BYTES` only the first bytes are kept, decoded, and the
+rest is counted as characters while it is read, block by block, and dropped. A
+cut line is a :class:`~ckdn.documents.textcap.Cut` (its ``body`` the kept start,
+``omitted`` the characters after it), so whatever a parser quotes of it counts
+the cut.
 
 Why 64 KiB: what a parser needs of a line is its start (where every pattern is
 anchored) and, for a few, its end (mypy's ``  [code]``, pre-commit's
 ``Passed``), so the width must exceed any line a tool really prints: diagnostics
 run to a few hundred characters, a message quoting a huge type to a few
-kilobytes, and the longest line of every recorded fixture log is far below it.
-A line this wide costs at most 256 KiB as a string, and every pattern a parser
-runs on it is linear, so the width bounds memory and does not change the cost
-per byte. The digest shows at most 500 characters of any line anyway.
+kilobytes, and the longest line of any recorded fixture log is 2,693 bytes
+(ty's SARIF on stdout). A line this wide costs at most 256 KiB as a string, and
+every pattern a parser runs on it is linear, so the width bounds memory and does
+not change the cost per byte. The digest shows at most 500 characters of any line anyway.
 
 The log is opened without following a symlink and only when it is a regular
 file (a check can replace its own ``full.log``); a missing log has no lines.
@@ -82,7 +84,8 @@ def log_lines(path: str, width: int = LINE_BYTES) -> Iterator[str]:
 
 def numbered_lines(path: str, width: int = LINE_BYTES) -> Iterator[tuple[int, int, str]]:
     """``(start, end, line)`` for every line, as :func:`log_lines`: ``start`` the byte
-    offset of its first byte, ``end`` of the byte after its newline (or the log's end)."""
+    offset of its first byte, ``end`` of the byte after its newline (the log's size for a
+    last line without one)."""
     offset = 0
     for part in _blocks(path, width):
         if isinstance(part, tuple):
@@ -105,8 +108,9 @@ def _blocks(path: str, width: int) -> Iterator[list[bytes] | tuple[str, int]]:
     """The log's lines, block by block: split by the C loop, a line past a block streamed.
 
     Each part is a list of whole lines (their bytes, without the newline), or, for
-    a line running past the block it starts in, ``(the cut line, its length in
-    bytes with its newline)``, whose rest was read and counted, never held.
+    a line running past the block it starts in (whose rest was read and counted,
+    never held) and for a last line without a newline, ``(the line, its length in
+    bytes with its newline)``.
     """
     try:
         handle = open_log(path)
@@ -130,8 +134,8 @@ def _blocks(path: str, width: int) -> Iterator[list[bytes] | tuple[str, int]]:
                 yield line, length
                 if not block:
                     break
-        if rest:
-            yield [rest]
+        if rest:  # the last line, without a newline
+            yield _line(rest, width), len(rest)
 
 
 def _long_line(head: bytes, read: Callable[[int], bytes], width: int) -> tuple[str, bytes, int]:

@@ -31,9 +31,10 @@ import re
 from collections.abc import Mapping
 from typing import IO, Any, ClassVar, Final, TypeGuard
 
+from ckdn.documents.textcap import Cut
 from ckdn.parsers._jsonstream import JsonStream, TooLarge
 from ckdn.parsers._loglines import open_log
-from ckdn.parsers._logtext import Lesser, LogSample
+from ckdn.parsers._logtext import Lesser, LogSample, LongLines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -59,6 +60,7 @@ _WRAPPER_NOTICE: Final = ("WARNING: there is a new pyright version available",
 _SUMMARY_KEYS: Final = ("filesAnalyzed", "errorCount", "warningCount", "informationCount")
 #: The ``{`` lines of one candidate span tried as a document's start; later ones are text.
 MAX_STARTS = 8
+_DOCUMENT_KEYS: Final = frozenset({"version", "time", "summary", "generalDiagnostics"})
 _SEVERITY_KEYS = {"error": "errorCount", "warning": "warningCount",
                   "information": "informationCount"}
 
@@ -120,9 +122,10 @@ class _Doc:
 class Documents:
     """What a log holds: the first pyright document, how many there were, and the rest."""
 
-    __slots__ = ("around", "first", "other_json", "pyright")
+    __slots__ = ("around", "first", "long", "other_json", "pyright")
 
     def __init__(self, around: LogSample) -> None:
+        self.long = LongLines()  # lines past the reading width: the log was read in part
         self.first: _Doc | None = None
         self.pyright = 0  # pyright documents, the first one included
         self.other_json = 0  # JSON objects that are not pyright's document
@@ -166,7 +169,9 @@ def find_documents(ctx: ParseContext, around: LogSample) -> Documents:
     with handle:
         starts: list[tuple[int, LogSample]] = []  # the open candidate's starts
         held = LogSample(around.limit)  # its lines, as text if it is not a document
-        for start, end, line in lines:
+        for number, (start, end, line) in enumerate(lines, 1):
+            if isinstance(line, Cut):
+                found.long.see(number, line)
             if not starts:
                 if not line.startswith("{"):
                     _text(around, line)
@@ -207,7 +212,12 @@ def _document(ctx: ParseContext, handle: IO[bytes], start: int, end: int) -> _Do
     try:
         if reader.peek() != "{":
             return None
+        seen: set[str] = set()
         for key in reader.members():
+            if key in _DOCUMENT_KEYS:
+                if key in seen:
+                    return None  # pyright writes each once: a document with one twice is not its
+                seen.add(key)
             if key == "version":
                 doc.version = reader.value()
             elif key == "time":
@@ -305,6 +315,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
             notes.append(f"pyright's summary.{key} is {stated!r} but {tally[severity]} "
                          f"{severity} diagnostic(s) were read")
     _not_pyrights(found, result)
+    found.long.refuse(result, "pyright")
     if analysed == 0 and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("pyright analysed no files")
         notes.append("pyright checked nothing (filesAnalyzed is 0); set allow_no_files = true "

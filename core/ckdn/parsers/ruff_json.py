@@ -81,8 +81,8 @@ def _parse(ctx: ParseContext) -> ParseResult:
             reader.finish()
     except (OSError, ValueError, RecursionError) as exc:
         return ParseResult(parser_ok=False, notes=[cap_line(
-            unreadable("ruff report", report.name, exc, lambda: "")
-            .replace("readable JSON:", "a readable JSON array:", 1))])
+            unreadable("ruff report", report.name, exc, lambda: "",
+                       expected="a readable JSON array"))])
     return _result(ctx, sink, tally, log)
 
 
