@@ -48,18 +48,22 @@ they are regular files: a planted link is refused with a note, never read.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
-from ckdn.parsers._jsonreport import kind_of
-from ckdn.parsers._jsonstream import JsonStream
+from ckdn.parsers._evidence_file import (
+    LIST,
+    items_of,
+    json_bytes,
+    members_but,
+    open_no_follow,
+    read_no_follow,
+)
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
@@ -131,63 +135,6 @@ def encode_evidence(result: ParseResult, exitstatus: int) -> bytes:
     return canonical(doc) + b"\n"
 
 
-def _no_constant(name: str) -> Any:
-    """NaN and Infinity are not JSON: the plugin never writes them, so the file was tampered."""
-    raise ValueError(f"not JSON: {name}")
-
-
-def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, never through a symlink.
-
-    :class:`ValueError` when it is refused (a symlink, not a regular file, larger
-    than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
-    does not block the open (``O_NONBLOCK``), it is refused like any non-file.
-    """
-    fd = _open_no_follow(path)
-    try:
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise ValueError(f"larger than {limit} bytes")
-    return b"".join(chunks)
-
-
-def _open_no_follow(path: str | os.PathLike[str]) -> int:
-    """A descriptor of the regular file at ``path``; :class:`ValueError` for a symlink or
-    anything else (a FIFO does not block the open: ``O_NONBLOCK``)."""
-    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(path):
-            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError("not a regular file: refused")
-    return fd
-
-
-def _json(data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 (byte offset {exc.start})") from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-
-
 def read_evidence(path: str | os.PathLike[str],
                   keep: int | None = None) -> tuple[ParseResult, int]:
     """The parse result and pytest exit status stored in ``path``.
@@ -198,63 +145,28 @@ def read_evidence(path: str | os.PathLike[str],
     refused (:func:`read_no_follow`), and :class:`OSError` when the file cannot
     be read at all.
     """
-    fd = _open_no_follow(path)
+    fd = open_no_follow(path)
     with open(fd, encoding="utf-8", newline="") as handle:
         if os.fstat(fd).st_size > MAX_EVIDENCE_BYTES:
             raise ValueError(f"larger than {MAX_EVIDENCE_BYTES} bytes")
         try:
-            doc = _members(_stream(handle))
+            doc = members_but(handle, "findings", _KEYS)
             findings: list[Finding] = []
             listed = 0
-            if doc.get("schema") in _READ and set(doc) == _KEYS \
-                    and doc["findings"] == _LIST:
+            schema = doc.get("schema")
+            if isinstance(schema, str) and schema in _READ and set(doc) == _KEYS \
+                    and doc["findings"] is LIST:
                 handle.seek(0)
-                listed = _findings(_stream(handle), doc["schema"], findings, keep)
+                for index, raw in enumerate(items_of(handle, "findings")):
+                    finding = _finding(schema, index, raw)  # every one is validated
+                    listed += 1
+                    if keep is None or len(findings) < keep:
+                        findings.append(finding)
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8 ({exc.reason})") from None
         except RecursionError:
             raise ValueError("nested too deeply") from None
     return _validate(doc, findings, listed)
-
-
-_LIST = object()  # in place of the findings in the first pass: an array, read in the second
-_OTHER = object()  # in place of findings that are not an array, or of a key not ours
-
-
-def _stream(handle: Any) -> JsonStream:
-    return JsonStream(handle, parse_constant=_no_constant)
-
-
-def _members(reader: JsonStream) -> dict[str, Any]:
-    """Pass 1: every member but the findings (and keys not ours), decoded."""
-    kind = kind_of(reader)
-    if kind != "dict":
-        raise ValueError(f"top level must be an object, not {kind}")
-    doc: dict[str, Any] = {}
-    for key in reader.members():
-        if key in doc:
-            raise ValueError(f"key {key!r} appears twice")
-        if key == "findings":
-            doc[key] = _LIST if reader.peek() == "[" else _OTHER
-        else:
-            doc[key] = reader.value() if key in _KEYS else _OTHER
-    reader.finish()
-    return doc
-
-
-def _findings(reader: JsonStream, schema: str, kept: list[Finding], keep: int | None) -> int:
-    """Pass 2: every finding validated, the first ``keep`` kept; how many there are."""
-    listed = 0
-    for key in reader.members():
-        if key != "findings":
-            continue
-        for index, raw in enumerate(reader.items()):
-            finding = _finding(schema, index, raw)
-            listed += 1
-            if keep is None or len(kept) < keep:
-                kept.append(finding)
-    reader.finish()
-    return listed
 
 
 def _validate(doc: dict[str, Any], findings: list[Finding],
@@ -270,7 +182,7 @@ def _validate(doc: dict[str, Any], findings: list[Finding],
                          + (f"; unexpected: {', '.join(extra)}" if extra else ""))
     exitstatus = _int(doc, "exitstatus")
     cuts = schema == SCHEMA
-    if doc["findings"] is not _LIST:
+    if doc["findings"] is not LIST:
         raise ValueError("findings must be an array")
     total = _int(doc, "findings_total")
     if total < listed:
@@ -446,7 +358,7 @@ def encode_progress(running: Sequence[str], started: int, finished: int, finding
 
 def read_progress(path: str | os.PathLike[str]) -> Progress:
     """The progress line at ``path``; :class:`ValueError` for anything else (or refused)."""
-    doc = _json(read_no_follow(path, MAX_PROGRESS_BYTES).strip())
+    doc = json_bytes(read_no_follow(path, MAX_PROGRESS_BYTES).strip())
     if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA \
             or set(doc) != _PROGRESS_KEYS:
         raise ValueError(f"not a {PROGRESS_SCHEMA} line")
