@@ -111,7 +111,7 @@ except subprocess.TimeoutExpired:
     rc, out, err = "timeout", "", ""
 wall = time.perf_counter() - t
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, use.ru_maxrss, rc)
+print(wall, use.ru_maxrss, rc, use.ru_utime + use.ru_stime)
 print(out)
 print(err)
 """
@@ -125,8 +125,9 @@ class Measured:
         proc = subprocess.run([sys.executable, "-c", DRIVER, str(timeout), *argv], env=env,
                               cwd=cwd, capture_output=True, text=True, check=True)
         head, out, err = [*proc.stdout.split("\n", 2), "", ""][:3]
-        wall, peak, rc = head.split()
+        wall, peak, rc, cpu = head.split()
         self.wall = float(wall)
+        self.cpu = float(cpu)
         self.peak = int(peak) / 1024
         self.rc = rc
         self.out = out
@@ -318,7 +319,7 @@ class Bench:
         if got.rc == "timeout":
             took = f">{self.opts.timeout:.0f} s (killed)"
         else:
-            took = f"{got.wall:7.2f} s = {got.wall / base:5.1f}x"
+            took = f"{got.wall:7.2f} s = {got.wall / base:5.1f}x (cpu {got.cpu:6.2f} s)"
         said = ""
         if facts:
             if got.facts:
@@ -326,7 +327,7 @@ class Bench:
                         f"{got.facts['note']}")
             elif got.rc != "timeout":
                 said = f"exit {got.rc}: {got.err.splitlines()[-1] if got.err else got.out[:100]}"
-        line = (f"{name:<26} {size / MIB:8.0f} MiB  floor {base:6.2f} s  {took:<22} "
+        line = (f"{name:<26} {size / MIB:8.0f} MiB  floor {base:6.2f} s  {took:<37} "
                 f"peak {got.peak:7.1f} MiB  {said}")
         print(line, flush=True)
         self.rows.append(line)
@@ -432,7 +433,7 @@ def main() -> None:
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
           f"{platform.python_implementation()} {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}; core {opts.core}")
-    print(f"{'case':<26} {'input':>12}  {'floor (cat)':<15} {'parser wall = x floor':<22} "
+    print(f"{'case':<26} {'input':>12}  {'floor (cat)':<15} {'wall = x floor (cpu)':<37} "
           f"{'peak RSS':<17} status, findings; first note")
     if opts.dir:
         opts.dir.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,7 @@ CHUNK = 1 << 20
 MAX_DEPTH = 64
 
 _WS = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 _CONTROL = re.compile(r"[\x00-\x1f]")
 #: How close to the buffer's end a decoding error must be to mean "the value goes on".
 _NEAR_END = 8
@@ -305,11 +306,33 @@ class JsonStream:
         """An array's items, each decoded (:meth:`value`)."""
         if not self._open("[", "an array"):
             return
-        value, next_ = self.value, self._next
+        decode, cap, comma = self._decode, self.cap, _COMMA.match
+        start = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
         while True:
-            yield value()
-            if not next_("]"):
+            # The usual item, inline (the loop of a million-item report): an object or a
+            # string wholly in the buffer, then a comma. Anything else: the general way.
+            buf = self._buf
+            if start < len(buf) and buf[start] in '{"':
+                try:
+                    value, end = decode(buf, start)
+                except (json.JSONDecodeError, RecursionError):
+                    self._pos = start
+                    value = self.value()
+                else:
+                    if end - start > cap:
+                        raise TooLarge(cap, self._base + start)
+                    self._pos = end
+            else:
+                self._pos = start
+                value = self.value()
+            yield value
+            found = comma(self._buf, self._pos)
+            if found is not None:
+                self._pos = start = found.end()
+                continue
+            if not self._next("]"):
                 return
+            start = self._pos
 
     def members(self) -> Iterator[str]:
         """Step through an object: its keys, each member's value read by the caller (or skipped)."""
