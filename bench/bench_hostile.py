@@ -32,7 +32,10 @@ parser), and the ratio. The inputs, all generated from the real fixtures under
   and a real Cobertura report with a ``--gib`` GiB ``filename``;
 * ``tail:ckdn-run``: a whole ``ckdn run`` (generic parser, so the digest carries
   the log tail) of a check that prints one ``--gib`` GiB line; its floor is the
-  same command writing into a file.
+  same command writing into a file;
+* ``fixtures``: every real JSON report of the fixtures (and pyright's document in
+  its log), parsed 200 times in one process: the parser's time per report beside
+  ``json.load`` of the same file (the streaming reader's cost on small inputs).
 """
 
 from __future__ import annotations
@@ -94,6 +97,44 @@ t0 = time.perf_counter()
 with open(sys.argv[1], "rb") as handle:
     json.load(handle)
 print(json.dumps({"wall": time.perf_counter() - t0}))
+"""
+
+#: Every real JSON report of the fixtures, parsed ``n`` times: microseconds per parse and
+#: per json.load of the same file.
+FIXTURE_TIMES = r"""
+import json, shutil, sys, tempfile, time
+from pathlib import Path
+from ckdn.parsers import get_parser
+from ckdn.parsers.base import ParseContext
+fixtures, n = Path(sys.argv[1]), int(sys.argv[2])
+cases = [("ruff", "ruff/violations", "ruff.json"), ("bandit", "bandit/issues", "bandit.json"),
+         ("pip_audit", "pip_audit/vulnerable", "pip-audit.json"),
+         ("pylint", "pylint/messages", "pylint.json"), ("sarif", "sarif/ruff", "report.sarif"),
+         ("sarif", "sarif/semgrep", "report.sarif"),
+         ("coverage", "coverage/boundary_json_only", "coverage.json"),
+         ("pyright", "pyright/errors", "full.log")]
+out = {}
+for parser, case, report in cases:
+    run = Path(tempfile.mkdtemp()) / "run"
+    shutil.copytree(fixtures / case, run, ignore=shutil.ignore_patterns("case.json"))
+    meta = json.loads((fixtures / case / "case.json").read_text())
+    ctx = ParseContext(check=parser, run_dir=run, cwd=meta["cwd"], rc=meta["rc"])
+    chosen = get_parser(parser)
+    start = time.perf_counter()
+    for _ in range(n):
+        chosen.parse(ctx)
+    took = (time.perf_counter() - start) / n
+    start = time.perf_counter()
+    for _ in range(n):
+        with open(run / report, "rb") as handle:
+            if report.endswith(".log"):
+                text = handle.read().decode()
+                json.loads(text[text.index("{"):text.rindex("}") + 1])
+            else:
+                json.load(handle)
+    loaded = (time.perf_counter() - start) / n
+    out[f"{case}/{report}"] = [(run / report).stat().st_size, took, loaded]
+print(json.dumps(out))
 """
 
 #: Runs argv once and prints the child tree's wall time, peak RSS (KiB) and exit code,
@@ -365,6 +406,15 @@ class Bench:
                             "coverage.xml", partial(cobertura_grown, size=self.size))
         if self.wanted("tail:ckdn-run"):
             self.tail_case()
+        if self.wanted("fixtures"):
+            self.fixture_times()
+
+    def fixture_times(self) -> None:
+        proc = subprocess.run([sys.executable, "-c", FIXTURE_TIMES, str(FIXTURES), "200"],
+                              env=self.env, capture_output=True, text=True, check=True)
+        for name, (size, took, loaded) in json.loads(proc.stdout).items():
+            print(f"fixture {name:<40} {size:7d} B  parser {took * 1e6:7.0f} us  "
+                  f"json.load {loaded * 1e6:5.0f} us", flush=True)
 
     def fresh(self, name: str) -> Path:
         path = self.root / name.replace(":", "-")

@@ -25,6 +25,7 @@ which is only checked for its end and for control characters.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -91,10 +92,15 @@ class JsonStream:
     def open(cls, path: str | os.PathLike[str], *, cap: int = VALUE_CAP) -> JsonStream:
         """A reader over the file at ``path``, in the encoding ``json.load`` would detect
         (UTF-8, with or without a BOM, or UTF-16/32); :meth:`close` it, or use ``with``."""
-        with open(path, "rb") as raw:
+        raw = open(path, "rb")  # noqa: SIM115 - the reader closes it
+        try:
             head = raw.read(4)
-        handle = open(path, encoding=json.detect_encoding(head), errors="surrogatepass",  # noqa: SIM115
-                      newline="")
+            raw.seek(0)
+            handle = io.TextIOWrapper(raw, encoding=json.detect_encoding(head),
+                                      errors="surrogatepass", newline="")
+        except BaseException:
+            raw.close()
+            raise
         return cls(handle, cap=cap)
 
     def close(self) -> None:
