@@ -2,8 +2,10 @@
 
 Both readers return the same :class:`Totals` for the same measurement: the
 Cobertura XML is streamed (its per-line elements re-counted against its declared
-totals and rate), the JSON report is loaded (its per-file summaries added up
-against its totals, and each file's line and branch lists against its summary).
+totals and rate), and so is the JSON report, file by file (its per-file summaries
+added up against its totals, and each file's line and branch lists against its
+summary; what a file entry holds beyond those, such as ``contexts`` or
+``functions``, is stepped over unread).
 Every file that is not fully covered goes through a :class:`~ckdn.parsers.gates.FileTally`
 into a bounded :class:`~ckdn.parsers.gates.WorstFiles`. A report that disagrees
 with itself raises :class:`Unusable`, whose message is the parser's note.
@@ -15,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
+from ckdn.parsers._jsonstream import JsonStream, TooLarge
 from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
-from ckdn.parsers.base import ParseContext
+from ckdn.parsers.base import ParseContext, cap_line
 from ckdn.parsers.gates import MISSING_LINES_PREVIEW, FileTally, WorstFiles
 
 __all__ = ["DEFAULT_JSON", "DEFAULT_XML", "Totals", "Unusable", "read_json", "read_xml"]
@@ -25,6 +28,14 @@ DEFAULT_XML = "coverage.xml"
 DEFAULT_JSON = "coverage.json"
 #: The longest ``<source>`` path read (a path, not a document).
 _SOURCE_MAX = 4096
+#: The longest file name kept for the worst-covered list (the digest shows 300).
+_NAME_MAX = 1024
+#: The most JSON text of one file entry's line and branch lists: decoded into sets and
+#: sorted, they cost about twenty times that, and 1 Mi characters are over 100,000 lines.
+_ENTRY_MAX = 1024 * 1024
+#: The lists of a file entry the reader needs; the rest is skipped.
+_ENTRY_KEYS = ("summary", "executed_lines", "missing_lines", "executed_branches",
+               "missing_branches")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +101,8 @@ class _CoberturaReader(XmlReader):
         self.branches = 0
         self.branches_covered = 0
         self.in_method = 0
-        self.sources: list[str] = []
+        self.sources: list[str] = []  # the first two: one is all ``_shown`` needs to know
+        self.source_count = 0
         self.text: list[str] = []
         self.tally: FileTally | None = None
 
@@ -109,7 +121,8 @@ class _CoberturaReader(XmlReader):
                 self._line(attrs)
         elif tag == "class":
             self.files += 1
-            self.tally = FileTally(self._shown(attrs.get("filename", "")), self.preview)
+            self.tally = FileTally(cap_line(self._shown(attrs.get("filename", "")), _NAME_MAX),
+                                   self.preview)
         elif tag == "method":
             self.in_method += 1
         elif tag == "source":
@@ -146,7 +159,9 @@ class _CoberturaReader(XmlReader):
             self.tally = None
         elif tag == "source":
             self.capture_text(False)
-            self.sources.append("".join(self.text).strip())
+            self.source_count += 1
+            if len(self.sources) < 2:
+                self.sources.append("".join(self.text).strip())
 
     def _shown(self, filename: str) -> str:
         """A file as the reader knows it: under the one ``<source>``, relative to the cwd.
@@ -154,7 +169,7 @@ class _CoberturaReader(XmlReader):
         coverage.py names a file relative to its source directory; with several
         sources the name alone is all the report says.
         """
-        if len(self.sources) != 1 or not self.sources[0]:
+        if self.source_count != 1 or not self.sources[0]:
             return filename
         path = PurePath(self.sources[0], filename)
         try:
@@ -205,54 +220,105 @@ def _json_int(obj: dict[str, Any], key: str, where: str, default: int | None = N
 
 def read_json(path: Path, name: str, ctx: ParseContext) -> Totals:
     """Totals from coverage.py's JSON report, cross-checked against its per-file summaries."""
-    import json
-
     try:
-        with open(path, "rb") as handle:
-            data = json.load(handle)
+        with JsonStream.open(path, cap=_ENTRY_MAX) as reader:
+            return _JsonReport(name, ctx).read(reader)
+    except Unusable:
+        raise
     except OSError as exc:
         raise Unusable(f"{name} could not be read: {exc.strerror or exc}") from None
+    except TooLarge as exc:
+        raise Unusable(f"{name} holds {exc}: refused unread, so the report counts for "
+                       "nothing") from None
     except (ValueError, RecursionError) as exc:
         raise Unusable(f"{name} is not readable JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("totals"), dict) \
-            or not isinstance(data.get("files"), dict):
-        raise Unusable(f"{name} is not coverage.py's JSON report (no totals/files objects)")
-    meta = data.get("meta")
-    fmt = meta.get("format") if isinstance(meta, dict) else None
-    if fmt is not None and fmt not in (2, 3):
-        raise Unusable(f"{name} has JSON report format {fmt!r}; this ckdn reads formats 2-3")
-    totals: dict[str, Any] = data["totals"]
-    where = f"{name} totals"
-    result = Totals(
-        lines_valid=_json_int(totals, "num_statements", where),
-        lines_covered=_json_int(totals, "covered_lines", where),
-        branches_valid=_json_int(totals, "num_branches", where, 0),
-        branches_covered=_json_int(totals, "covered_branches", where, 0),
-        files=len(data["files"]),
-        precision=_display_precision(totals.get("percent_covered_display"), where),
-    )
-    declared = totals.get("percent_covered")
-    if declared is not None and declared != result.percent:
-        raise Unusable(f"{where} declare percent_covered={declared!r} but the counts give "
-                        f"{result.percent!r}")
-    summed = [0, 0, 0, 0]
-    worst = WorstFiles(ctx.top)
-    preview = _preview(ctx)
-    for file_name, entry in data["files"].items():
-        summary = entry.get("summary") if isinstance(entry, dict) else None
-        if not isinstance(summary, dict):
-            raise Unusable(f"{name}: file {file_name!r} has no summary")
-        counts = [_json_int(summary, key, f"{name}: file {file_name!r}", 0)
-                  for key in ("num_statements", "covered_lines", "num_branches",
-                              "covered_branches")]
-        summed = [a + b for a, b in zip(summed, counts, strict=True)]
-        worst.add(_json_file(entry, str(file_name), counts, f"{name}: file {file_name!r}",
-                             preview))
-    if tuple(summed) != result.counts():
-        raise Unusable(f"{where} (statements, covered, branches, covered branches) = "
-                        f"{result.counts()} but its files add up to {tuple(summed)}")
-    return Totals(*result.counts(), files=result.files, precision=result.precision,
-                  worst=worst)
+
+
+class _JsonReport:
+    """coverage.py's JSON report, streamed: ``files`` entry by entry, the rest whole.
+
+    coverage.py writes ``totals`` after ``files``, so each file is added up as it
+    comes and checked against the totals at the end; the first file that disagrees
+    with itself is remembered (the rest are stepped over) and reported after the
+    document's own shape and totals, in the order a whole-document check would.
+    """
+
+    def __init__(self, name: str, ctx: ParseContext) -> None:
+        self.name = name
+        self.preview = _preview(ctx)
+        self.worst = WorstFiles(ctx.top)
+        self.summed = [0, 0, 0, 0]
+        self.files = 0
+        self.problem: str | None = None
+
+    def read(self, reader: JsonStream) -> Totals:
+        name = self.name
+        meta: Any = None
+        totals: Any = None
+        files_seen = False
+        if reader.peek() == "{":
+            for key in reader.members():
+                if key == "meta":
+                    meta = reader.value()
+                elif key == "totals":
+                    totals = reader.value()
+                elif key == "files" and reader.peek() == "{":
+                    files_seen = True
+                    for file_name in reader.members():
+                        self._file(reader, file_name)
+        reader.finish()
+        if not isinstance(totals, dict) or not files_seen:
+            raise Unusable(f"{name} is not coverage.py's JSON report (no totals/files objects)")
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        if fmt is not None and fmt not in (2, 3):
+            raise Unusable(f"{name} has JSON report format {fmt!r}; this ckdn reads formats 2-3")
+        where = f"{name} totals"
+        result = Totals(
+            lines_valid=_json_int(totals, "num_statements", where),
+            lines_covered=_json_int(totals, "covered_lines", where),
+            branches_valid=_json_int(totals, "num_branches", where, 0),
+            branches_covered=_json_int(totals, "covered_branches", where, 0),
+            files=self.files,
+            precision=_display_precision(totals.get("percent_covered_display"), where),
+        )
+        declared = totals.get("percent_covered")
+        if declared is not None and declared != result.percent:
+            raise Unusable(f"{where} declare percent_covered={declared!r} but the counts give "
+                           f"{result.percent!r}")
+        if self.problem is not None:
+            raise Unusable(self.problem)
+        if tuple(self.summed) != result.counts():
+            raise Unusable(f"{where} (statements, covered, branches, covered branches) = "
+                           f"{result.counts()} but its files add up to {tuple(self.summed)}")
+        return Totals(*result.counts(), files=result.files, precision=result.precision,
+                      worst=self.worst)
+
+    def _file(self, reader: JsonStream, file_name: str) -> None:
+        """One entry of ``files``: its summary and line lists, the rest stepped over."""
+        self.files += 1
+        if self.problem is not None:
+            return  # already unusable: the rest is only counted
+        shown = cap_line(file_name, _NAME_MAX)
+        where = f"{self.name}: file {shown!r}"
+        entry: dict[str, Any] = {}
+        if reader.peek() == "{":
+            start = reader.position
+            for key in reader.members():
+                if key in _ENTRY_KEYS:
+                    entry[key] = reader.value()
+                    if reader.position - start > _ENTRY_MAX:
+                        raise TooLarge(_ENTRY_MAX, start, f"file entry ({shown})")
+        summary = entry.get("summary")
+        try:
+            if not isinstance(summary, dict):
+                raise Unusable(f"{where} has no summary")
+            counts = [_json_int(summary, key, where, 0)
+                      for key in ("num_statements", "covered_lines", "num_branches",
+                                  "covered_branches")]
+            self.summed = [a + b for a, b in zip(self.summed, counts, strict=True)]
+            self.worst.add(_json_file(entry, shown, counts, where, self.preview))
+        except Unusable as exc:
+            self.problem = str(exc)
 
 
 def _json_file(entry: dict[str, Any], file: str, counts: list[int], where: str,

@@ -39,6 +39,13 @@ class _Pending:
         self.text = text
 
 
+def _suite(attrs: dict[str, str]) -> dict[str, str]:
+    """What an open ``<testsuite>`` is kept for: its name and declared totals (each bounded;
+    a total too long to be a count stays too long to be one)."""
+    return {key: cap_line(value, 300) for key, value in attrs.items()
+            if key in ("name", "tests", "failures", "errors", "skipped")}
+
+
 class JUnitReader(XmlReader):
     """Counts testcases and outcomes, and turns failures/errors into findings."""
 
@@ -96,7 +103,7 @@ class JUnitReader(XmlReader):
         elif tag == "testsuite":
             if self.suites:
                 self.suites[-1][1] = True
-            self.suites.append([attrs, False])
+            self.suites.append([_suite(attrs), False])
 
     def on_end(self, tag: str) -> None:
         if tag == "testcase":
@@ -140,7 +147,7 @@ class JUnitReader(XmlReader):
             try:
                 value = int(raw)
             except ValueError:
-                self.bad_declared.append(f"{key}={raw!r}")
+                self.bad_declared.append(f"{key}={cap_line(raw, 40)!r}")
                 continue
             self.declared[key] = self.declared.get(key, 0) + value
 

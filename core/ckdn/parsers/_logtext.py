@@ -2,7 +2,12 @@
 
 Several tools leave no report file, or explain a failure only in their log, so
 their parsers read the log: stripped of colour escapes, streamed line by line,
-keeping only what a digest can show. A diagnostic's detail can be arbitrarily
+keeping only what a digest can show. A line longer than the reading width
+(:data:`~ckdn.parsers._loglines.LINE_BYTES`) arrives cut, as a
+:class:`~ckdn.documents.textcap.Cut`; the helpers here keep it one (:func:`quote`,
+:func:`group`, :func:`joined`), so whatever a digest shows of it counts the whole
+cut, and :class:`LongLines` makes a log read only in part loud: a parser cannot
+vouch for a line it did not read. A diagnostic's detail can be arbitrarily
 long, so it is bounded while it arrives (:class:`DetailLines`,
 :class:`PendingFinding`); a run nothing explains gets the first lines no pattern
 recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
@@ -19,6 +24,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Final
 
+from ckdn.documents.textcap import Cut
+from ckdn.parsers._loglines import LINE_BYTES
 from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, Snippet, cap_line
 
 __all__ = [
@@ -26,11 +33,16 @@ __all__ = [
     "DetailLines",
     "Lesser",
     "LogSample",
+    "LongLines",
     "PendingFinding",
+    "after",
     "crashed",
+    "group",
+    "joined",
     "log_ends",
     "plain",
     "plain_lines",
+    "quote",
 ]
 
 #: Terminal escape sequences: CSI (colours, cursor moves) and the two-byte ones
@@ -54,14 +66,97 @@ def crashed(line: str) -> bool:
 
 
 def plain(line: str) -> str:
-    """``line`` without ANSI escape sequences."""
+    """``line`` without ANSI escape sequences (a cut line stays cut, with its count)."""
+    if isinstance(line, Cut):
+        return Cut(plain(line.body), line.omitted)
     return _ANSI.sub("", line) if "\x1b" in line else line
 
 
-def plain_lines(ctx: ParseContext) -> Iterator[str]:
-    """The log, streamed, without ANSI escapes or trailing blanks."""
-    for line in ctx.log_lines():
-        yield plain(line).rstrip()
+class LongLines:
+    """The lines of a log that were longer than the reading width, and so read in part.
+
+    A parser vouches only for what it read: a log with such a line (a gigabyte of
+    output on one line, a verdict with megabytes after it) is not evidence of a
+    finished run, so :meth:`refuse` makes the result loud, quoting the line's start
+    with the count of what was cut.
+    """
+
+    __slots__ = ("count", "first", "number")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.number = 0  # the line number of the first one
+        self.first: Cut | None = None
+
+    def see(self, number: int, line: Cut) -> None:
+        self.count += 1
+        if self.first is None:
+            self.number, self.first = number, line
+
+    def note(self, tool: str) -> str:
+        first = self.first
+        assert first is not None
+        length = len(first.body) + first.omitted
+        return (f"line {self.number} of the log is {length:,} characters long, more than the "
+                f"{LINE_BYTES:,} bytes a parser reads of one line ({self.count} such line(s); "
+                f"it starts: {quote(first, 80)}): the log was read only in part, so it is not "
+                f"evidence of {tool}'s whole run")
+
+    def refuse(self, result: ParseResult, tool: str) -> None:
+        """``parser_ok=False`` with :meth:`note` when a line was cut; nothing otherwise."""
+        if self.count:
+            result.parser_ok = False
+            result.notes.append(self.note(tool))
+
+
+def plain_lines(ctx: ParseContext, long: LongLines | None = None) -> Iterator[str]:
+    """The log, streamed, without ANSI escapes or trailing blanks.
+
+    A line cut at the reading width arrives as a ``Cut`` (its trailing blanks are not
+    the line's end, so they stay) and is told to ``long``.
+    """
+    for number, line in enumerate(ctx.log_lines(), 1):
+        if isinstance(line, Cut):
+            if long is not None:
+                long.see(number, line)
+            yield plain(line)
+        else:
+            yield plain(line).rstrip()
+
+
+def quote(line: str, width: int) -> str:
+    """``line`` stripped and cut to ``width`` characters, for a note; a ``Cut`` counts on."""
+    if isinstance(line, Cut):
+        return cap_line(Cut(line.body.lstrip(), line.omitted), width)
+    return cap_line(line.strip(), width)
+
+
+def group(match: re.Match[str], name: str) -> str:
+    """``match[name]``; still a ``Cut`` (counting the cut) when the matched line was cut
+    and the group runs to its end, where the cut is."""
+    text: str = match[name]
+    line = match.string
+    if isinstance(line, Cut) and text is not None and match.end(name) == len(line):
+        start = match.start(name)
+        if start <= len(line.body):
+            return Cut(line.body[start:], line.omitted)
+    return text
+
+
+def after(line: str, start: int) -> str:
+    """``line[start:]``; still a ``Cut`` when ``line`` is one and ``start`` is within its body."""
+    if isinstance(line, Cut) and start <= len(line.body):
+        return Cut(line.body[start:], line.omitted)
+    return line[start:]
+
+
+def joined(*pieces: str) -> str:
+    """The pieces as one string; a ``Cut`` among them makes it a ``Cut`` counting theirs."""
+    omitted = sum(piece.omitted for piece in pieces if isinstance(piece, Cut))
+    if not omitted:
+        return "".join(pieces)
+    return Cut("".join(piece.body if isinstance(piece, Cut) else piece for piece in pieces),
+               omitted)
 
 
 def log_ends(ctx: ParseContext) -> str:
@@ -74,8 +169,8 @@ def log_ends(ctx: ParseContext) -> str:
     last = ""
     for line in plain_lines(ctx):
         if line.strip():
-            last = line.strip()
-    return f"; log ends: {cap_line(last, 200)}" if last else ""
+            last = line
+    return f"; log ends: {quote(last, 200)}" if last else ""
 
 
 class DetailLines:
@@ -145,7 +240,12 @@ class LogSample:
             return
         self.count += 1
         if len(self.lines) < self.limit:
-            self.lines.append(cap_line(line.strip(), 200))
+            self.lines.append(quote(line, 200))
+
+    def merge(self, other: LogSample) -> None:
+        """Count ``other``'s lines as this sample's, after its own (their order)."""
+        self.count += other.count
+        self.lines.extend(other.lines[:max(0, self.limit - len(self.lines))])
 
     def describe(self) -> str:
         if not self.lines:

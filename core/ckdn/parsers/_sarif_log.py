@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ckdn.parsers._logtext import crashed, plain_lines
-from ckdn.parsers.base import ParseContext, cap_line
+from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
+from ckdn.parsers.base import ParseContext
 
 __all__ = ["log_disagreements"]
 
@@ -81,14 +81,15 @@ def log_disagreements(ctx: ParseContext, tools: list[str], results: int) -> list
     stated: int | None = None
     failures = 0
     first = ""
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         count = _stated(family, line)
         if count is not None:
             stated = count
         elif _failure(family, line):
             failures += 1
             if not first:
-                first = cap_line(line.strip(), 200)
+                first = quote(line, 200)
     problems = []
     if failures:
         problems.append(f"the log reports {failures} failure(s) beside the SARIF log "
@@ -96,4 +97,6 @@ def log_disagreements(ctx: ParseContext, tools: list[str], results: int) -> list
     if stated is not None and stated != results:
         problems.append(f"the log says {family} found {stated} result(s) but the SARIF log "
                         f"holds {results}")
+    if long.count:
+        problems.append(long.note(family or "the SARIF producer"))
     return problems

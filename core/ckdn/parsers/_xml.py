@@ -10,7 +10,12 @@ this reader talks to expat directly instead of building a tree:
 * elements are never kept: a subclass sees start/end events and, only while it
   asks for it, character data in bounded chunks, so memory does not grow with
   the number of testcases or the size of one failure text;
-* the file is fed in fixed-size chunks, never read whole.
+* the file is fed in fixed-size chunks, never read whole;
+* what expat must hold whole is bounded: a single token (a start tag with its
+  attributes, a comment, a processing instruction) still unfinished after
+  :data:`TOKEN_CAP` bytes is refused (expat would buffer all of it, and before
+  2.6 rescan it on every chunk: quadratic), and so is nesting deeper than
+  :data:`MAX_DEPTH` elements (expat keeps every open element).
 
 Any refusal or well-formedness error surfaces as :class:`XmlError`, which the
 parsers turn into ``parser_ok=False`` with a note.
@@ -21,12 +26,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NoReturn
 
-__all__ = ["CHUNK", "TEXT_CHUNK", "XmlError", "XmlReader", "is_namespaced"]
+__all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
+           "is_namespaced"]
 
 #: Bytes fed to expat per call.
 CHUNK = 1 << 16
 #: Largest piece of character data handed to :meth:`XmlReader.on_text` at once.
 TEXT_CHUNK = 1 << 16
+#: The most bytes of one unfinished token expat may hold (a pytest failure's ``message``
+#: attribute quotes an assertion: real ones are far below it).
+TOKEN_CAP = 4 * 1024 * 1024
+#: The most elements open at once (JUnit nests four or five, Cobertura seven).
+MAX_DEPTH = 256
 
 
 class XmlError(ValueError):
@@ -84,8 +95,9 @@ class XmlReader:
         parser.ExternalEntityRefHandler = self._external_entity
         parser.ProcessingInstructionHandler = self._instruction
         parser.StartElementHandler = self._first_start
-        parser.EndElementHandler = self.on_end
+        parser.EndElementHandler = self._end
         self._parser = parser
+        self._depth = 0
         self._expat_error = expat.ExpatError
 
     # -- hardening ---------------------------------------------------------------
@@ -113,12 +125,20 @@ class XmlReader:
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
         self._parser.StartElementHandler = self._start
         _plain_names(tag, attrs)
+        self._depth = 1
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
 
     def _start(self, tag: str, attrs: dict[str, str]) -> None:
         _plain_names(tag, attrs)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            _refuse(f"elements nested deeper than {MAX_DEPTH}")
         self.on_start(tag, attrs)
+
+    def _end(self, tag: str) -> None:
+        self._depth -= 1
+        self.on_end(tag)
 
     def on_root(self, tag: str, attrs: dict[str, str]) -> None:
         """The root element opened (before :meth:`on_start` sees it); raise XmlError to refuse."""
@@ -148,10 +168,18 @@ class XmlReader:
         ``OSError`` (unreadable file) propagates for the caller to report.
         """
         parser = self._parser
+        fed = 0
         try:
             with open(path, "rb") as handle:
                 while chunk := handle.read(CHUNK):
                     parser.Parse(chunk, False)
+                    fed += len(chunk)
+                    # After a call, expat's index is where its unfinished token starts.
+                    start = max(parser.CurrentByteIndex, 0)
+                    if fed - start > TOKEN_CAP:
+                        raise XmlError(f"a single XML token (a tag with its attributes, a "
+                                       f"comment) of more than {TOKEN_CAP:,} bytes at byte "
+                                       f"{start:,}: too large to read, refused")
                 parser.Parse(b"", True)
         except _Refused as exc:
             raise XmlError(f"{exc} at {self.position()}") from None

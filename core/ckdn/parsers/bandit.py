@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, log_ends, plain_lines
+from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
+from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -67,71 +67,127 @@ def _parse(ctx: ParseContext) -> ParseResult:
     report = _load(ctx)
     if isinstance(report, str):
         return ParseResult(parser_ok=False, notes=[cap_line(report)])
-    results, errors, metrics = report
-    totals = metrics[TOTALS]
-    sink = FindingSink(ctx.top)
-    severity = dict.fromkeys(LEVELS, 0)
-    confidence = dict.fromkeys(LEVELS, 0)
-    for item in results:
-        severity[_level(item.get("issue_severity"))] += 1
-        confidence[_level(item.get("issue_confidence"))] += 1
+    totals, sink, reported = report.totals, report.sink, report.sink.total
+    found = sum(_count(totals, f"SEVERITY.{level}") for level in LEVELS)
+    counts = {"issues": reported, "high": report.severity["HIGH"],
+              "medium": report.severity["MEDIUM"], "low": report.severity["LOW"],
+              "filtered_out": max(found - reported, 0), "files": report.scanned(),
+              "unscanned": report.unscanned.count,
+              "nosec": _count(totals, "nosec"), "skipped_tests": _count(totals, "skipped_tests")}
+    result = sink.result(summary={"counts": counts})
+    _cross_check(ctx, result, severity=report.severity, confidence=report.confidence,
+                 totals=totals, reported=reported)
+    _unverified(ctx, result, report)
+    _log_failures(ctx, result)
+    return result
+
+
+class _Report:
+    """What the streamed report holds: kept findings, counts, the files named."""
+
+    __slots__ = ("confidence", "errors", "files", "severity", "sink", "totals", "unscanned")
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.sink = FindingSink(ctx.top)
+        self.severity = dict.fromkeys(LEVELS, 0)
+        self.confidence = dict.fromkeys(LEVELS, 0)
+        self.totals: dict[str, Any] = {}
+        self.errors: list[dict[str, Any]] = []  # the first few, named in a note
+        self.unscanned = NameSet()  # the files in ``errors``
+        self.files = NameSet()  # the files in ``metrics``
+
+    def result(self, ctx: ParseContext, item: dict[str, Any]) -> None:
+        self.severity[_level(item.get("issue_severity"))] += 1
+        self.confidence[_level(item.get("issue_confidence"))] += 1
+        sink = self.sink
         if len(sink.kept) < sink.keep:  # build only what the digest can show
             sink.add(_finding(ctx, item))
         else:
             sink.total += 1
-    found = sum(_count(totals, f"SEVERITY.{level}") for level in LEVELS)
-    files = [name for name in metrics if name != TOTALS]
-    unscanned = {str(e.get("filename")) if isinstance(e, dict) else "?" for e in errors}
-    scanned = len(set(files) - unscanned)
-    counts = {"issues": len(results), "high": severity["HIGH"], "medium": severity["MEDIUM"],
-              "low": severity["LOW"], "filtered_out": max(found - len(results), 0),
-              "files": scanned, "unscanned": len(errors),
-              "nosec": _count(totals, "nosec"), "skipped_tests": _count(totals, "skipped_tests")}
-    result = sink.result(summary={"counts": counts})
-    _cross_check(ctx, result, severity=severity, confidence=confidence, totals=totals,
-                 reported=len(results))
-    _unverified(ctx, result, errors, scanned)
-    _log_failures(ctx, result)
-    return result
+
+    def error(self, error: Any) -> None:
+        entry = error if isinstance(error, dict) else {}
+        self.unscanned.add(str(entry.get("filename")) if isinstance(error, dict) else "?")
+        if len(self.errors) < NAMED_ERRORS:
+            self.errors.append({"filename": cap_line(str(entry.get("filename", "?")), 300),
+                                "reason": cap_line(str(entry.get("reason", "?")), 300)})
+
+    def scanned(self) -> int:
+        """Files in the metrics that are not among the unscanned (by count past the budget)."""
+        if self.files.complete and self.unscanned.complete:
+            return len(self.files.names - self.unscanned.names)
+        return max(self.files.count - len(self.unscanned.names), 0)
 
 
 def _log_failures(ctx: ParseContext, result: ParseResult) -> None:
     """bandit's own ERROR lines, or a crash, beside the report: the report is not the scan."""
     failures = 0
     first = ""
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         if (line.startswith("[") and any(level in line for level in _LOG_FAILURES)) or crashed(
                 line):
             failures += 1
             if not first:
-                first = cap_line(line.strip().replace("\t", " "), 200)
+                first = quote(line, 200).replace("\t", " ")
     if failures:
         result.parser_ok = False
         result.notes.append(f"bandit's log reports {failures} error(s) beside its report "
                             f"(first: {first}): files may have gone unscanned")
+    long.refuse(result, "bandit")
 
 
-def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]] | str:
-    """The report's results, errors and metrics, or why they cannot be trusted."""
-    loaded = load_report(ctx, default="bandit.json", label="bandit report",
-                         needs="include -f json -o {run_dir}/", log_tail=lambda: log_ends(ctx),
-                         why=" (bandit's usage or config error)" if ctx.rc == 2 else "",
-                         empty="bandit stopped before scanning")
-    if isinstance(loaded, str):
-        return loaded
-    name, data = loaded
-    drift = f"bandit report {name} is not bandit's JSON format"
-    if not isinstance(data, dict):
-        return f"{drift} (a JSON {type(data).__name__}, not an object)"
-    results, errors, metrics = data.get("results"), data.get("errors"), data.get("metrics")
-    if not (isinstance(results, list) and isinstance(errors, list) and isinstance(metrics, dict)
-            and isinstance(metrics.get(TOTALS), dict)):
+def _load(ctx: ParseContext) -> _Report | str:
+    """The report's facts, read as it streams, or why it cannot be trusted."""
+    found = find_report(ctx, default="bandit.json", label="bandit report",
+                        needs="include -f json -o {run_dir}/", log_tail=lambda: log_ends(ctx),
+                        why=" (bandit's usage or config error)" if ctx.rc == 2 else "",
+                        empty="bandit stopped before scanning")
+    if isinstance(found, str):
+        return found
+    name, path = found
+    try:
+        with JsonStream.open(path) as reader:
+            return _read(ctx, reader, f"bandit report {name} is not bandit's JSON format")
+    except (OSError, ValueError, RecursionError) as exc:
+        return unreadable("bandit report", name, exc, lambda: log_ends(ctx))
+
+
+def _read(ctx: ParseContext, reader: JsonStream, drift: str) -> _Report | str:
+    """Walk the report: ``results`` and ``errors`` item by item, ``metrics`` by file name."""
+    kind = kind_of(reader)
+    if kind != "dict":
+        return f"{drift} (a JSON {kind}, not an object)"
+    report = _Report(ctx)
+    seen: dict[str, str] = {}
+    for key in reader.members():
+        if key not in ("results", "errors", "metrics"):
+            continue
+        if key in seen:
+            return f"{drift} (its key {key!r} appears twice)"
+        seen[key] = kind_of(reader)
+        if key == "results" and seen[key] == "list":
+            for index, item in enumerate(reader.items()):
+                if not (isinstance(item, dict) and isinstance(item.get("filename"), str)
+                        and isinstance(item.get("test_id"), str)):
+                    return f"{drift} (result {index} has no filename and test_id)"
+                report.result(ctx, item)
+        elif key == "errors" and seen[key] == "list":
+            for error in reader.items():
+                report.error(error)
+        elif key == "metrics" and seen[key] == "dict":
+            for file in reader.members():
+                if file == TOTALS:
+                    totals = reader.value()
+                    report.totals = totals if isinstance(totals, dict) else {}
+                    seen[TOTALS] = type(totals).__name__
+                else:
+                    report.files.add(file)  # its metrics are not needed: skipped
+    reader.finish()
+    if (seen.get("results"), seen.get("errors"), seen.get("metrics"), seen.get(TOTALS)) != (
+            "list", "list", "dict", "dict"):
         return f"{drift} (no 'results', 'errors' and 'metrics._totals')"
-    for index, item in enumerate(results):
-        if not (isinstance(item, dict) and isinstance(item.get("filename"), str)
-                and isinstance(item.get("test_id"), str)):
-            return f"{drift} (result {index} has no filename and test_id)"
-    return results, errors, metrics
+    return report
 
 
 def _level(value: Any) -> str:
@@ -160,20 +216,18 @@ def _cross_check(ctx: ParseContext, result: ParseResult, *, severity: dict[str, 
         result.notes.append(f"exit code {ctx.rc} is not a bandit result (0 clean, 1 issues)")
 
 
-def _unverified(ctx: ParseContext, result: ParseResult, errors: list[Any], scanned: int) -> None:
+def _unverified(ctx: ParseContext, result: ParseResult, report: _Report) -> None:
     if ctx.options.get("allow_skipped", False):
         return
+    errors = report.unscanned.count
     if errors:
-        named = []
-        for error in errors[:NAMED_ERRORS]:
-            entry = error if isinstance(error, dict) else {}
-            named.append(f"{ctx.location(str(entry.get('filename', '?')))}: "
-                         f"{entry.get('reason', '?')}")
-        more = f" (+{len(errors) - NAMED_ERRORS} more)" if len(errors) > NAMED_ERRORS else ""
-        result.gate_failures.append(f"bandit could not scan {len(errors)} file(s)")
+        named = [f"{ctx.location(entry['filename'])}: {entry['reason']}"
+                 for entry in report.errors]
+        more = f" (+{errors - NAMED_ERRORS} more)" if errors > NAMED_ERRORS else ""
+        result.gate_failures.append(f"bandit could not scan {errors} file(s)")
         result.notes.append(cap_line("unscanned: " + "; ".join(named) + more
                                      + "; set allow_skipped = true to accept them"))
-    elif not scanned:
+    elif not report.scanned():
         result.gate_failures.append("bandit scanned no file")
         result.notes.append("bandit found no Python file to scan; set allow_skipped = true "
                             "if that is expected")

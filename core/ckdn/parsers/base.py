@@ -249,14 +249,17 @@ class ParseContext(Record):
         return snippet(lines, self.max_snippet_lines, LINE_CAP)
 
     def log_lines(self) -> Iterator[str]:
-        """The log, line by line, decoded leniently and streamed (never read whole)."""
-        try:
-            handle = open(self.log_path, "rb")  # noqa: SIM115 - generator owns the handle
-        except OSError:
-            return
-        with handle:
-            for raw in handle:
-                yield raw.decode("utf-8", "replace").rstrip("\r\n")
+        """The log, line by line, decoded leniently, streamed in bounded memory: a line past
+        64 KiB is cut there, a counted :class:`~ckdn.documents.textcap.Cut` (``_loglines``)."""
+        from ckdn.parsers._loglines import log_lines  # lazy: not every parser reads the log
+
+        return log_lines(self.log_path)
+
+    def log_spans(self) -> Iterator[tuple[int, int, str]]:
+        """``(start, end, line)``: :meth:`log_lines` with each line's span of bytes in the log."""
+        from ckdn.parsers._loglines import numbered_lines  # lazy, as log_lines
+
+        return numbered_lines(self.log_path)
 
 
 def cap_line(line: str, width: int = LINE_CAP) -> str:

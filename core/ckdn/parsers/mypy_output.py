@@ -33,7 +33,16 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
-from ckdn.parsers._logtext import DetailLines, Lesser, LogSample, plain_lines
+from ckdn.parsers._logtext import (
+    DetailLines,
+    Lesser,
+    LogSample,
+    LongLines,
+    after,
+    group,
+    joined,
+    plain_lines,
+)
 from ckdn.parsers.base import (
     LINE_CAP,
     BaseParser,
@@ -164,7 +173,7 @@ class _Scan:
             # A note on the line of the error just read explains it ("See https://...").
             pending = self.pending
             if pending is not None and (path, line) == (pending.path, pending.line):
-                pending.detail.add(f"{severity}: {message}")
+                pending.detail.add(joined(f"{severity}: ", message))
                 return
             lesser = _Error(path, line, self.ctx.location(path, line, col), message=message,
                             code=code, limit=self.ctx.max_snippet_lines,
@@ -189,7 +198,7 @@ class _Scan:
         match = _TEXT.match(line)
         if match:
             self.usage = False
-            msg, code = split_code(match["msg"])
+            msg, code = split_code(group(match, "msg"))
             self.diagnostic(match["path"], _positive(match["line"]), _positive(match["col"]),
                             severity=match["sev"], message=msg, code=code)
             return
@@ -225,7 +234,7 @@ class _Scan:
         elif line.startswith("usage: mypy"):
             self.usage = True
         elif line.startswith("mypy: "):
-            self.tool(line[len("mypy: "):])
+            self.tool(after(line, len("mypy: ")))
         elif line.startswith(_NO_FILES):
             self.tool(line)
         elif _CONFIG.match(line) or line.endswith(_NO_SECTION):
@@ -278,7 +287,8 @@ def _positive(value: Any) -> int | None:
 
 def _parse(ctx: ParseContext) -> ParseResult:
     scan = _Scan(ctx)
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         scan.feed(line)
     scan.flush()
     if scan.malformed:
@@ -291,6 +301,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         counts["files"] = scan.files
     result = scan.sink.result(summary={"counts": counts})
     _guards(ctx, scan, result)
+    long.refuse(result, "mypy")
     return result
 
 

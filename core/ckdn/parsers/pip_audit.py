@@ -30,8 +30,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, plain
+from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
+from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -68,23 +68,23 @@ class PipAuditParser(BaseParser):
 class _Log:
     """What pip-audit's log states: its own vulnerability count and its last words."""
 
-    __slots__ = ("errors", "first_error", "found", "last")
+    __slots__ = ("errors", "first_error", "found", "last", "long")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.found: int | None = None
         self.last = ""
         self.errors = 0  # "ERROR:pip_audit...", "CRITICAL:...", a traceback
         self.first_error = ""
-        for raw in ctx.log_lines():
-            line = plain(raw).rstrip()
+        self.long = LongLines()
+        for line in plain_lines(ctx, self.long):
             if crashed(line) or line.startswith(("ERROR:", "CRITICAL:")):
                 self.errors += 1
                 if not self.first_error:
                     self.first_error = cap_line(line, 200)
-            line = line.strip()
-            if not line:
+            if not line.strip():
                 continue
             self.last = line
+            line = line.strip()
             match = _FOUND.match(line)
             if match:
                 self.found = int(match.group(1))
@@ -92,7 +92,7 @@ class _Log:
                 self.found = 0
 
     def tail(self) -> str:
-        return f"; log ends: {cap_line(self.last, 300)}" if self.last else ""
+        return f"; log ends: {quote(self.last, 300)}" if self.last else ""
 
 
 def _parse(ctx: ParseContext) -> ParseResult:
@@ -100,31 +100,9 @@ def _parse(ctx: ParseContext) -> ParseResult:
     report = _load(ctx, log)
     if isinstance(report, str):
         return ParseResult(parser_ok=False, notes=[cap_line(report, 800)])
-    dependencies, fixes = report
-    fixed = {(fix.get("name"), fix.get("old_version")) for fix in fixes
-             if isinstance(fix, dict) and "new_version" in fix}
-    sink = FindingSink(ctx.top)
-    audited = vulnerable = fixed_count = total = 0
-    skipped: list[str] = []
-    for dep in dependencies:
-        if "skip_reason" in dep:
-            skipped.append(f"{dep.get('name', '?')}: {dep['skip_reason']}")
-            continue
-        audited += 1
-        vulns = dep["vulns"]
-        total += len(vulns)
-        if vulns:
-            vulnerable += 1
-        if (dep["name"], dep["version"]) in fixed:
-            fixed_count += len(vulns)
-            continue
-        for vuln in vulns:
-            if len(sink.kept) < sink.keep:  # build only what the digest can show
-                sink.add(_finding(ctx, dep, vuln))
-            else:
-                sink.total += 1
-    counts = {"dependencies": audited, "vulnerabilities": total, "vulnerable": vulnerable,
-              "fixed": fixed_count, "skipped": len(skipped)}
+    sink, total = report.sink, report.total
+    counts = {"dependencies": report.audited, "vulnerabilities": total,
+              "vulnerable": report.vulnerable, "fixed": report.fixed, "skipped": report.skips}
     result = sink.result(summary={"counts": counts})
     if log.found is not None and log.found != total:
         result.parser_ok = False
@@ -146,45 +124,128 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.parser_ok = False
         result.notes.append(f"pip-audit's log reports {log.errors} error(s) beside its report "
                             f"(first: {log.first_error})")
-    _unverified(ctx, result, skipped, audited)
+    _unverified(ctx, result, report)
+    log.long.refuse(result, "pip-audit")
     return result
 
 
-def _load(ctx: ParseContext, log: _Log) -> tuple[list[dict[str, Any]], list[Any]] | str:
-    """The report's dependencies and fixes, or why they cannot be trusted."""
-    loaded = load_report(ctx, default="pip-audit.json", label="pip-audit report",
-                         needs="include -f json -o {run_dir}/", log_tail=log.tail)
-    if isinstance(loaded, str):
-        return loaded
-    name, data = loaded
-    drift = f"pip-audit report {name} is not pip-audit's JSON format"
-    if not isinstance(data, dict):
-        return f"{drift} (a JSON {type(data).__name__}, not an object)"
-    dependencies, fixes = data.get("dependencies"), data.get("fixes", [])
-    if not isinstance(dependencies, list) or not isinstance(fixes, list):
-        return f"{drift} (no 'dependencies' list)"
-    for index, dep in enumerate(dependencies):
-        if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
-            return f"{drift} (dependency {index} has no name)"
+class _Audit:
+    """What the streamed report holds: the kept findings and the counts."""
+
+    __slots__ = ("audited", "fixed", "sink", "skipped", "skips", "total", "vulnerable")
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.sink = FindingSink(ctx.top)
+        self.audited = self.vulnerable = self.fixed = self.total = self.skips = 0
+        self.skipped: list[str] = []  # the first few, named in a note
+
+    def dependency(self, ctx: ParseContext, dep: dict[str, Any], fixed: NameSet) -> None:
         if "skip_reason" in dep:
+            self.skips += 1
+            if len(self.skipped) < NAMED_SKIPS:
+                self.skipped.append(cap_line(f"{dep.get('name', '?')}: {dep['skip_reason']}",
+                                             300))
+            return
+        self.audited += 1
+        vulns = dep["vulns"]
+        self.total += len(vulns)
+        if vulns:
+            self.vulnerable += 1
+        if (dep["name"], dep["version"]) in fixed:
+            self.fixed += len(vulns)
+            return
+        sink = self.sink
+        for vuln in vulns:
+            if len(sink.kept) < sink.keep:  # build only what the digest can show
+                sink.add(_finding(ctx, dep, vuln))
+            else:
+                sink.total += 1
+
+
+def _load(ctx: ParseContext, log: _Log) -> _Audit | str:
+    """The report's facts, read as it streams, or why they cannot be trusted."""
+    found = find_report(ctx, default="pip-audit.json", label="pip-audit report",
+                        needs="include -f json -o {run_dir}/", log_tail=log.tail)
+    if isinstance(found, str):
+        return found
+    name, path = found
+    drift = f"pip-audit report {name} is not pip-audit's JSON format"
+    try:
+        fixed = NameSet()
+        with JsonStream.open(path) as reader:
+            # ``fixes`` follows ``dependencies`` in pip-audit's report, and which vulnerabilities
+            # count depends on it: read first, the dependencies then in a second pass.
+            audit = _read(ctx, reader, drift, fixed, first=True)
+        if audit is None:
+            with JsonStream.open(path) as reader:
+                audit = _read(ctx, reader, drift, fixed, first=False)
+    except (OSError, ValueError, RecursionError) as exc:
+        return unreadable("pip-audit report", name, exc, log.tail)
+    assert audit is not None
+    return audit
+
+
+def _read(ctx: ParseContext, reader: JsonStream, drift: str, fixed: NameSet, *,
+          first: bool) -> _Audit | str | None:
+    """One pass over the report; the first reads ``fixes`` (and the dependencies, when they
+    come after it), and returns None when the dependencies need a second pass."""
+    kind = kind_of(reader)
+    if kind != "dict":
+        return f"{drift} (a JSON {kind}, not an object)"
+    audit = _Audit(ctx)
+    seen: dict[str, str] = {}
+    later = False
+    for key in reader.members():
+        if key not in ("dependencies", "fixes"):
             continue
-        vulns = dep.get("vulns")
-        if not (isinstance(dep.get("version"), str) and isinstance(vulns, list)
-                and all(isinstance(v, dict) and isinstance(v.get("id"), str) for v in vulns)):
-            return f"{drift} (dependency {index} has no version and vulns with ids)"
-    return dependencies, fixes
+        if key in seen:
+            return f"{drift} (its key {key!r} appears twice)"
+        seen[key] = kind_of(reader)
+        if key == "fixes" and first and seen[key] == "list":
+            for fix in reader.items():
+                if isinstance(fix, dict) and "new_version" in fix:
+                    fixed.add((fix.get("name"), fix.get("old_version")))
+            if not fixed.complete:
+                return f"{drift} (more fixes than ckdn reads: {fixed.count:,})"
+        elif key == "dependencies" and seen[key] == "list":
+            if first and "fixes" not in seen:
+                later = True  # ``fixes`` may still come: read these in the second pass
+                continue
+            for index, dep in enumerate(reader.items()):
+                problem = _malformed(dep)
+                if problem:
+                    return f"{drift} (dependency {index} has no {problem})"
+                audit.dependency(ctx, dep, fixed)
+    reader.finish()
+    if seen.get("dependencies") != "list" or seen.get("fixes", "list") != "list":
+        return f"{drift} (no 'dependencies' list)"
+    return None if later else audit
 
 
-def _unverified(ctx: ParseContext, result: ParseResult, skipped: list[str], audited: int) -> None:
+def _malformed(dep: Any) -> str:
+    """What a dependency entry lacks, or ``""``."""
+    if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
+        return "name"
+    if "skip_reason" in dep:
+        return ""
+    vulns = dep.get("vulns")
+    if not (isinstance(dep.get("version"), str) and isinstance(vulns, list)
+            and all(isinstance(v, dict) and isinstance(v.get("id"), str) for v in vulns)):
+        return "version and vulns with ids"
+    return ""
+
+
+def _unverified(ctx: ParseContext, result: ParseResult, report: _Audit) -> None:
     if ctx.options.get("allow_skipped", False):
         return
-    if skipped:
-        more = f" (+{len(skipped) - NAMED_SKIPS} more)" if len(skipped) > NAMED_SKIPS else ""
-        result.gate_failures.append(f"pip-audit could not audit {len(skipped)} dependenc"
-                                    + ("y" if len(skipped) == 1 else "ies"))
-        result.notes.append(cap_line("skipped: " + "; ".join(skipped[:NAMED_SKIPS]) + more
+    skips = report.skips
+    if skips:
+        more = f" (+{skips - NAMED_SKIPS} more)" if skips > NAMED_SKIPS else ""
+        result.gate_failures.append(f"pip-audit could not audit {skips} dependenc"
+                                    + ("y" if skips == 1 else "ies"))
+        result.notes.append(cap_line("skipped: " + "; ".join(report.skipped) + more
                                      + "; set allow_skipped = true to accept them", 800))
-    elif not audited:
+    elif not report.audited:
         result.gate_failures.append("pip-audit audited no dependency")
         result.notes.append("pip-audit's report lists no dependency; set allow_skipped = true "
                             "if that is expected")

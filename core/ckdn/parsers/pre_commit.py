@@ -36,7 +36,15 @@ import os
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._logtext import DetailLines, LogSample, plain_lines
+from ckdn.parsers._logtext import (
+    DetailLines,
+    LogSample,
+    LongLines,
+    after,
+    joined,
+    plain_lines,
+    quote,
+)
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -168,7 +176,10 @@ class _Hook:
         seen[ident] = seen.get(ident, 0) + 1
         if seen[ident] > 1:  # the same hook id twice in one config
             ident = f"{ident}#{seen[ident]}"
-        message = " ".join([f"{self.name} Failed", *self.meta])
+        pieces = [f"{self.name} Failed"]
+        for meta in self.meta:
+            pieces += (" ", meta)
+        message = joined(*pieces)
         return Finding(ident, KIND, cap_line(message), None, self.output.tuple())
 
 
@@ -199,7 +210,7 @@ class _Scan:
     def feed(self, line: str) -> None:
         if self.error:
             if len(self.error) < 4 and line.startswith("=====> "):
-                self.error.append(line[7:].strip())
+                self.error.append(quote(after(line, 7), 300))
             return  # the rest of pre-commit's error message
         if self.trailer:
             return  # git's diff of what the hooks changed
@@ -214,7 +225,7 @@ class _Scan:
             return
         if line.startswith(_ERRORS):
             self.close()
-            self.error = [cap_line(line.strip(), 300)]
+            self.error = [quote(line, 300)]
             return
         if line.startswith(_TRAILER) or line == _DIFF:
             self.close()
@@ -247,11 +258,13 @@ def _cut_short(path: str) -> bool:
 
 def _parse(ctx: ParseContext) -> ParseResult:
     scan = _Scan(ctx)
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         scan.feed(line)
     scan.close()
     result = scan.sink.result(summary={"counts": scan.counts})
     _guards(ctx, result, scan)
+    long.refuse(result, "pre-commit")
     return result
 
 

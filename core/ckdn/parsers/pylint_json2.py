@@ -34,8 +34,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import load_report
-from ckdn.parsers._logtext import crashed, log_ends, plain_lines
+from ckdn.parsers._jsonreport import JsonStream, find_report, kind_of, unreadable
+from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -79,17 +79,15 @@ def _parse(ctx: ParseContext) -> ParseResult:
     report = _load(ctx)
     if isinstance(report, str):
         return ParseResult(parser_ok=False, notes=[cap_line(report)])
-    messages, statistics = report
+    statistics = report.statistics
     rc = ctx.rc
-    counts = dict.fromkeys(TYPES, 0)
-    for message in messages:
-        counts[message["type"]] += 1
+    counts = report.counts
     present = sum(WEIGHT[t] for t in WEIGHT if counts[t])
     weighted = sum(counts[t] for t in WEIGHT)
-    result = ParseResult(summary={"counts": {**counts, "messages": len(messages)}})
+    result = ParseResult(summary={"counts": {**counts, "messages": report.total}})
     _score(ctx, statistics, result)
     _log_disagrees(ctx, result, weighted)
-    _unlinted(ctx, result, messages, statistics)
+    _unlinted(ctx, result, report)
     stated = statistics["messageTypeCount"]
     wrong = [f"{t} {stated.get(t)!r} vs {counts[t]}" for t in TYPES if stated.get(t) != counts[t]]
     if wrong:
@@ -109,11 +107,11 @@ def _parse(ctx: ParseContext) -> ParseResult:
                 "message(s): its --exit-zero or --fail-under accepted them (see summary "
                 "counts; set score_fail_under to gate on the score)")
         return result
-    chosen: tuple[str, ...] = tuple(WEIGHT)
+    sink = report.weighted
     if rc == 1 and present == 0:
         # pylint exits "msg_status or 1" when --fail-on or --fail-under trips: with no
         # weighted message, the info messages are the only evidence the code rests on.
-        chosen = ("info",)
+        sink = report.info
         shown = (f"{counts['info']} info message(s) shown" if counts["info"]
                  else "the report has no message to show")
         result.notes.append("pylint exited 1 with no fatal message: its --fail-on or "
@@ -122,50 +120,102 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.parser_ok = False
         result.notes.append(f"exit code {rc} says {_bits(rc)} but the report holds "
                             f"{_bits(present)}")
-    sink = FindingSink(ctx.top)
-    for message in messages:
-        if message["type"] in chosen:
-            if len(sink.kept) < sink.keep:  # build only what the digest can show
-                sink.add(_finding(ctx, message))
-            else:
-                sink.total += 1
     return sink.result(summary=result.summary, parser_ok=result.parser_ok, notes=result.notes,
                        gate_failures=result.gate_failures)
 
 
-def _load(ctx: ParseContext) -> tuple[list[dict[str, Any]], dict[str, Any]] | str:
-    """The report's messages and statistics, or why they cannot be trusted."""
-    loaded = load_report(ctx, default="pylint.json", label="pylint report",
-                         needs="include --output-format=json2:{run_dir}/",
-                         log_tail=lambda: log_ends(ctx), why=_usage_hint(ctx.rc),
-                         empty="pylint stopped before linting")
-    if isinstance(loaded, str):
-        return loaded
-    name, data = loaded
-    drift = f"pylint report {name} is not pylint's json2 format"
-    if not isinstance(data, dict):
-        return f"{drift} (a JSON {type(data).__name__}; json2 is an object, json is an array)"
-    messages, statistics = data.get("messages"), data.get("statistics")
-    if not isinstance(messages, list) or not isinstance(statistics, dict):
+class _Messages:
+    """What the streamed report holds: counts by type, and the findings either way.
+
+    Which messages are the findings depends on all of them (exit code 1 with no
+    weighted message makes the info messages the evidence), so both kinds are
+    kept, the first ``top`` of each, and the parser chooses at the end.
+    """
+
+    __slots__ = ("counts", "info", "statistics", "total", "unlinted", "unlinted_count",
+                 "weighted")
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.counts = dict.fromkeys(TYPES, 0)
+        self.total = 0
+        self.weighted = FindingSink(ctx.top)
+        self.info = FindingSink(ctx.top)
+        self.unlinted: list[str] = []  # the first few modules never linted, named in a note
+        self.unlinted_count = 0
+        self.statistics: dict[str, Any] = {}
+
+    def add(self, ctx: ParseContext, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        self.counts[kind] += 1
+        self.total += 1
+        sink = self.info if kind == "info" else self.weighted
+        if len(sink.kept) < sink.keep:  # build only what the digest can show
+            sink.add(_finding(ctx, message))
+        else:
+            sink.total += 1
+        if kind == "fatal" or message.get("messageId") in UNLINTED_IDS:
+            self.unlinted_count += 1
+            if len(self.unlinted) < NAMED_UNLINTED:
+                self.unlinted.append(cap_line(
+                    f"{message.get('path') or message.get('module') or '?'}: "
+                    f"{message.get('messageId', kind)} {message['message']}", 160))
+
+
+def _load(ctx: ParseContext) -> _Messages | str:
+    """The report's facts, read as it streams, or why they cannot be trusted."""
+    found = find_report(ctx, default="pylint.json", label="pylint report",
+                        needs="include --output-format=json2:{run_dir}/",
+                        log_tail=lambda: log_ends(ctx), why=_usage_hint(ctx.rc),
+                        empty="pylint stopped before linting")
+    if isinstance(found, str):
+        return found
+    name, path = found
+    try:
+        with JsonStream.open(path) as reader:
+            return _read(ctx, reader, f"pylint report {name} is not pylint's json2 format")
+    except (OSError, ValueError, RecursionError) as exc:
+        return unreadable("pylint report", name, exc, lambda: log_ends(ctx))
+
+
+def _read(ctx: ParseContext, reader: JsonStream, drift: str) -> _Messages | str:
+    """Walk the report: ``messages`` one by one, ``statistics`` whole."""
+    kind = kind_of(reader)
+    if kind != "dict":
+        return f"{drift} (a JSON {kind}; json2 is an object, json is an array)"
+    report = _Messages(ctx)
+    seen: dict[str, str] = {}
+    for key in reader.members():
+        if key not in ("messages", "statistics"):
+            continue
+        if key in seen:
+            return f"{drift} (its key {key!r} appears twice)"
+        seen[key] = kind_of(reader)
+        if key == "messages" and seen[key] == "list":
+            for index, message in enumerate(reader.items()):
+                if not (isinstance(message, dict) and message.get("type") in TYPES
+                        and isinstance(message.get("message"), str)):
+                    return f"{drift} (message {index} has no known type and text)"
+                report.add(ctx, message)
+        elif key == "statistics" and seen[key] == "dict":
+            report.statistics = reader.value()
+    reader.finish()
+    if (seen.get("messages"), seen.get("statistics")) != ("list", "dict"):
         return f"{drift} (no 'messages' list and 'statistics' object)"
-    if not isinstance(statistics.get("messageTypeCount"), dict):
+    if not isinstance(report.statistics.get("messageTypeCount"), dict):
         return f"{drift} (no statistics.messageTypeCount)"
-    for index, message in enumerate(messages):
-        if not (isinstance(message, dict) and message.get("type") in TYPES
-                and isinstance(message.get("message"), str)):
-            return f"{drift} (message {index} has no known type and text)"
-    return messages, statistics
+    return report
 
 
 def _log_disagrees(ctx: ParseContext, result: ParseResult, weighted: int) -> None:
     """A log that shows more than the report holds, or a crash: the report is not the run."""
     shown = 0
     crash = ""
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         if _TEXT_MESSAGE.match(line):
             shown += 1
         elif not crash and crashed(line):
-            crash = line.strip()
+            crash = quote(line, 300)
     if shown > weighted:
         result.parser_ok = False
         result.notes.append(f"pylint's log shows {shown} fatal/error/warning/refactor/convention "
@@ -174,22 +224,18 @@ def _log_disagrees(ctx: ParseContext, result: ParseResult, weighted: int) -> Non
         result.parser_ok = False
         result.notes.append(cap_line(f"pylint's log holds a crash ({crash}): the report may "
                                      "not be the whole run"))
+    long.refuse(result, "pylint")
 
 
-def _unlinted(ctx: ParseContext, result: ParseResult, messages: list[dict[str, Any]],
-              statistics: dict[str, Any]) -> None:
+def _unlinted(ctx: ParseContext, result: ParseResult, report: _Messages) -> None:
     """Modules pylint never linted, and a run that linted none: unverified, not clean."""
     if ctx.options.get("allow_skipped", False):
         return
-    unlinted = [m for m in messages
-                if m["type"] == "fatal" or m.get("messageId") in UNLINTED_IDS]
-    if unlinted:
-        named = "; ".join(cap_line(f"{m.get('path') or m.get('module') or '?'}: "
-                                   f"{m.get('messageId', m['type'])} {m['message']}", 160)
-                          for m in unlinted[:NAMED_UNLINTED])
-        more = (f" (+{len(unlinted) - NAMED_UNLINTED} more)"
-                if len(unlinted) > NAMED_UNLINTED else "")
-        result.gate_failures.append(f"pylint could not lint {len(unlinted)} module(s)")
+    statistics, count = report.statistics, report.unlinted_count
+    if count:
+        named = "; ".join(report.unlinted)
+        more = f" (+{count - NAMED_UNLINTED} more)" if count > NAMED_UNLINTED else ""
+        result.gate_failures.append(f"pylint could not lint {count} module(s)")
         result.notes.append(cap_line(f"not linted: {named}{more}; set allow_skipped = true to "
                                      "accept them", 600))
     if statistics.get("modulesLinted") == 0:

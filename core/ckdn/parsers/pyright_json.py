@@ -1,8 +1,11 @@
 """The ``pyright`` parser: the JSON document ``pyright --outputjson`` prints to stdout.
 
 The document is in the log, so the log is the artifact, streamed: a candidate
-document starts at a line opening a JSON object and is decoded up to the
-closing brace at column 0 (pyright indents its JSON). Errors are ``type_error``
+document starts at a line opening a JSON object and runs to the closing brace at
+column 0 (pyright indents its JSON); that span of the log is then read as JSON,
+streamed too (:class:`~ckdn.parsers._jsonstream.JsonStream`), its diagnostics one
+at a time, so a document of any size costs bounded memory, and a single value
+too large to read is refused with a note. Errors are ``type_error``
 findings; warnings and information are counted (pyright exits 0 on them),
 except that with ``--warnings`` pyright exits 1 on a warning-only run, and then
 those warnings are the findings (``type_warning``).
@@ -23,12 +26,15 @@ gate failure unless ``allow_no_files``.
 
 from __future__ import annotations
 
-import json
+import codecs
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Final, TypeGuard
+from collections.abc import Mapping
+from typing import IO, Any, ClassVar, Final, TypeGuard
 
-from ckdn.parsers._logtext import Lesser, LogSample
+from ckdn.documents.textcap import Cut
+from ckdn.parsers._jsonstream import JsonStream, TooLarge
+from ckdn.parsers._loglines import open_log
+from ckdn.parsers._logtext import Lesser, LogSample, LongLines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -52,8 +58,9 @@ _WRAPPER_LOG: Final = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]
 _WRAPPER_NOTICE: Final = ("WARNING: there is a new pyright version available",
                           "Please install the new version or set PYRIGHT_PYTHON_FORCE_VERSION")
 _SUMMARY_KEYS: Final = ("filesAnalyzed", "errorCount", "warningCount", "informationCount")
-#: Above this many characters of one candidate document the log is not pyright's output.
-MAX_DOCUMENT_CHARS = 512 * 1024 * 1024
+#: The ``{`` lines of one candidate span tried as a document's start; later ones are text.
+MAX_STARTS = 8
+_DOCUMENT_KEYS: Final = frozenset({"version", "time", "summary", "generalDiagnostics"})
 _SEVERITY_KEYS = {"error": "errorCount", "warning": "warningCount",
                   "information": "informationCount"}
 
@@ -70,92 +77,184 @@ class PyrightParser(BaseParser):
         return guarded(self.name, _parse, ctx)
 
 
+class _Doc:
+    """One JSON object of the log, read as it streamed: its diagnostics already graded."""
+
+    __slots__ = ("ctx", "lesser", "lists", "odd", "sink", "summary", "tally", "time", "version")
+
+    def __init__(self, ctx: ParseContext) -> None:
+        self.ctx = ctx
+        self.version: Any = None
+        self.time: Any = None
+        self.summary: Any = None
+        self.lists = 0  # generalDiagnostics arrays: pyright writes one
+        self.sink = FindingSink(ctx.top)
+        self.lesser = Lesser(ctx.top)
+        self.tally = {"error": 0, "warning": 0, "information": 0}
+        self.odd = 0  # diagnostics with no known severity
+
+    def is_pyright(self) -> bool:
+        """pyright's own document: version, time, diagnostics and a summary with its counts."""
+        summary = self.summary
+        return (isinstance(self.version, str) and isinstance(self.time, str) and self.lists == 1
+                and isinstance(summary, dict) and all(key in summary for key in _SUMMARY_KEYS))
+
+    def add(self, diag: Any) -> None:
+        severity = diag.get("severity") if isinstance(diag, dict) else None
+        if severity not in self.tally or not isinstance(diag, dict):
+            self.odd += 1
+            return
+        self.tally[severity] += 1
+        if severity == "information":
+            return
+        path = diag.get("file") or diag.get("uri") or ""
+        message = diag.get("message")
+        message = message if isinstance(message, str) else ""
+        target = self.sink if severity == "error" else self.lesser.sink
+        if len(target.kept) >= target.keep:  # build only what the digest can show
+            target.total += 1
+        elif severity == "error":
+            target.add(_finding(self.ctx, diag, str(path), message))
+        else:
+            target.add(_finding(self.ctx, diag, str(path), message, kind=WARNING_KIND))
+
+
 class Documents:
     """What a log holds: the first pyright document, how many there were, and the rest."""
 
-    __slots__ = ("around", "first", "other_json", "pyright")
+    __slots__ = ("around", "first", "long", "other_json", "pyright")
 
     def __init__(self, around: LogSample) -> None:
-        self.first: dict[str, Any] | None = None
+        self.long = LongLines()  # lines past the reading width: the log was read in part
+        self.first: _Doc | None = None
         self.pyright = 0  # pyright documents, the first one included
         self.other_json = 0  # JSON objects that are not pyright's document
         self.around = around  # text outside any document, pyright-python's logging left out
 
-    def add(self, doc: Any) -> None:
-        if not _is_pyright(doc):
+    def add(self, doc: _Doc) -> None:
+        if not doc.is_pyright():
             self.other_json += 1
         elif self.first is None:
             self.first, self.pyright = doc, 1
         else:
             self.pyright += 1
 
-    def text(self, line: str) -> None:
-        if line.strip() and not (_WRAPPER_LOG.match(line) or line.startswith(_WRAPPER_NOTICE)):
-            self.around.add(line)
+
+def _text(sample: LogSample, line: str) -> None:
+    if line.strip() and not (_WRAPPER_LOG.match(line) or line.startswith(_WRAPPER_NOTICE)):
+        sample.add(line)
 
 
-def find_documents(lines: Iterator[str], around: LogSample) -> Documents:
-    """Every JSON document in ``lines``; other lines go to ``around``.
+def _copy(sample: LogSample) -> LogSample:
+    copy = LogSample(sample.limit)
+    copy.merge(sample)
+    return copy
+
+
+def find_documents(ctx: ParseContext, around: LogSample) -> Documents:
+    """Every JSON document in the log; other lines go to ``around``.
 
     A candidate starts at a line beginning with ``{`` and is tried whenever a line
     is exactly ``}`` (pyright indents its JSON, so only the outermost brace sits
     at column 0). A candidate that does not decode is text, except for a later
-    ``{`` line inside it, which is tried in turn. Only the first pyright document
-    is kept; the others are counted.
+    ``{`` line inside it (up to :data:`MAX_STARTS`), which is tried in turn. Only
+    the first pyright document is kept; the others are counted.
     """
     found = Documents(around)
-    held: list[str] = []
-    size = 0
-    for line in lines:
-        if not held:
-            if not line.startswith("{"):
-                found.text(line)
+    lines = ctx.log_spans()
+    try:
+        handle = open_log(ctx.log_path)  # for the spans that may be documents
+    except FileNotFoundError:
+        return found
+    with handle:
+        starts: list[tuple[int, LogSample]] = []  # the open candidate's starts
+        held = LogSample(around.limit)  # its lines, as text if it is not a document
+        for number, (start, end, line) in enumerate(lines, 1):
+            if isinstance(line, Cut):
+                found.long.see(number, line)
+            if not starts:
+                if not line.startswith("{"):
+                    _text(around, line)
+                    continue
+                if line.rstrip().endswith("}"):  # the whole document on one line
+                    doc = _document(ctx, handle, start, end)
+                    if doc is not None:
+                        found.add(doc)
+                    else:
+                        _text(around, line)
+                    continue
+            if line.startswith("{") and len(starts) < MAX_STARTS:
+                starts.append((start, _copy(held)))  # what comes before it is text
+            _text(held, line)
+            if line.rstrip() != "}":
                 continue
-            if line.rstrip().endswith("}"):  # the whole document on one line
-                doc = _decode([line])
+            for first, before in starts:
+                doc = _document(ctx, handle, first, end)
                 if doc is not None:
+                    around.merge(before)
                     found.add(doc)
-                else:
-                    found.text(line)
-                continue
-        held.append(line)
-        size += len(line) + 1
-        if size > MAX_DOCUMENT_CHARS:
-            raise ValueError("no pyright document: an unterminated JSON object runs past "
-                             f"{MAX_DOCUMENT_CHARS} characters")
-        if line.rstrip() != "}":
-            continue
-        starts = [i for i, text in enumerate(held) if text.startswith("{")]
-        for start in starts:
-            doc = _decode(held[start:])
-            if doc is not None:
-                for text in held[:start]:
-                    found.text(text)
-                found.add(doc)
-                break
-        else:
-            for text in held:
-                found.text(text)
-        held, size = [], 0
-    for text in held:
-        found.text(text)
+                    break
+            else:
+                around.merge(held)
+            starts, held = [], LogSample(around.limit)
+        if starts:
+            around.merge(held)
     return found
 
 
-def _decode(lines: list[str]) -> Any:
+def _document(ctx: ParseContext, handle: IO[bytes], start: int, end: int) -> _Doc | None:
+    """The JSON object in bytes ``[start, end)`` of the log, streamed; None if it is not one.
+
+    :class:`TooLarge` passes: a value too large to read is said, not taken for text.
+    """
+    reader = JsonStream(_Span(handle, start, end))  # type: ignore[arg-type]
+    doc = _Doc(ctx)
     try:
-        doc = json.loads("\n".join(lines))
-    except ValueError:
+        if reader.peek() != "{":
+            return None
+        seen: set[str] = set()
+        for key in reader.members():
+            if key in _DOCUMENT_KEYS:
+                if key in seen:
+                    return None  # pyright writes each once: a document with one twice is not its
+                seen.add(key)
+            if key == "version":
+                doc.version = reader.value()
+            elif key == "time":
+                doc.time = reader.value()
+            elif key == "summary":
+                doc.summary = reader.value()
+            elif key == "generalDiagnostics" and reader.peek() == "[":
+                doc.lists += 1
+                for diag in reader.items():
+                    doc.add(diag)
+        reader.finish()
+    except TooLarge:
+        raise
+    except (ValueError, RecursionError):
         return None
-    return doc if isinstance(doc, dict) else None
+    return doc
 
 
-def _is_pyright(doc: dict[str, Any]) -> bool:
-    """pyright's own document: version, time, diagnostics and a summary with its counts."""
-    summary = doc.get("summary")
-    return (isinstance(doc.get("version"), str) and isinstance(doc.get("time"), str)
-            and isinstance(doc.get("generalDiagnostics"), list) and isinstance(summary, dict)
-            and all(key in summary for key in _SUMMARY_KEYS))
+class _Span:
+    """The text of bytes ``[start, end)`` of the log, decoded leniently, for a JsonStream."""
+
+    __slots__ = ("decoder", "handle", "left")
+
+    def __init__(self, handle: IO[bytes], start: int, end: int) -> None:
+        handle.seek(start)
+        self.handle = handle
+        self.left = end - start
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def read(self, size: int) -> str:
+        while self.left > 0:
+            data = self.handle.read(min(size, self.left))
+            self.left = self.left - len(data) if data else 0
+            text = self.decoder.decode(data, final=self.left <= 0)
+            if text:
+                return text
+        return self.decoder.decode(b"", final=True)
 
 
 def _position(diag: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -185,7 +284,12 @@ def _finding(ctx: ParseContext, diag: dict[str, Any], path: str, message: str, *
 
 
 def _parse(ctx: ParseContext) -> ParseResult:
-    found = find_documents(ctx.log_lines(), LogSample())
+    try:
+        found = find_documents(ctx, LogSample())
+    except TooLarge as exc:
+        return ParseResult(parser_ok=False, notes=[
+            f"the pyright document in the log holds {exc}: refused unread, so the log counts "
+            "for nothing"])
     doc = found.first
     if doc is None:
         drift = (f"; the log holds {found.other_json} JSON object(s) that are not pyright's "
@@ -193,36 +297,17 @@ def _parse(ctx: ParseContext) -> ParseResult:
         return ParseResult(parser_ok=False, notes=[
             f"exit code {ctx.rc} but no pyright --outputjson document in the log (the command "
             f"must include --outputjson){drift}; " + found.around.describe()])
-    diagnostics, summary = doc["generalDiagnostics"], doc["summary"]
-    sink = FindingSink(ctx.top)
-    lesser = Lesser(ctx.top)
-    tally = {"error": 0, "warning": 0, "information": 0}
-    odd = 0
-    for diag in diagnostics:
-        severity = diag.get("severity") if isinstance(diag, dict) else None
-        if severity not in tally or not isinstance(diag, dict):
-            odd += 1
-            continue
-        tally[severity] += 1
-        if severity == "information":
-            continue
-        path = diag.get("file") or diag.get("uri") or ""
-        message = diag.get("message")
-        message = message if isinstance(message, str) else ""
-        if severity == "error":
-            sink.add(_finding(ctx, diag, str(path), message))
-        else:
-            lesser.add(_finding(ctx, diag, str(path), message, kind=WARNING_KIND))
+    summary, tally, lesser = doc.summary, doc.tally, doc.lesser
     counts = {"errors": tally["error"], "warnings": tally["warning"],
               "info": tally["information"]}
     analysed = summary.get("filesAnalyzed")
     if _is_count(analysed):
         counts["files"] = analysed
-    result = sink.result(summary={"counts": counts})
+    result = doc.sink.result(summary={"counts": counts})
     notes = result.notes
-    if odd:
+    if doc.odd:
         result.parser_ok = False
-        notes.append(f"{odd} pyright diagnostic(s) have no known severity (format drift?)")
+        notes.append(f"{doc.odd} pyright diagnostic(s) have no known severity (format drift?)")
     for severity, key in _SEVERITY_KEYS.items():
         stated = summary.get(key)
         if stated != tally[severity]:
@@ -230,6 +315,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
             notes.append(f"pyright's summary.{key} is {stated!r} but {tally[severity]} "
                          f"{severity} diagnostic(s) were read")
     _not_pyrights(found, result)
+    found.long.refuse(result, "pyright")
     if analysed == 0 and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("pyright analysed no files")
         notes.append("pyright checked nothing (filesAnalyzed is 0); set allow_no_files = true "

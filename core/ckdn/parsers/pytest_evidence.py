@@ -11,6 +11,10 @@ the real exit code into ``parser_ok=False`` (agree-or-alarm).
 The file is ckdn's own, versioned by :data:`SCHEMA` and validated strictly on
 read: a reader that guessed at a half-written or foreign file could report a
 clean run that never happened, so anything malformed is a :class:`ValueError`.
+It is streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), in two passes
+because the schema, which says how to read a finding, is written after the
+findings: all of them are validated, only the first ``keep`` are built, so a
+file of any shape up to :data:`MAX_EVIDENCE_BYTES` costs bounded memory.
 
 Cuts travel as data here too: a string the plugin cut (a :class:`Cut`) is
 written as ``{"cut": KEPT, "omitted": N}`` and read back as one, and a finding
@@ -44,16 +48,22 @@ they are regular files: a planted link is refused with a note, never read.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
+from ckdn.parsers._evidence_file import (
+    LIST,
+    items_of,
+    json_bytes,
+    members_but,
+    open_no_follow,
+    read_no_follow,
+)
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
@@ -125,69 +135,42 @@ def encode_evidence(result: ParseResult, exitstatus: int) -> bytes:
     return canonical(doc) + b"\n"
 
 
-def _no_constant(name: str) -> Any:
-    """NaN and Infinity are not JSON: the plugin never writes them, so the file was tampered."""
-    raise ValueError(f"not JSON: {name}")
-
-
-def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, never through a symlink.
-
-    :class:`ValueError` when it is refused (a symlink, not a regular file, larger
-    than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
-    does not block the open (``O_NONBLOCK``), it is refused like any non-file.
-    """
-    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(path):
-            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file: refused")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise ValueError(f"larger than {limit} bytes")
-    return b"".join(chunks)
-
-
-def _json(data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 (byte offset {exc.start})") from None
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-
-
-def read_evidence(path: str | os.PathLike[str]) -> tuple[ParseResult, int]:
+def read_evidence(path: str | os.PathLike[str],
+                  keep: int | None = None) -> tuple[ParseResult, int]:
     """The parse result and pytest exit status stored in ``path``.
 
+    Every finding is validated; only the first ``keep`` (all, when None) are kept.
     Raises :class:`ValueError` naming what is wrong for anything that is not a
     complete, well-formed ``ckdn.pytest-evidence/1`` document, or a file that is
     refused (:func:`read_no_follow`), and :class:`OSError` when the file cannot
     be read at all.
     """
-    return _validate(_json(read_no_follow(path, MAX_EVIDENCE_BYTES)))
+    fd = open_no_follow(path)
+    with open(fd, encoding="utf-8", newline="") as handle:
+        if os.fstat(fd).st_size > MAX_EVIDENCE_BYTES:
+            raise ValueError(f"larger than {MAX_EVIDENCE_BYTES} bytes")
+        try:
+            doc = members_but(handle, "findings", _KEYS)
+            findings: list[Finding] = []
+            listed = 0
+            schema = doc.get("schema")
+            if isinstance(schema, str) and schema in _READ and set(doc) == _KEYS \
+                    and doc["findings"] is LIST:
+                handle.seek(0)
+                for index, raw in enumerate(items_of(handle, "findings")):
+                    finding = _finding(schema, index, raw)  # every one is validated
+                    listed += 1
+                    if keep is None or len(findings) < keep:
+                        findings.append(finding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 ({exc.reason})") from None
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+    return _validate(doc, findings, listed)
 
 
-def _validate(doc: Any) -> tuple[ParseResult, int]:
-    if not isinstance(doc, dict):
-        raise ValueError(f"top level must be an object, not {type(doc).__name__}")
+def _validate(doc: dict[str, Any], findings: list[Finding],
+              listed: int) -> tuple[ParseResult, int]:
     schema = doc.get("schema")
     if not isinstance(schema, str) or schema not in _READ:
         raise ValueError(f"schema is {schema!r}, expected {SCHEMA!r}")
@@ -199,10 +182,11 @@ def _validate(doc: Any) -> tuple[ParseResult, int]:
                          + (f"; unexpected: {', '.join(extra)}" if extra else ""))
     exitstatus = _int(doc, "exitstatus")
     cuts = schema == SCHEMA
-    findings = [_finding(schema, i, f) for i, f in enumerate(_list(doc, "findings"))]
+    if doc["findings"] is not LIST:
+        raise ValueError("findings must be an array")
     total = _int(doc, "findings_total")
-    if total < len(findings):
-        raise ValueError(f"findings_total {total} is less than the {len(findings)} findings listed")
+    if total < listed:
+        raise ValueError(f"findings_total {total} is less than the {listed} findings listed")
     summary = doc["summary"]
     if not isinstance(summary, dict):
         raise ValueError("summary must be an object")
@@ -307,7 +291,7 @@ def evidence_result(ctx: ParseContext, path: Path) -> ParseResult:
     ``parser_ok=False`` with a note. Never raises.
     """
     try:
-        result, exitstatus = read_evidence(path)
+        result, exitstatus = read_evidence(path, keep=ctx.top)
     except (OSError, ValueError) as exc:
         return ParseResult(parser_ok=False,
                            notes=[f"{EVIDENCE_FILE} is not valid pytest plugin evidence: {exc}"])
@@ -374,7 +358,7 @@ def encode_progress(running: Sequence[str], started: int, finished: int, finding
 
 def read_progress(path: str | os.PathLike[str]) -> Progress:
     """The progress line at ``path``; :class:`ValueError` for anything else (or refused)."""
-    doc = _json(read_no_follow(path, MAX_PROGRESS_BYTES).strip())
+    doc = json_bytes(read_no_follow(path, MAX_PROGRESS_BYTES).strip())
     if not isinstance(doc, dict) or doc.get("schema") != PROGRESS_SCHEMA \
             or set(doc) != _PROGRESS_KEYS:
         raise ValueError(f"not a {PROGRESS_SCHEMA} line")

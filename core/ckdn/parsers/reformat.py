@@ -21,7 +21,15 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
+from ckdn.parsers._logtext import (
+    ARROW,
+    LogSample,
+    LongLines,
+    PendingFinding,
+    group,
+    joined,
+    plain_lines,
+)
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
 from ckdn.parsers.guard import guarded
 
@@ -119,10 +127,10 @@ class _Scan:
         if header is not None:
             arrow = ARROW.match(line)
             if arrow:
-                code, msg = header["code"], header["msg"]
+                code, msg = header["code"], group(header, "msg")
                 kind = VIOLATION if code == _UNFORMATTED else ERROR
-                self.add(kind, arrow["path"], arrow["line"], arrow["col"], message=f"{code}: {msg}",
-                         code=code)
+                self.add(kind, arrow["path"], arrow["line"], arrow["col"],
+                         message=joined(f"{code}: ", msg), code=code)
                 return
             self.unknown.add(header.string)
         if self._finding_line(line) or self._summary_line(line):
@@ -148,7 +156,7 @@ class _Scan:
         if match:
             groups = match.groupdict()
             self.add(ERROR, match["path"], groups.get("line"), groups.get("col"),
-                     message=f"cannot format: {match['msg']}", code="cannot-format")
+                     message=joined("cannot format: ", group(match, "msg")), code="cannot-format")
             return True
         match = _CANNOT_PARSE.match(line)
         if match:
@@ -160,7 +168,7 @@ class _Scan:
             code = match["code"]
             kind = VIOLATION if code == _UNFORMATTED else ERROR
             self.add(kind, match["path"], match["line"], match["col"],
-                     message=f"{code}: {match['msg']}", code=code)
+                     message=joined(f"{code}: ", group(match, "msg")), code=code)
             return True
         return False
 
@@ -189,7 +197,8 @@ def _num(text: str | None) -> int | None:
 
 def _parse(ctx: ParseContext) -> ParseResult:
     scan = _Scan(ctx)
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         scan.feed(line)
     scan.flush()
     if scan.header is not None:
@@ -199,6 +208,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         counts["unchanged"] = scan.clean
     result = scan.sink.result(summary={"counts": counts})
     verdict = scan.would is not None or scan.violations or scan.errors
+    long.refuse(result, "the formatter")
     if scan.unknown.count:
         result.parser_ok = False
         result.notes.append(f"{scan.unknown.count} line(s) of the log are not the formatter's "

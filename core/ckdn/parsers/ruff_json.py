@@ -2,10 +2,11 @@
 
 Every entry of ruff's JSON array is a ``lint_violation``: ruff exits 1 exactly
 when it reports something, so there is no severity to filter. The report is
-decoded element by element (:func:`iter_json_array`) instead of with one
-``json.load``: 100,000 diagnostics are ~45 MB of JSON, which ``json.load``
-turns into ~200 MB of objects (and no less time), while the digest keeps only
-``top`` findings and a few counts; streamed, the parser stays near 20 MB.
+decoded element by element (:class:`~ckdn.parsers._jsonstream.JsonStream`)
+instead of with one ``json.load``: 100,000 diagnostics are ~45 MB of JSON, which
+``json.load`` turns into ~200 MB of objects (and no less time), while the digest
+keeps only ``top`` findings and a few counts; streamed, the parser stays near
+20 MB, and an entry too large to read (a 1 GiB message) is refused unread.
 
 Guards: a missing report is ``parser_ok=False`` with a note quoting the log's
 first lines (where ruff says why it stopped, such as an unknown rule selector);
@@ -18,12 +19,13 @@ run that found no Python files is a gate failure unless ``allow_no_files``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._logtext import crashed, plain_lines
+from ckdn.parsers._jsonreport import JsonStream, unreadable
+from ckdn.parsers._jsonstream import CHUNK
+from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -39,9 +41,6 @@ from ckdn.parsers.guard import guarded
 __all__ = ["RuffParser", "iter_json_array"]
 
 KIND = "lint_violation"
-_CHUNK = 1 << 20
-_OPEN: Final = re.compile(r"[ \t\n\r]*\[[ \t\n\r]*")
-_SEP: Final = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 #: ruff's own count, when the log carries it ("Found 3 errors.", "Found 3 errors
 #: (2 fixed, 1 remaining).").
 _FOUND: Final = re.compile(r"^Found (\d+) errors?(?: \((\d+) fixed, (\d+) remaining\))?\.$")
@@ -76,20 +75,22 @@ def _parse(ctx: ParseContext) -> ParseResult:
     sink = FindingSink(ctx.top)
     tally = _Tally()
     try:
-        with open(report, encoding="utf-8") as handle:
-            for item in iter_json_array(handle):
+        with JsonStream.open(report) as reader:
+            for item in reader.items():
                 tally.add(item, sink, ctx)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+            reader.finish()
+    except (OSError, ValueError, RecursionError) as exc:
         return ParseResult(parser_ok=False, notes=[cap_line(
-            f"ruff report {report.name} is not a readable JSON array: "
-            f"{type(exc).__name__}: {exc}")])
+            unreadable("ruff report", report.name, exc, lambda: "",
+                       expected="a readable JSON array"))])
     return _result(ctx, sink, tally, log)
 
 
 class _LogFacts:
-    __slots__ = ("errors", "first_error", "found", "head", "no_files")
+    __slots__ = ("errors", "first_error", "found", "head", "long", "no_files")
 
     def __init__(self) -> None:
+        self.long = LongLines()
         self.found: int | None = None
         self.no_files = False
         self.head: list[str] = []
@@ -100,9 +101,9 @@ class _LogFacts:
 def _scan_log(ctx: ParseContext) -> _LogFacts:
     """What the log states beside the report: ruff's own count, "no files", a failure cause."""
     facts = _LogFacts()
-    for line in plain_lines(ctx):
+    for line in plain_lines(ctx, facts.long):
         if len(facts.head) < 2 and line.strip():
-            facts.head.append(cap_line(line.strip(), 200))
+            facts.head.append(quote(line, 200))
         match = _FOUND.match(line)
         if match:
             facts.found = int(match.group(3) or match.group(1))
@@ -113,7 +114,7 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
         elif line.startswith("error: ") or line == "ruff failed" or crashed(line):
             facts.errors += 1
             if not facts.first_error:
-                facts.first_error = cap_line(line.strip(), 200)
+                facts.first_error = quote(line, 200)
     return facts
 
 
@@ -198,6 +199,7 @@ def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts)
         result.parser_ok = False
         result.notes.append(f"ruff's log reports {log.errors} error(s) beside its report "
                             f"(first: {log.first_error}): the report is not the whole run")
+    log.long.refuse(result, "ruff")
     if log.no_files and not ctx.options.get("allow_no_files", False):
         result.gate_failures.append("ruff found no Python files to check")
         result.notes.append("ruff checked nothing (\"No Python files found\"); set "
@@ -205,85 +207,12 @@ def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts)
     return result
 
 
-def iter_json_array(handle: IO[str], chunk: int = _CHUNK) -> Iterator[Any]:
+def iter_json_array(handle: IO[str], chunk: int = CHUNK) -> Iterator[Any]:
     """Yield the elements of the top-level JSON array in ``handle``, one at a time.
 
     Memory stays at about one chunk plus the largest element, whatever the size
-    of the array. Raises ValueError when the text is not one JSON array. The
-    C decoder does the work; the loop only steps over ``,`` between elements.
+    of the array. Raises ValueError when the text is not one JSON array.
     """
-    buf = _Buffer(handle, chunk)
-    match = buf.match(_OPEN, 0)
-    if match is None:
-        raise ValueError(f"expected a JSON array, found {buf.text[:20]!r}")
-    pos = match.end()
-    if buf.text.startswith("]", pos):
-        buf.expect_end(pos + 1)
-        return
-    decode = json.JSONDecoder().raw_decode
-    size = chunk
-    while True:
-        text = buf.text
-        try:
-            value, end = decode(text, pos)
-        except json.JSONDecodeError:
-            if buf.eof:
-                raise
-            end = len(text)
-        # A value that ends at (or, for a number like "1." / "1e+" / "1e", up to two
-        # characters before) the chunk edge may continue in the next chunk: read more, retry.
-        if len(text) - end <= 2 and not buf.eof:
-            buf.refill(pos, size)
-            pos, size = 0, size * 2
-            continue
-        size = chunk
-        yield value
-        match = buf.match(_SEP, end)
-        if match is None:
-            rest = buf.text[buf.start:buf.start + 20]
-            raise ValueError(f"expected ',' or ']' in the JSON array, found {rest!r}"
-                             if rest.strip() else "the JSON array is truncated")
-        pos = match.end()
-        if match.group(1) == "]":
-            buf.expect_end(pos)
-            return
-
-
-class _Buffer:
-    """The unread text of a report, refilled from the file on demand."""
-
-    __slots__ = ("chunk", "eof", "handle", "start", "text")
-
-    def __init__(self, handle: IO[str], chunk: int) -> None:
-        self.handle = handle
-        self.chunk = chunk
-        self.text = handle.read(chunk)
-        self.eof = not self.text
-        self.start = 0
-
-    def refill(self, keep_from: int, size: int) -> None:
-        """Drop the text before ``keep_from`` and append up to ``size`` more characters."""
-        more = self.handle.read(size)
-        self.eof = not more
-        self.text = self.text[keep_from:] + more
-
-    def match(self, pattern: re.Pattern[str], pos: int) -> re.Match[str] | None:
-        """``pattern`` at ``pos``, reading on while it might continue past the buffer."""
-        found = pattern.match(self.text, pos)
-        while (found is None or found.end() == len(self.text)) and not self.eof:
-            self.refill(pos, self.chunk)
-            pos = 0
-            found = pattern.match(self.text, pos)
-        self.start = pos
-        return found
-
-    def expect_end(self, pos: int) -> None:
-        """Only whitespace may follow the array."""
-        while True:
-            rest = self.text[pos:]
-            if rest.strip():
-                raise ValueError(f"unexpected data after the JSON array: {rest.strip()[:20]!r}")
-            if self.eof:
-                return
-            self.refill(len(self.text), self.chunk)
-            pos = 0
+    reader = JsonStream(handle, chunk=chunk)
+    yield from reader.items()
+    reader.finish()

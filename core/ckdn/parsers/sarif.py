@@ -32,13 +32,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
-from ckdn.parsers._jsonreport import load_report
+from ckdn.parsers._jsonreport import JsonStream, find_report, unreadable
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers._sarif_log import log_disagreements
+from ckdn.parsers._sarif_read import Refused, RunFacts, read_results, read_runs
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -72,7 +72,7 @@ class SarifParser(BaseParser):
 class _Rules:
     """Rule lookup for one run: by tool component, index and id, as SARIF allows."""
 
-    __slots__ = ("by_id", "components", "names", "overrides")
+    __slots__ = ("by_id", "components", "ids", "names", "overrides")
 
     def __init__(self, run: dict[str, Any]) -> None:
         tool = _obj(run.get("tool"))
@@ -81,10 +81,18 @@ class _Rules:
         self.components = [driver, *extensions]
         self.names = {str(c.get("name")): i for i, c in enumerate(self.components) if c.get("name")}
         self.by_id: dict[str, dict[str, Any]] = {}
-        for component in reversed(self.components):  # the driver wins a clash
+        # Per component, each id's first rule: a result found by id costs one look-up,
+        # not a scan of the rules (a million results, a thousand rules).
+        self.ids: list[dict[str, dict[str, Any]]] = []
+        for component in self.components:
+            ids: dict[str, dict[str, Any]] = {}
             for rule in _list(component.get("rules")):
                 if isinstance(rule, dict) and isinstance(rule.get("id"), str):
-                    self.by_id.setdefault(rule["id"], rule)
+                    ids.setdefault(rule["id"], rule)
+            self.ids.append(ids)
+        for ids in reversed(self.ids):  # the driver wins a clash
+            for rule_id, rule in ids.items():
+                self.by_id.setdefault(rule_id, rule)
         self.overrides: dict[str, str] = {}
         for invocation in _list(run.get("invocations")):
             for override in _list(_obj(invocation).get("ruleConfigurationOverrides")):
@@ -95,24 +103,21 @@ class _Rules:
                     self.overrides[rule["id"]] = level
 
     def _descriptor(self, ref: dict[str, Any], index: Any, rule_id: Any) -> dict[str, Any] | None:
-        component = self.components[0]
+        chosen = 0
         tool_component = _obj(ref.get("toolComponent"))
         position = tool_component.get("index")
         if _is_int(position) and 0 <= position < len(self.components) - 1:
-            component = self.components[position + 1]
+            chosen = position + 1
         elif isinstance(tool_component.get("name"), str) and tool_component["name"] in self.names:
-            component = self.components[self.names[tool_component["name"]]]
-        rules = _list(component.get("rules"))
+            chosen = self.names[tool_component["name"]]
+        rules = _list(self.components[chosen].get("rules"))
         index = ref.get("index", index)
         if _is_int(index) and 0 <= index < len(rules) and isinstance(rules[index], dict):
             found: dict[str, Any] = rules[index]
             return found
         rule_id = ref.get("id", rule_id)
         if isinstance(rule_id, str):
-            for rule in rules:
-                if isinstance(rule, dict) and rule.get("id") == rule_id:
-                    return rule
-            return self.by_id.get(rule_id)
+            return self.ids[chosen].get(rule_id) or self.by_id.get(rule_id)
         return None
 
     def rule_for(self, result: dict[str, Any]) -> dict[str, Any] | None:
@@ -139,47 +144,36 @@ def effective_level(result: dict[str, Any], rule: dict[str, Any] | None,
 
 
 def _parse(ctx: ParseContext) -> ParseResult:
-    runs = _load(ctx)
-    if isinstance(runs, str):
-        return ParseResult(parser_ok=False, notes=[cap_line(runs, 800)])
+    loaded = _load(ctx)
+    if isinstance(loaded, str):
+        return ParseResult(parser_ok=False, notes=[cap_line(loaded, 800)])
+    path, name, runs = loaded
     fail_levels = set(ctx.options.get("fail_levels", DEFAULT_FAIL_LEVELS))
-    counts = dict.fromkeys(LEVELS, 0)
+    graded = _Graded(ctx, runs)
+    try:
+        with JsonStream.open(path) as reader:
+            for number, result in read_results(reader):
+                graded.add(number, result)
+    except (OSError, ValueError, RecursionError) as exc:
+        return ParseResult(parser_ok=False, notes=[cap_line(
+            unreadable("SARIF log", name, exc, lambda: log_ends(ctx)), 800)])
+    counts = graded.counts
     problems: list[str] = []
-    graded: list[tuple[dict[str, Any], _Rules, dict[str, str], list[tuple[Any, str]]]] = []
-    for number, run in enumerate(runs, 1):
-        problems.extend(_run_problems(number, run))
-        rules = _Rules(run)
-        levelled: list[tuple[Any, str]] = []
-        bad: list[Any] = []
-        for result in _list(run.get("results")):
-            level = _level(result, rules) if isinstance(result, dict) else None
-            if level is None:
-                bad.append(result)
-                continue
-            counts[level] += 1
-            levelled.append((result, level))
+    for number, facts in enumerate(runs, 1):
+        problems.extend(_run_problems(number, facts))
+        bad, first = graded.bad[number - 1]
         if bad:
-            first = (f"level {cap_line(repr(bad[0].get('level')), 80)}"
-                     if isinstance(bad[0], dict) else f"a JSON {type(bad[0]).__name__}")
-            problems.append(f"run {number} has {len(bad)} result(s) that are not an object "
+            problems.append(f"run {number} has {bad} result(s) that are not an object "
                             f"with a SARIF level (first: {first})")
-        graded.append((run, rules, _bases(run), levelled))
     total = sum(counts.values())
     promote = ctx.rc != 0 and not any(counts[level] for level in fail_levels)
     chosen = set(LEVELS) if promote else fail_levels
-    sink = FindingSink(ctx.top)
-    for run, rules, bases, levelled in graded:
-        for result, level in levelled:
-            if level in chosen:
-                if len(sink.kept) < sink.keep:  # build only what the digest can show
-                    sink.add(_finding(ctx, run, result, rules=rules, level=level, bases=bases))
-                else:
-                    sink.total += 1
     summary = {"counts": {**counts, "results": total, "runs": len(runs)}}
-    out = sink.result(summary=summary)
+    out = ParseResult(findings=graded.findings(chosen),
+                      findings_total=sum(counts[level] for level in chosen), summary=summary)
     if Path(ctx.log_path).resolve() != ctx.artifact("report", "report.sarif"):
-        tools = [str(_obj(_obj(run.get("tool")).get("driver")).get("name") or "")
-                 for run in runs]
+        tools = [str(_obj(_obj(facts.run.get("tool")).get("driver")).get("name") or "")
+                 for facts in runs]
         problems.extend(log_disagreements(ctx, tools, total))
     if problems:
         out.parser_ok = False
@@ -191,42 +185,83 @@ def _parse(ctx: ParseContext) -> ParseResult:
     return out
 
 
-def _load(ctx: ParseContext) -> list[dict[str, Any]] | str:
-    """The log's runs, or why the log cannot be trusted."""
-    loaded = load_report(ctx, default="report.sarif", label="SARIF log",
-                         needs="write SARIF to {run_dir}/", log_tail=lambda: log_ends(ctx))
-    if isinstance(loaded, str):
-        return loaded
-    name, data = loaded
-    if not isinstance(data, dict):
-        return f"{name} is not a SARIF log (a JSON {type(data).__name__}, not an object)"
-    version = data.get("version")
-    if version != VERSION:
-        return f"{name} is not a SARIF {VERSION} log (version {version!r})"
-    runs = data.get("runs")
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, dict) for r in runs):
+class _Graded:
+    """The results of the second pass, graded as they stream by.
+
+    Which levels are findings is known only at the end (a red exit code with no
+    result at ``fail_levels`` makes every result one), so the first ``top``
+    findings of every level are kept, with their place in the log, and
+    :meth:`findings` takes the first ``top`` of the levels chosen.
+    """
+
+    def __init__(self, ctx: ParseContext, runs: list[RunFacts]) -> None:
+        self.ctx = ctx
+        self.runs = runs
+        self.rules = [_Rules(facts.run) for facts in runs]
+        self.bases = [_bases(facts.run) for facts in runs]
+        self.counts = dict.fromkeys(LEVELS, 0)
+        self.kept: dict[str, list[tuple[int, Finding]]] = {level: [] for level in LEVELS}
+        self.bad = [(0, "")] * len(runs)  # per run: results without a level, the first named
+        self.seen = 0
+
+    def add(self, number: int, result: Any) -> None:
+        self.seen += 1
+        rules = self.rules[number]
+        level = _level(result, rules) if isinstance(result, dict) else None
+        if level is None:
+            bad, first = self.bad[number]
+            if not bad:
+                first = (f"level {cap_line(repr(result.get('level')), 80)}"
+                         if isinstance(result, dict) else f"a JSON {type(result).__name__}")
+            self.bad[number] = (bad + 1, first)
+            return
+        self.counts[level] += 1
+        kept = self.kept[level]
+        if len(kept) < self.ctx.top:  # build only what the digest can show
+            kept.append((self.seen, _finding(self.ctx, self.runs[number].run, result,
+                                             rules=rules, level=level,
+                                             bases=self.bases[number])))
+
+    def findings(self, chosen: set[str]) -> list[Finding]:
+        merged = sorted((pair for level in chosen for pair in self.kept[level]),
+                        key=lambda pair: pair[0])
+        return [finding for _, finding in merged[:self.ctx.top]]
+
+
+def _load(ctx: ParseContext) -> tuple[Path, str, list[RunFacts]] | str:
+    """The log's path and runs (without their results), or why it cannot be trusted."""
+    found = find_report(ctx, default="report.sarif", label="SARIF log",
+                        needs="write SARIF to {run_dir}/", log_tail=lambda: log_ends(ctx))
+    if isinstance(found, str):
+        return found
+    name, path = found
+    try:
+        with JsonStream.open(path) as reader:
+            log = read_runs(reader)
+    except Refused as exc:
+        return f"SARIF log {name} is refused: {exc}"
+    except (OSError, ValueError, RecursionError) as exc:
+        return unreadable("SARIF log", name, exc, lambda: log_ends(ctx))
+    if log.kind != "dict":
+        return f"{name} is not a SARIF log (a JSON {log.kind}, not an object)"
+    if log.version != VERSION:
+        return f"{name} is not a SARIF {VERSION} log (version {cap_line(repr(log.version), 80)})"
+    runs = log.runs
+    if log.runs_kind != "list" or not runs or any(facts is None for facts in runs):
         return f"SARIF log {name} has no runs: no tool's results to read"
-    return runs
+    return path, name, [facts for facts in runs if facts is not None]
 
 
-def _run_problems(number: int, run: dict[str, Any]) -> Iterable[str]:
+def _run_problems(number: int, facts: RunFacts) -> Iterable[str]:
     """Why a run's results cannot be trusted: none recorded, or the tool says it failed."""
+    run = facts.run
     tool = str(_obj(_obj(run.get("tool")).get("driver")).get("name") or "unnamed tool")
     if not isinstance(run.get("results"), list):
         yield f"run {number} ({tool}) has no results array: the tool did not produce results"
-    errors: list[str] = []
-    for invocation in _list(run.get("invocations")):
-        invocation = _obj(invocation)
-        if invocation.get("executionSuccessful") is False:
-            errors.append("executionSuccessful is false")
-        for key in ("toolExecutionNotifications", "toolConfigurationNotifications"):
-            for notification in _list(invocation.get(key)):
-                notification = _obj(notification)
-                if notification.get("level") == "error":
-                    errors.append(_text(notification.get("message")) or "error notification")
-    if errors:
-        shown = "; ".join(errors[:NAMED_NOTIFICATIONS])
-        more = f" (+{len(errors) - NAMED_NOTIFICATIONS} more)" if len(errors) > 2 else ""
+    if facts.error_count:
+        shown = "; ".join(facts.errors)
+        more = (f" (+{facts.error_count - NAMED_NOTIFICATIONS} more)"
+                if facts.error_count > NAMED_NOTIFICATIONS else "")
         yield f"run {number} ({tool}) reports execution errors: {shown}{more}"
 
 

@@ -21,7 +21,17 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
+from ckdn.parsers._logtext import (
+    ARROW,
+    LogSample,
+    LongLines,
+    PendingFinding,
+    after,
+    group,
+    joined,
+    plain_lines,
+    quote,
+)
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
 from ckdn.parsers.guard import guarded
 
@@ -92,17 +102,17 @@ class _Scan:
             named = _PATH_IN_MESSAGE.match(msg)
             location = self.ctx.location(named["path"]) if named else None
             if named and location:  # keep machine paths out of the digest
-                msg = f"`{location}`: {msg[named.end():]}"
+                msg = joined(f"`{location}`: ", after(msg, named.end()))
         else:
             location = self.ctx.location(path, _num(line), _num(col))
         ident = f"{location}:{code}" if location else f"{code}:{msg}"
-        self.pending = PendingFinding(ident, kind, f"{msg} [{code}]", location,
+        self.pending = PendingFinding(ident, kind, joined(msg, f" [{code}]"), location,
                                       limit=self.ctx.max_snippet_lines)
 
     def flush(self) -> None:
         header, self.header = self.header, None
         if header is not None:  # a header with no "-->" line: the diagnostic has no location
-            self.open(header["sev"], header["code"], header["msg"])
+            self.open(header["sev"], header["code"], group(header, "msg"))
         if self.pending is not None:
             self.pending.emit(self.sink)
             self.pending = None
@@ -117,8 +127,8 @@ class _Scan:
             arrow = ARROW.match(line)
             if arrow:
                 self.header = None
-                self.open(header["sev"], header["code"], header["msg"], path=arrow["path"],
-                          line=arrow["line"], col=arrow["col"])
+                self.open(header["sev"], header["code"], group(header, "msg"),
+                          path=arrow["path"], line=arrow["line"], col=arrow["col"])
                 self.in_block = True
                 return
             self.flush()
@@ -129,8 +139,8 @@ class _Scan:
             return
         concise = _CONCISE.match(line)
         if concise:
-            self.open(concise["sev"], concise["code"], concise["msg"], path=concise["path"],
-                      line=concise["line"], col=concise["col"])
+            self.open(concise["sev"], concise["code"], group(concise, "msg"),
+                      path=concise["path"], line=concise["line"], col=concise["col"])
             self.flush()
             return
         head = _HEADER.match(line)
@@ -157,7 +167,7 @@ class _Scan:
             self.no_files = True
         elif line == _FAILED or (self.failed and line.startswith("  Cause: ")):
             if len(self.failed) < 3:
-                self.failed.append(line.strip())
+                self.failed.append(quote(line, 300))
         elif not line.startswith(_CHATTER) and not self.failed:
             self.unknown.add(line)
 
@@ -171,7 +181,8 @@ def _num(text: str | None) -> int | None:
 
 def _parse(ctx: ParseContext) -> ParseResult:
     scan = _Scan(ctx)
-    for line in plain_lines(ctx):
+    long = LongLines()
+    for line in plain_lines(ctx, long):
         scan.feed(line)
     scan.finish()
     if scan.found is None and not scan.clean:
@@ -196,6 +207,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         result.gate_failures.append("ty found no Python files to check")
         result.notes.append("ty checked nothing (\"No python files found\"); set "
                             "allow_no_files = true if that is expected")
+    long.refuse(result, "ty")
     if scan.fails_on_warnings and counts["warning"]:
         result.notes.append(f"ty exits {FOUND_RC} on warnings (unless run with "
                             f"--exit-zero-on-warning): its {counts['warning']} warning(s) are "

@@ -61,6 +61,7 @@ def test_every_built_in_parser_turns_an_unexpected_exception_into_loud_facts(
     # Every read of the run's evidence raises, as a bug in the parser would.
     monkeypatch.setattr(ParseContext, "artifact", _boom)
     monkeypatch.setattr(ParseContext, "log_lines", _boom)
+    monkeypatch.setattr(ParseContext, "log_spans", _boom)
     result = get_parser(name).parse(ParseContext(check=name, run_dir=tmp_path, cwd=tmp_path,
                                                  rc=rc))
     assert result.notes == [f"parser '{name}' crashed on this run's evidence: RuntimeError: boom"]

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers._logtext import LogSample
-from ckdn.parsers.base import ParseResult
+from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.parsers.pyright_json import PyrightParser, find_documents
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
 
@@ -144,12 +144,13 @@ def test_an_unknown_severity_is_format_drift(load_case: CaseLoader) -> None:
     assert not PARSER.parse(ctx).parser_ok
 
 
-def test_a_brace_line_of_other_text_does_not_hide_the_document() -> None:
-    lines = ["{", "not json", "}", *ERRORS_LOG.decode().splitlines()]
+def test_a_brace_line_of_other_text_does_not_hide_the_document(tmp_path: Path) -> None:
+    (tmp_path / "full.log").write_bytes(b"{\nnot json\n}\n" + ERRORS_LOG)
     around = LogSample()
-    found = find_documents(iter(lines), around)
+    found = find_documents(ParseContext(check="pyright", run_dir=tmp_path, cwd=tmp_path, rc=1),
+                           around)
     assert found.first is not None
-    assert found.first["summary"]["errorCount"] == 4
+    assert found.first.summary["errorCount"] == 4
     assert around.lines == ["{", "not json", "}"]
 
 

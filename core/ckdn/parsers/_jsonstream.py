@@ -1,0 +1,386 @@
+"""Reading a JSON report in bounded memory: its structure walked, its values one at a time.
+
+``json.load`` turns a report into objects all at once: a 500 MB SARIF log costs
+3.6 GB, and a report that is one 1 GiB string costs three times that. A parser
+needs far less: the items of a few arrays, one at a time, and a few small
+values. So :class:`JsonStream` walks the document's structure itself (objects,
+arrays and the separators between their members) over a bounded buffer of the
+file's text, and hands every value a parser asks for to ``json``'s own C
+decoder, which decodes it from the buffer. A parser says what it wants where:
+
+* :meth:`~JsonStream.items` decodes an array's items one by one;
+* :meth:`~JsonStream.members` yields an object's keys, the parser then reading
+  each member's value in any of these ways (one it leaves alone is skipped);
+* :meth:`~JsonStream.value` decodes one value whole;
+* :meth:`~JsonStream.skip` steps over one value of any size without keeping it.
+
+Nothing decoded is larger than ``cap`` characters of JSON text (:data:`VALUE_CAP`):
+a larger value is refused with :class:`TooLarge` before it is decoded, so the
+parser says so (``parser_ok=False``) instead of loading it. Memory is the buffer
+plus one value; time is linear in the file (a value is decoded once, a skipped
+string is scanned with ``str.find``). What ``json.loads`` refuses, this refuses
+too (``ValueError``), except inside a skipped string longer than the buffer,
+which is only checked for its end and for control characters.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+
+try:
+    from _json import scanstring  # json's own C string scanner
+except ImportError:  # pragma: no cover - an interpreter without json's C accelerator
+    from json.decoder import (  # type: ignore[attr-defined,no-redef]
+        py_scanstring as scanstring,
+    )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import IO, Any
+
+__all__ = ["CHUNK", "MAX_DEPTH", "VALUE_CAP", "JsonStream", "TooLarge"]
+
+#: The largest value decoded, in characters of its JSON text. Decoded, a value takes
+#: several times its text (a list of small numbers about nine times), so 2 Mi
+#: characters keep a parser well inside 64 MiB; no real report has an item near it.
+VALUE_CAP = 2 * 1024 * 1024
+#: Characters read from the file at a time.
+CHUNK = 1 << 20
+#: How deep the walk descends into values too large to decode at once.
+MAX_DEPTH = 64
+
+_WS = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+_CONTROL = re.compile(r"[\x00-\x1f]")
+#: How close to the buffer's end a decoding error must be to mean "the value goes on".
+_NEAR_END = 8
+
+
+class TooLarge(ValueError):
+    """One value of the document is larger than the reader decodes (``cap`` characters)."""
+
+    def __init__(self, cap: int, position: int, what: str = "value") -> None:
+        super().__init__(f"a single JSON {what} of more than {cap:,} characters (at character "
+                         f"{position:,}), too large to read")
+        self.position = position
+
+
+class JsonStream:
+    """A pull reader over one JSON document in a text file, in bounded memory."""
+
+    __slots__ = ("_base", "_buf", "_chunk", "_decode", "_depth", "_eof", "_handle", "_pos",
+                 "cap")
+
+    def __init__(self, handle: IO[str], *, cap: int = VALUE_CAP, chunk: int = CHUNK,
+                 parse_constant: Callable[[str], Any] | None = None) -> None:
+        """``parse_constant``, as ``json.loads`` takes it, may refuse NaN and Infinity."""
+        self._handle = handle
+        self._chunk = chunk
+        self.cap = cap
+        self._buf = ""
+        self._pos = 0  # in the buffer
+        self._base = 0  # the document position of the buffer's first character
+        self._eof = False
+        self._depth = 0
+        self._decode = json.JSONDecoder(parse_constant=parse_constant).raw_decode
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, cap: int = VALUE_CAP) -> JsonStream:
+        """A reader over the file at ``path``, in the encoding ``json.load`` would detect
+        (UTF-8, with or without a BOM, or UTF-16/32); :meth:`close` it, or use ``with``."""
+        raw = open(path, "rb")  # noqa: SIM115 - the reader closes it
+        try:
+            head = raw.read(4)
+            raw.seek(0)
+            handle = io.TextIOWrapper(raw, encoding=json.detect_encoding(head),
+                                      errors="surrogatepass", newline="")
+        except BaseException:
+            raw.close()
+            raise
+        return cls(handle, cap=cap)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> JsonStream:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- the buffer ------------------------------------------------------------------------
+
+    @property
+    def position(self) -> int:
+        """Characters of the document read past."""
+        return self._base + self._pos
+
+    def _more(self) -> bool:
+        """Drop what was read past, append the next chunk; False at the end of the file."""
+        if self._eof:
+            return False
+        if self._pos:
+            self._buf = self._buf[self._pos:]
+            self._base += self._pos
+            self._pos = 0
+        more = self._handle.read(self._chunk)
+        if not more:
+            self._eof = True
+            return False
+        self._buf += more
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not whitespace (``""`` at the end of the document)."""
+        while True:
+            end = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
+            self._pos = end
+            if end < len(self._buf):
+                return self._buf[end]
+            if not self._more():
+                return ""
+
+    def _error(self, message: str) -> ValueError:
+        return ValueError(f"{message} at character {self.position:,}")
+
+    # -- values ----------------------------------------------------------------------------
+
+    def value(self) -> Any:
+        """The next value, decoded; :class:`TooLarge` when its text passes ``cap``."""
+        first = self.peek()
+        if not first:
+            raise self._error("expecting a value, found the end of the document")
+        number = first in "-0123456789"
+        while True:
+            start = self._pos
+            try:
+                value, end = self._decode(self._buf, start)
+            except json.JSONDecodeError as exc:
+                if not self._incomplete(exc):
+                    raise self._fail(exc) from None
+                self._grow(start)
+                continue
+            except RecursionError:
+                raise self._error("JSON nested too deeply") from None
+            if number and len(self._buf) - end <= 2 and not self._eof:
+                self._grow(start)  # "12" may be "123", "1." may be "1.5": read on
+                continue
+            if end - start > self.cap:
+                raise TooLarge(self.cap, self._base + start)
+            self._pos = end
+            return value
+
+    def _incomplete(self, exc: json.JSONDecodeError) -> bool:
+        """Whether a decoding error may only mean that the value runs past the buffer."""
+        if self._eof:
+            return False
+        return exc.pos >= len(self._buf) - _NEAR_END or exc.msg.startswith("Unterminated string")
+
+    def _fail(self, exc: json.JSONDecodeError) -> ValueError:
+        return ValueError(f"{exc.msg} at character {self._base + exc.pos:,}")
+
+    def _grow(self, start: int) -> None:
+        """Read on for the value at ``start``, refusing it once it passes the cap."""
+        if len(self._buf) - start > self.cap + _NEAR_END:  # the window looks a little past
+            raise TooLarge(self.cap, self._base + start)
+        self._pos = start
+        if not self._more():
+            return  # the next decode reports the document's end as its error
+
+    def skip(self) -> None:
+        """Step over the next value, whatever its size, keeping none of it."""
+        first = self.peek()
+        if first == '"':
+            self._skip_string()
+        elif first in ("[", "{"):
+            try:  # the usual case: the whole value is in the buffer, decoded in C
+                _, end = self._decode(self._buf, self._pos)
+            except json.JSONDecodeError as exc:
+                if not self._incomplete(exc):
+                    raise self._fail(exc) from None
+            except RecursionError:
+                pass  # walked below, where the depth is checked
+            else:
+                self._pos = end
+                return
+            close = "]" if first == "[" else "}"
+            if not self._open(first, "a value"):
+                return
+            while True:
+                if close == "}":  # a property name, skipped as any string (no cap)
+                    if self.peek() != '"':
+                        raise self._error("expecting a property name in double quotes")
+                    self._skip_string()
+                    if self.peek() != ":":
+                        raise self._error("expecting ':' after a property name")
+                    self._pos += 1
+                self.skip()
+                if not self._next(close):
+                    return
+        else:
+            self.value()
+
+    def _skip_string(self) -> None:
+        while True:
+            start = self._pos
+            try:
+                _, end = scanstring(self._buf, start + 1, True)
+            except json.JSONDecodeError as exc:
+                if not self._incomplete(exc):
+                    raise self._fail(exc) from None
+            else:
+                self._pos = end
+                return
+            if len(self._buf) - start > self.cap:
+                break
+            if not self._more():
+                raise self._error("Unterminated string")
+        # Longer than the cap: find the closing quote, chunk by chunk, holding none of it.
+        scan = self._pos + 1
+        while True:
+            buf = self._buf
+            quote = buf.find('"', scan)
+            if quote < 0:
+                if _CONTROL.search(buf, scan):
+                    raise self._error("Invalid control character in a string")
+                keep = len(buf)
+                while keep > scan and buf[keep - 1] == "\\":
+                    keep -= 1  # a run of backslashes may escape the next chunk's quote
+                self._pos = keep
+                if not self._more():
+                    raise self._error("Unterminated string")
+                scan = 0
+                continue
+            if _CONTROL.search(buf, scan, quote):
+                raise self._error("Invalid control character in a string")
+            slashes = quote
+            while slashes > scan and buf[slashes - 1] == "\\":
+                slashes -= 1
+            if (quote - slashes) % 2 == 0:
+                self._pos = quote + 1
+                return
+            scan = quote + 1
+
+    # -- containers ------------------------------------------------------------------------
+
+    def _open(self, bracket: str, what: str) -> bool:
+        """Step into ``bracket``; False when the container is empty (and stepped over)."""
+        found = self.peek()
+        if found != bracket:
+            shown = repr(found) if found else "the end of the document"
+            raise self._error(f"expected {what}, found {shown}")
+        if self._depth >= MAX_DEPTH:
+            raise self._error(f"JSON nested deeper than {MAX_DEPTH} levels")
+        self._pos += 1
+        if self.peek() == ("]" if bracket == "[" else "}"):
+            self._pos += 1
+            return False
+        self._depth += 1
+        return True
+
+    def _next(self, close: str) -> bool:
+        """After a member: True at ``,`` (another follows), False at ``close`` (the end)."""
+        found = self.peek()
+        self._pos += 1
+        if found == ",":
+            return True
+        if found == close:
+            self._depth -= 1
+            return False
+        self._pos -= 1
+        raise self._error(f"expected ',' or {close!r}, found "
+                          + (repr(found) if found else "the end of the document"))
+
+    def elements(self) -> Iterator[None]:
+        """Step through an array: once per item, which the caller reads (or it is skipped)."""
+        if not self._open("[", "an array"):
+            return
+        while True:
+            self.peek()  # a caller's own peek must not look like reading the item
+            mark = self.position
+            yield
+            if self.position == mark:
+                self.skip()
+            if not self._next("]"):
+                return
+
+    def items(self) -> Iterator[Any]:
+        """An array's items, each decoded (:meth:`value`)."""
+        if not self._open("[", "an array"):
+            return
+        decode, cap, comma = self._decode, self.cap, _COMMA.match
+        start = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
+        while True:
+            # The usual item, inline (the loop of a million-item report): an object or a
+            # string wholly in the buffer, then a comma. Anything else: the general way.
+            buf = self._buf
+            if start < len(buf) and buf[start] in '{"':
+                try:
+                    value, end = decode(buf, start)
+                except (json.JSONDecodeError, RecursionError):
+                    self._pos = start
+                    value = self.value()
+                else:
+                    if end - start > cap:
+                        raise TooLarge(cap, self._base + start)
+                    self._pos = end
+            else:
+                self._pos = start
+                value = self.value()
+            yield value
+            found = comma(self._buf, self._pos)
+            if found is not None:
+                self._pos = start = found.end()
+                continue
+            if not self._next("]"):
+                return
+            start = self._pos
+
+    def members(self) -> Iterator[str]:
+        """Step through an object: its keys, each member's value read by the caller (or skipped)."""
+        if not self._open("{", "an object"):
+            return
+        while True:
+            if self.peek() != '"':
+                raise self._error("expecting a property name in double quotes")
+            key = self._key()
+            if self.peek() != ":":
+                raise self._error("expecting ':' after a property name")
+            self._pos += 1
+            self.peek()  # a caller's own peek must not look like reading the value
+            mark = self.position
+            yield key
+            if self.position == mark:
+                self.skip()
+            if not self._next("}"):
+                return
+
+    def _key(self) -> str:
+        while True:
+            start = self._pos
+            try:
+                key, end = scanstring(self._buf, start + 1, True)
+            except json.JSONDecodeError as exc:
+                if not self._incomplete(exc):
+                    raise self._fail(exc) from None
+                if len(self._buf) - start > self.cap:
+                    raise TooLarge(self.cap, self._base + start, "property name") from None
+                self._pos = start
+                if not self._more():
+                    raise self._error("Unterminated string") from None
+                continue
+            if end - start > self.cap:
+                raise TooLarge(self.cap, self._base + start, "property name")
+            self._pos = end
+            key_text: str = key
+            return key_text
+
+    def finish(self) -> None:
+        """The document ends here: only whitespace may follow."""
+        found = self.peek()
+        if found:
+            raise self._error(f"unexpected data after the JSON document: {found!r}")
