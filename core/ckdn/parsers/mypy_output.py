@@ -44,7 +44,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["MypyParser"]
 
@@ -80,8 +79,8 @@ class MypyParser(BaseParser):
                          help="what the command prints: text (default) or json (--output json)"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def split_code(message: str) -> tuple[str, str | None]:

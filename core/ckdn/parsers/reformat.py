@@ -23,7 +23,6 @@ from typing import ClassVar, Final
 
 from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
-from ckdn.parsers.guard import guarded
 
 __all__ = ["ReformatParser"]
 
@@ -70,8 +69,8 @@ class ReformatParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where the formatter found no files"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Scan:

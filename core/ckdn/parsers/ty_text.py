@@ -23,7 +23,6 @@ from typing import ClassVar, Final
 
 from ckdn.parsers._logtext import ARROW, LogSample, PendingFinding, plain_lines
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
-from ckdn.parsers.guard import guarded
 
 __all__ = ["TyParser"]
 
@@ -57,8 +56,8 @@ class TyParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where ty found no Python files"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Scan:
