@@ -217,6 +217,25 @@ def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int
         assert reconcile(Exit(rc), result).status != PASS
 
 
+@pytest.mark.parametrize("case", ["text_clean", "text_note_only", "text_deprecated_flag"])
+def test_a_success_line_cut_short_is_never_a_clean_run(case: str) -> None:
+    log = (FIXTURES / "mypy" / case / "full.log").read_bytes()
+    end = log.rindex(b"Success: ")
+    for cut in range(end, len(log.rstrip())):
+        result = _parse_log(log[:cut], 0, "text")
+        assert reconcile(Exit(0), result).status != PASS, log[end:cut]
+
+
+def test_the_success_line_counts_the_files_as_mypy_does() -> None:
+    for line, files in [("Success: no issues found in 1 source file", 1),
+                        ("Success: no issues found in 12 source files", 12)]:
+        result = _parse_log(line.encode() + b"\n", 0, "text")
+        assert reconcile(Exit(0), result).status == PASS
+        assert result.summary["counts"]["files"] == files
+    for torn in ("Success: no issues found in 2 source file", "Success: no issues found"):
+        assert reconcile(Exit(0), _parse_log(torn.encode(), 0, "text")).status != PASS
+
+
 @given(cut=st.integers(min_value=1, max_value=200))
 def test_a_json_record_cut_short_is_never_read_as_clean(cut: int) -> None:
     record = (FIXTURES / "mypy" / "json_errors" / "full.log").read_bytes().split(b"\n")[0]

@@ -150,6 +150,15 @@ def test_nonzero_exit_with_only_a_clean_summary_is_not_understood(load_case: Cas
     assert status(ctx, result) == ERROR
 
 
+@pytest.mark.parametrize("case", ["black_clean", "ruff_clean"])
+def test_a_summary_line_cut_short_is_never_a_clean_run(case: str) -> None:
+    log = (FIXTURES / "reformat" / case / "full.log").read_bytes()
+    start = log.rstrip().rfind(b"\n") + 1
+    for cut in range(start, len(log.rstrip())):
+        result = parse_run(PARSER, 0, log=log[:cut])
+        assert reconcile(Exit(0), result).status != PASS, log[start:cut]
+
+
 def test_options_other_than_allow_no_files_are_rejected() -> None:
     with pytest.raises(ValueError, match="takes no option 'report'"):
         PARSER.validate_options({"report": "x"})

@@ -207,6 +207,15 @@ def test_a_log_cut_before_tys_verdict_gives_no_findings_and_no_counts(cut: int) 
     assert reconcile(Exit(1), result).status == ERROR
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if b"\nFound " in REAL_LOGS[CASES.index(c)]])
+def test_a_verdict_cut_short_is_never_a_clean_run(case: str) -> None:
+    # At exit code 0 (--exit-zero-on-warning) warnings are no findings: the verdict decides.
+    log = REAL_LOGS[CASES.index(case)]
+    end = log.rindex(b"\nFound ") + 1
+    for cut in range(end, len(log.rstrip())):
+        assert reconcile(Exit(0), _parse_log(log[:cut], 0)).status != PASS, log[end:cut]
+
+
 def test_tys_own_failure_is_quoted_and_never_green(load_case: CaseLoader) -> None:
     ctx = load_case("ty", "bad_config")
     result = PARSER.parse(ctx)
