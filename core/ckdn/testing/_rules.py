@@ -44,7 +44,7 @@ def assert_loud(result: ParseResult, rc: int, *, what: str = "this run") -> None
     """
     if result.parser_ok:
         raise AssertionError(f"silent: {what} at exit code {rc} is read as evidence "
-                             f"(parser_ok=True; {describe(result)})")
+                             f"({describe(result)})")
     if not result.notes:
         raise AssertionError(f"{what}: parser_ok=False without a note saying what was wrong")
     assert_never_green(result, rc, what=what)
