@@ -277,10 +277,10 @@ class _Buffer:
         return found
 
     def expect_end(self, pos: int) -> None:
-        """Only whitespace may follow the array."""
+        """Only whitespace may follow the array (JSON's four: a vertical tab is data)."""
         while True:
             rest = self.text[pos:]
-            if rest.strip():
+            if rest.strip(" \t\n\r"):
                 raise ValueError(f"unexpected data after the JSON array: {rest.strip()[:20]!r}")
             if self.eof:
                 return
