@@ -27,7 +27,7 @@ from ckdn.testing._cases import (
 )
 from ckdn.testing._rules import assert_loud, assert_never_green, describe, verdict
 from ckdn.testing._run import LOG, run_parser, unguarded
-from ckdn.testing._spec import Conformance, Setup
+from ckdn.testing._spec import Conformance, Setup, ill_formed
 
 __all__ = [
     "CASE_FILE",
@@ -39,6 +39,7 @@ __all__ = [
     "assert_never_green",
     "assert_replays",
     "describe",
+    "ill_formed",
     "load_case",
     "load_cases",
     "project_cases",

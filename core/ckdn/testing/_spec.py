@@ -14,13 +14,15 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from xml.parsers import expat
 
-from ckdn.parsers.base import Parser
+from ckdn.parsers.base import Parser, ParseResult
 from ckdn.reconcile import PASS
 from ckdn.testing._cases import RecordedCase, project_cases
-from ckdn.testing._run import LOG
+from ckdn.testing._rules import assert_never_green, describe, verdict
+from ckdn.testing._run import LOG, run_parser
 
-__all__ = ["Conformance", "Setup"]
+__all__ = ["Conformance", "Setup", "ill_formed"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,8 @@ class Conformance:
     its status is the exit code's. ``verdict_at_end`` is false for a tool whose
     log has no closing verdict, so that a log cut at a line end reads as a
     shorter complete run (pre-commit prints one line per hook and no summary).
-    ``strict_reports`` says the reports are JSON or XML documents, where any NUL
-    byte makes the document ill-formed.
+    ``strict_reports`` says a report named ``*.json``, ``*.sarif`` or ``*.xml`` is
+    such a document: damaged until json or expat refuses it, it must be loud.
     """
 
     def __init__(self, parser: Parser, *, reports: Sequence[str] = (),
@@ -85,9 +87,55 @@ class Conformance:
         """``outputs`` are, but for trailing whitespace, the evidence of a recorded clean run."""
         return _key(options, self._evidence(outputs)) in self._clean
 
+    def run(self, rc: int, outputs: Mapping[str, bytes], options: Mapping[str, Any],
+            cwd: str | None = None) -> ParseResult:
+        """The parser's facts about a run that left ``outputs`` (the log among them)."""
+        files = {name: data for name, data in outputs.items() if name != LOG}
+        return run_parser(self.parser, rc, log=outputs.get(LOG, b""), files=files,
+                          options=options, cwd=cwd)
+
+    def judge(self, result: ParseResult, rc: int, *, options: Mapping[str, Any],
+              outputs: Mapping[str, bytes], what: str) -> None:
+        """The verdict rule: never green, unless ``outputs`` are the tool's own clean run."""
+        if self.exit_code_only:
+            status = verdict(result, rc)
+            if (status == PASS) != (rc == 0):
+                raise AssertionError(f"{what}: an exit-code-only parser gave {status} at exit "
+                                     f"code {rc} ({describe(result)})")
+        elif rc != 0 or not self.is_clean_run(options, outputs):
+            assert_never_green(result, rc, what=what)
+
+    def exit_code_rule(self, result: ParseResult, rc: int, *, what: str) -> None:
+        """The rule that holds whatever the input: never green at a nonzero exit code."""
+        if self.exit_code_only:
+            self.judge(result, rc, options={}, outputs={}, what=what)
+        elif rc != 0:
+            assert_never_green(result, rc, what=what)
+
     def _evidence(self, outputs: Mapping[str, bytes]) -> tuple[tuple[str, bytes], ...]:
         names = sorted(name for name in outputs if name in self.reports) or [LOG]
         return tuple((name, outputs.get(name, b"").rstrip()) for name in names)
+
+
+def ill_formed(name: str, data: bytes) -> bool:
+    """A ``.json`` / ``.sarif`` report json refuses, or an ``.xml`` one expat refuses.
+
+    Other names are not judged (False): the kit knows these formats, not yours.
+    """
+    suffix = name.rpartition(".")[2].lower()
+    if suffix in ("json", "sarif"):
+        try:
+            json.loads(data)
+        except (ValueError, RecursionError):
+            return True
+        return False
+    if suffix == "xml":
+        parser = expat.ParserCreate()
+        try:
+            parser.Parse(data, True)
+        except (expat.ExpatError, ValueError, LookupError):  # LookupError: unknown encoding
+            return True
+    return False
 
 
 def _key(options: Mapping[str, Any], evidence: tuple[tuple[str, bytes], ...]) -> tuple[str, Any]:

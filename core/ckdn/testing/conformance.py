@@ -1,20 +1,23 @@
 """The rules every parser keeps, as tests a parser's suite runs: ``conformance_tests``.
 
-Each rule is a function of a :class:`~ckdn.testing.Conformance`; the generated
-ones (hypothesis) return how many cases they ran, under the active hypothesis
-profile's example budget (:mod:`ckdn.testing.profiles`). The rules:
+Each rule is a function of a :class:`~ckdn.testing.Conformance` that returns how
+many cases it ran; the generated ones (:data:`GENERATED`, hypothesis) run the
+active hypothesis profile's example budget (:mod:`ckdn.testing.profiles`). The
+rules:
 
 * garbage as the log (and no report) is never green; a missing report is loud;
 * garbage as a report is loud and never green;
 * a recorded output cut short is never green, and a torn report is loud (cut
   anywhere, by hypothesis, and at every byte of its last line);
 * a recorded output with bytes overwritten, inserted or deleted never crashes the
-  parser and is never green at a nonzero exit code; a NUL byte in a JSON or XML
-  report makes it unreadable;
+  parser and is never green at a nonzero exit code; a JSON or XML report damaged
+  into one that is no longer well-formed is loud;
 * other tools' recorded outputs (as they were, as the log, as the report) are
   never green;
 * a recorded run without its report is loud at exit code 0 (never green at any);
-* every recorded case replays to its recorded status.
+* every recorded case replays to its recorded status;
+* options are validated: an unknown one, or a value a declared one does not take, is
+  refused naming it.
 
 "Never green" means: not ``pass`` at exit code 0 unless the input is, but for
 trailing whitespace, the evidence of one of the tool's own recorded clean runs;
@@ -23,18 +26,19 @@ never ``pass`` at any other exit code. No rule tolerates an exception.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import ParseResult
+from ckdn.parsers.base import Option, OptionError
 from ckdn.reconcile import PASS
 from ckdn.testing._cases import RecordedCase, assert_replays
-from ckdn.testing._rules import assert_loud, assert_never_green, describe, verdict
-from ckdn.testing._run import LOG, run_parser
-from ckdn.testing._spec import Conformance, Setup
+from ckdn.testing._rules import assert_loud, assert_never_green
+from ckdn.testing._run import LOG
+from ckdn.testing._spec import Conformance, Setup, ill_formed
 from ckdn.testing.strategies import (
     exit_codes,
     foreign_lines,
@@ -53,6 +57,7 @@ __all__ = [
     "garbage_reports_are_loud_and_never_green",
     "generated_rules",
     "mutated_outputs_never_crash_the_parser",
+    "options_are_validated",
     "recorded_cases_replay_to_their_status",
     "recorded_runs_without_their_report_are_loud",
     "truncated_outputs_are_never_green",
@@ -62,7 +67,7 @@ __all__ = [
 Rule = Callable[[Conformance], int]
 
 #: How much of a last line :func:`verdicts_cut_short_are_never_green` cuts through.
-_LAST_LINE = 256
+_LAST_LINE = 128
 
 _SUPPRESSED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
                HealthCheck.large_base_example]
@@ -75,33 +80,6 @@ def _generated(test: Callable[..., None]) -> Callable[..., None]:
                     report_multiple_bugs=False)(test)
 
 
-def judge(spec: Conformance, result: ParseResult, rc: int, *, options: Mapping[str, Any],
-          outputs: Mapping[str, bytes], what: str) -> None:
-    """The verdict rule: never green, unless this is the tool's own complete clean run."""
-    if spec.exit_code_only:
-        status = verdict(result, rc)
-        if (status == PASS) != (rc == 0):
-            raise AssertionError(f"{what}: an exit-code-only parser gave {status} at exit code "
-                                 f"{rc} ({describe(result)})")
-    elif rc != 0 or not spec.is_clean_run(options, outputs):
-        assert_never_green(result, rc, what=what)
-
-
-def _exit_code_rule(spec: Conformance, result: ParseResult, rc: int, *, what: str) -> None:
-    """The rule that holds whatever the input: never green at a nonzero exit code."""
-    if spec.exit_code_only:
-        judge(spec, result, rc, options={}, outputs={}, what=what)
-    elif rc != 0:
-        assert_never_green(result, rc, what=what)
-
-
-def _run(spec: Conformance, rc: int, outputs: Mapping[str, bytes], options: Mapping[str, Any],
-         cwd: str | None = None) -> ParseResult:
-    files = {name: data for name, data in outputs.items() if name != LOG}
-    return run_parser(spec.parser, rc, log=outputs.get(LOG, b""), files=files, options=options,
-                      cwd=cwd)
-
-
 def garbage_logs_are_never_green(spec: Conformance) -> int:
     """Garbage as the log, no report: never green; loud where the parser needs a report."""
     runs = 0
@@ -112,8 +90,8 @@ def garbage_logs_are_never_green(spec: Conformance) -> int:
     def check(log: bytes, rc: int, setup: Setup) -> None:
         nonlocal runs
         runs += 1
-        result = _run(spec, rc, {LOG: log}, setup.options)
-        judge(spec, result, rc, options=setup.options, outputs={LOG: log},
+        result = spec.run(rc, {LOG: log}, setup.options)
+        spec.judge(result, rc, options=setup.options, outputs={LOG: log},
               what="a garbage log")
         if setup.reports and not spec.exit_code_only:
             assert_loud(result, rc, what=f"a run without {' or '.join(setup.reports)}")
@@ -133,13 +111,13 @@ def garbage_reports_are_loud_and_never_green(spec: Conformance) -> int:
     @given(data=st.data(), report=garbage(), rc=exit_codes())
     def check(data: st.DataObject, report: bytes, rc: int) -> None:
         nonlocal runs
-        runs += 1
         setup = data.draw(st.sampled_from(setups), label="setup")
         name = data.draw(st.sampled_from(setup.reports), label="report")
         log = data.draw(st.sampled_from(spec.clean_logs(setup)), label="log")
+        runs += 1
         outputs = {LOG: log, name: report}
-        result = _run(spec, rc, outputs, setup.options)
-        judge(spec, result, rc, options=setup.options, outputs=outputs,
+        result = spec.run(rc, outputs, setup.options)
+        spec.judge(result, rc, options=setup.options, outputs=outputs,
               what=f"garbage as {name}")
         if not spec.is_clean_run(setup.options, outputs):
             assert_loud(result, rc, what=f"garbage as {name}")
@@ -177,15 +155,15 @@ def truncated_outputs_are_never_green(spec: Conformance) -> int:
         rc = data.draw(st.one_of(st.just(0), st.just(case.rc), exit_codes()), label="rc")
         runs += 1
         outputs = {**case.outputs(), name: cut}
-        result = _run(spec, rc, outputs, case.options, case.cwd)
+        result = spec.run(rc, outputs, case.options, case.cwd)
         torn = cut.rstrip() != original.rstrip()
         if name == LOG and not spec.verdict_at_end and cut.endswith(b"\n"):
             torn = False  # a shorter, complete-looking log: the tool prints no closing verdict
         what = f"{case.name}'s {name} cut to {len(cut)} of {len(original)} bytes"
         if not torn:  # as complete as the tool's own output: only the exit code rule holds
-            _exit_code_rule(spec, result, rc, what=what)
+            spec.exit_code_rule(result, rc, what=what)
             return
-        judge(spec, result, rc, options=case.options, outputs=outputs, what=what)
+        spec.judge(result, rc, options=case.options, outputs=outputs, what=what)
         if _is_report(spec, case, name):
             assert_loud(result, rc, what=what)
 
@@ -209,17 +187,17 @@ def verdicts_cut_short_are_never_green(spec: Conformance) -> int:
                     continue  # a line end: a shorter, complete-looking log
                 runs += 1
                 outputs = {**case.outputs(), name: original[:cut]}
-                result = _run(spec, 0, outputs, case.options, case.cwd)
+                result = spec.run(0, outputs, case.options, case.cwd)
                 what = f"{case.name}'s {name} cut to {cut} of {len(original)} bytes"
-                judge(spec, result, 0, options=case.options, outputs=outputs, what=what)
+                spec.judge(result, 0, options=case.options, outputs=outputs, what=what)
                 if _is_report(spec, case, name):
                     assert_loud(result, 0, what=what)
     return runs
 
 
 def mutated_outputs_never_crash_the_parser(spec: Conformance) -> int:
-    """Damaged recorded outputs: no exception, never green at a nonzero exit code; a NUL byte
-    in a JSON or XML report is loud."""
+    """Damaged recorded outputs: no exception, never green at a nonzero exit code; a JSON or
+    XML report damaged out of well-formedness is loud."""
     by_name = {case.name: case for case in _damageable(spec)}
     if not by_name:
         return 0
@@ -235,12 +213,11 @@ def mutated_outputs_never_crash_the_parser(spec: Conformance) -> int:
         damaged = data.draw(mutations(original), label="damaged")
         rc = data.draw(st.one_of(st.just(0), st.just(case.rc), exit_codes()), label="rc")
         runs += 1
-        result = _run(spec, rc, {**case.outputs(), name: damaged}, case.options, case.cwd)
+        result = spec.run(rc, {**case.outputs(), name: damaged}, case.options, case.cwd)
         what = f"{case.name}'s {name}, damaged"
-        _exit_code_rule(spec, result, rc, what=what)
-        if (spec.strict_reports and _is_report(spec, case, name) and b"\x00" in damaged
-                and b"\x00" not in original):
-            assert_loud(result, rc, what=f"{what} with a NUL byte")
+        spec.exit_code_rule(result, rc, what=what)
+        if spec.strict_reports and _is_report(spec, case, name) and ill_formed(name, damaged):
+            assert_loud(result, rc, what=f"{what} (no longer well-formed)")
 
     check()
     return runs
@@ -262,8 +239,8 @@ def foreign_outputs_are_never_green(spec: Conformance) -> int:
             for what, outputs, loud in feeds:
                 for rc in sorted({0, case.rc}):
                     runs += 1
-                    result = _run(spec, rc, outputs, setup.options)
-                    judge(spec, result, rc, options=setup.options, outputs=outputs, what=what)
+                    result = spec.run(rc, outputs, setup.options)
+                    spec.judge(result, rc, options=setup.options, outputs=outputs, what=what)
                     if (loud and not spec.exit_code_only
                             and not spec.is_clean_run(setup.options, outputs)):
                         assert_loud(result, rc, what=what)
@@ -283,12 +260,47 @@ def recorded_runs_without_their_report_are_loud(spec: Conformance) -> int:
         what = f"{case.name} without its report"
         for rc in sorted({0, case.rc}):
             runs += 1
-            result = _run(spec, rc, kept, case.options, case.cwd)
+            result = spec.run(rc, kept, case.options, case.cwd)
             if rc == 0:
                 assert_loud(result, rc, what=what)
             else:  # the parser may know from the log why there is none (pytest's usage error)
                 assert_never_green(result, rc, what=what)
     return runs
+
+
+#: Values of the wrong kind for each option kind (``ckdn.parsers.base.Option``).
+_WRONG: dict[str, tuple[object, ...]] = {
+    "str": (1, True, ["x"]), "bool": ("true", 1, None), "int": ("1", 1.5, True),
+    "number": ("1", True, math.nan, math.inf), "str_list": ("x", [1], [["x"]])}
+_UNKNOWN = "no_such_option"
+
+
+def options_are_validated(spec: Conformance) -> int:
+    """An unknown option, and a value of the wrong kind, out of bounds or not among the
+    choices of each declared option, is refused naming the option (before anything runs)."""
+    validate = getattr(spec.parser, "validate_options", None)
+    declared: Mapping[str, Option] = getattr(spec.parser, "OPTIONS", {}) or {}
+    if validate is None:
+        return 0  # a plugin without validate_options accepts any option, by the protocol
+    checks: list[tuple[str, object]] = [(_UNKNOWN, True)]
+    for key, option in declared.items():
+        checks.extend((key, value) for value in _WRONG.get(option.kind, ()))
+        if option.choices:
+            checks.append((key, [_UNKNOWN] if option.kind == "str_list" else _UNKNOWN))
+        if option.minimum is not None:
+            checks.append((key, option.minimum - 1))
+        if option.maximum is not None:
+            checks.append((key, option.maximum + 1))
+    for key, value in checks:
+        try:
+            validate({key: value})
+        except OptionError as exc:
+            if exc.key != key:
+                raise AssertionError(f"option {key}={value!r} refused under another name: "
+                                     f"{exc.key!r} ({exc.message})") from exc
+        else:
+            raise AssertionError(f"parser '{spec.name}' accepts option {key}={value!r}")
+    return len(checks)
 
 
 def recorded_cases_replay_to_their_status(spec: Conformance) -> int:
@@ -310,7 +322,7 @@ GENERATED: tuple[Rule, ...] = (garbage_logs_are_never_green,
 RULES: tuple[Rule, ...] = (*GENERATED, verdicts_cut_short_are_never_green,
                            foreign_outputs_are_never_green,
                            recorded_runs_without_their_report_are_loud,
-                           recorded_cases_replay_to_their_status)
+                           recorded_cases_replay_to_their_status, options_are_validated)
 
 
 def generated_rules(spec: Conformance) -> tuple[Rule, ...]:

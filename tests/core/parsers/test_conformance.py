@@ -25,12 +25,15 @@ from ckdn.testing.profiles import CI, CI_EXAMPLES
 
 from .conftest import FIXTURES
 
+COVERAGE_REPORTS = ("coverage.xml", "coverage.json", "junit.xml")
 #: What the kit needs to know about each built-in parser: its reports (by default
 #: name), its setups, the fixture families its tool's output is also in (``kin``).
 SPECS: dict[str, dict[str, Any]] = {
     "generic": {"exit_code_only": True},
     "pytest": {"reports": ("junit.xml", EVIDENCE_FILE), "kin": ("coverage",)},
-    "coverage": {"reports": ("coverage.xml", "coverage.json", "junit.xml")},
+    # with a fail_under gate too: damaged totals must not get past the gate as a pass
+    "coverage": {"setups": (Setup(reports=COVERAGE_REPORTS),
+                            Setup({"fail_under": 50}, COVERAGE_REPORTS))},
     "ruff": {"reports": ("ruff.json",)},
     "ty": {},
     "mypy": {"setups": (Setup(), Setup({"format": "json"}))},

@@ -9,7 +9,7 @@ the input, where the real parser keeps it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from ckdn.testing import (
     assert_loud,
     assert_never_green,
     assert_replays,
+    ill_formed,
     load_case,
     load_cases,
     project_cases,
@@ -77,6 +78,15 @@ def ruff_spec(parser: Any) -> Conformance:
 def test_a_parser_that_is_clean_when_confused_fails_the_rule(rule: rules.Rule) -> None:
     with pytest.raises(AssertionError, match=r"^(false green|silent): "):
         rule(ruff_spec(SilentRuff()))
+
+
+def test_a_parser_that_takes_a_value_its_option_does_not_fails_the_options_rule() -> None:
+    class Lax(RuffParser):
+        def validate_options(self, options: Mapping[str, Any]) -> None:
+            super().validate_options({k: v for k, v in options.items() if k != "report"})
+
+    with pytest.raises(AssertionError, match=r"^parser 'ruff' accepts option report=1$"):
+        rules.options_are_validated(ruff_spec(Lax()))
 
 
 def test_a_parser_silent_about_a_missing_report_fails_the_missing_report_rule() -> None:
@@ -185,6 +195,17 @@ def test_a_clean_run_is_known_by_its_evidence_and_options_only() -> None:
     assert not spec.is_clean_run({}, {"ruff.json": b"[ ]"})
     assert not spec.is_clean_run({"allow_no_files": True}, {"ruff.json": b"[]"})
     assert not spec.is_clean_run({}, {"full.log": b""})
+
+
+def test_only_json_and_xml_reports_are_judged_for_well_formedness() -> None:
+    junit = (FIXTURES / "pytest" / "failing" / "junit.xml").read_bytes()
+    sarif = (FIXTURES / "sarif" / "semgrep" / "report.sarif").read_bytes()
+    assert not ill_formed("junit.xml", junit)
+    assert ill_formed("junit.xml", junit.replace(b"<testcase", b"<test\x00case", 1))
+    assert not ill_formed("report.sarif", sarif)
+    assert ill_formed("report.sarif", sarif[:-5])
+    assert ill_formed("ruff.json", b'["\xff"]')  # not UTF-8: json refuses it
+    assert not ill_formed("report.txt", b"\x00")
 
 
 def test_a_case_json_without_an_exit_code_is_refused_naming_the_file(tmp_path: Path) -> None:
