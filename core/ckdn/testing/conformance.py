@@ -67,7 +67,7 @@ __all__ = [
 Rule = Callable[[Conformance], int]
 
 #: How much of a last line :func:`verdicts_cut_short_are_never_green` cuts through.
-_LAST_LINE = 128
+_LAST_LINE = 64
 
 _SUPPRESSED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
                HealthCheck.large_base_example]
@@ -229,15 +229,16 @@ def foreign_outputs_are_never_green(spec: Conformance) -> int:
     for setup in spec.setups:
         beside = spec.clean_logs(setup)[0]
         for case in spec.foreign:
-            feeds: list[tuple[str, dict[str, bytes], bool]] = [
-                (f"{case.name} as recorded", case.outputs(), False)]
+            # As recorded, at its own exit code too; its files elsewhere, at exit code 0.
+            feeds: list[tuple[str, dict[str, bytes], bool, set[int]]] = [
+                (f"{case.name} as recorded", case.outputs(), False, {0, case.rc})]
             for name, data in case.outputs().items():
                 feeds.append((f"{case.name}'s {name} as the log", {LOG: data},
-                              bool(setup.reports)))
+                              bool(setup.reports), {0}))
                 feeds.extend((f"{case.name}'s {name} as {report}",
-                              {LOG: beside, report: data}, True) for report in setup.reports)
-            for what, outputs, loud in feeds:
-                for rc in sorted({0, case.rc}):
+                              {LOG: beside, report: data}, True, {0}) for report in setup.reports)
+            for what, outputs, loud, codes in feeds:
+                for rc in sorted(codes):
                     runs += 1
                     result = spec.run(rc, outputs, setup.options)
                     spec.judge(result, rc, options=setup.options, outputs=outputs, what=what)

@@ -77,7 +77,7 @@ def plugin_suite(project: Project, pytester: pytest.Pytester,
     record(project, site, "issue", source="y = eval('1')\n", dest=recorded, status="fail")
     pytester.makepyfile(test_mytool_parser=documented("kit-example: test_mytool_parser.py",
                                                       "python"))
-    pytester.makeconftest("from ckdn.testing.profiles import load_profile\n\nload_profile()\n")
+    pytester.makeconftest(documented("kit-example: conftest.py", "python"))
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
     monkeypatch.setenv("HYPOTHESIS_PROFILE", "dev")  # the budget is not what this test is about
     return pytester
