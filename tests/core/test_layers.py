@@ -29,7 +29,7 @@ CONTRACTS = {
     "infrastructure": "The runner and the store know no parser, no document, no config",
 }
 #: Rooms of the core: a module ``ckdn.<room>._x`` is private to ``ckdn.<room>``.
-ROOMS = ("app", "config", "process", "store", "documents", "parsers", "_lite")
+ROOMS = ("app", "config", "process", "store", "documents", "parsers", "testing", "_lite")
 #: No core module passes this many lines (DESIGN.md: small modules, one concern each).
 MAX_LINES = 400
 
@@ -68,6 +68,12 @@ def test_the_tree_keeps_every_contract() -> None:
     ("core/ckdn/store/_reading.py", "import ckdn.app", {"infrastructure", "layers"}),
     # a room of the domain reaching up into the app
     ("core/ckdn/config/_tables.py", "import ckdn.app", {"layers"}),
+    # the app calling on the conformance kit: a test helper on the run path
+    ("core/ckdn/app/_pipeline.py", "import ckdn.testing", {"layers"}),
+    # a host reaching for the kit
+    ("pytest_ckdn/hooks.py", "from ckdn.testing import run_parser", {"door"}),
+    # a parser importing the kit: a layer turned upside down
+    ("core/ckdn/parsers/generic.py", "import ckdn.testing", {"layers"}),
 ])
 def test_each_contract_breaks_on_the_violation_it_names(tmp_path: Path, module: str, line: str,
                                                         expected: set[str]) -> None:
@@ -98,6 +104,25 @@ def test_no_module_imports_another_rooms_private_modules() -> None:
                 if importer != package and not importer.startswith(package + "."):
                     strays.append(f"{importer} -> {module}")
     assert strays == []
+
+
+def test_nothing_imports_the_conformance_kit() -> None:
+    # ckdn.testing is for tests (a plugin's, and this suite): no module of ckdn, its
+    # hosts or its root package may import it, not even for a type.
+    graph = grimp.build_graph("ckdn", "pytest_ckdn", "nox_ckdn", "tox_ckdn")
+    kit = {"ckdn.testing", *graph.find_descendants("ckdn.testing")}
+    importers = {importer for module in kit
+                 for importer in graph.find_modules_that_directly_import(module)}
+    assert sorted(importers - kit) == []
+
+
+def test_the_conformance_kit_imports_no_test_tool_at_import() -> None:
+    probe = ("import sys, ckdn.testing; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('hypothesis', 'pytest', '_pytest')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_no_core_module_passes_the_size_of_one_sitting() -> None:

@@ -37,7 +37,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["BanditParser"]
 
@@ -59,8 +58,8 @@ class BanditParser(BaseParser):
         "allow_skipped": Option("bool", help="accept files bandit could not scan"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def _parse(ctx: ParseContext) -> ParseResult:

@@ -20,19 +20,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
-    from typing import Any, ClassVar, Protocol, runtime_checkable
+    from typing import Any, ClassVar
 
-    @runtime_checkable
-    class Parser(Protocol):
-        """A parser: a name and a ``parse`` that turns a finished run into facts.
-
-        Built at run time by :func:`__getattr__` below, on first use (the same class).
-        """
-
-        @property
-        def name(self) -> str: ...
-
-        def parse(self, ctx: ParseContext) -> ParseResult: ...
+    from ckdn.parsers._protocol import Parser
 
 __all__ = [
     "ArtifactError",
@@ -270,27 +260,12 @@ def cap_line(line: str, width: int = LINE_CAP) -> str:
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """``Parser`` is made when first asked for: a Protocol needs :mod:`typing`,
+        """``Parser`` is imported when first asked for: a Protocol needs :mod:`typing`,
         which ``ckdn run`` does not load otherwise (PEP 562)."""
         if name != "Parser":
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from typing import Protocol, runtime_checkable
+        from ckdn.parsers._protocol import Parser
 
-        @runtime_checkable
-        class Parser(Protocol):
-            """A parser: a name and a ``parse`` that turns a finished run into facts.
-
-            Optionally it also has ``validate_options(options)``, raising
-            :class:`OptionError` for an option it does not take; without it, any
-            option is accepted.
-            """
-
-            @property
-            def name(self) -> str: ...
-
-            def parse(self, ctx: ParseContext) -> ParseResult: ...
-
-        Parser.__qualname__ = "Parser"
         globals()["Parser"] = Parser
         return Parser
 
@@ -362,9 +337,13 @@ def _tname(value: Any) -> str:
 
 
 class BaseParser:
-    """Convenience base: declares options in ``OPTIONS`` and validates them.
+    """Convenience base: declares options in ``OPTIONS``, validates them, guards the parse.
 
-    Subclasses set ``name``, ``OPTIONS`` and implement :meth:`parse`.
+    Subclasses set ``name`` and ``OPTIONS`` and implement :meth:`read`; :meth:`parse`
+    runs it under the crash guard (:mod:`ckdn.parsers.guard`), written here once
+    for every parser that derives from this base, so an exception nobody foresaw is
+    loud facts, never a traceback, whoever calls the parser. A subclass that
+    overrides ``parse`` itself keeps working (ckdn guards every parser it runs).
     """
 
     name: ClassVar[str] = ""
@@ -378,8 +357,16 @@ class BaseParser:
                                   + _known(self.OPTIONS))
             spec.check(key, value)
 
-    def parse(self, ctx: ParseContext) -> ParseResult:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def parse(self, ctx: ParseContext) -> ParseResult:
+        """:meth:`read` under the crash guard: what ckdn calls."""
+        from ckdn.parsers.guard import guarded  # here: the guard module imports this one
+
+        return guarded(self.name, self.read, ctx)
+
+    def read(self, ctx: ParseContext) -> ParseResult:
+        """This run's evidence as facts: what a subclass implements."""
+        raise NotImplementedError(f"parser '{self.name}' ({type(self).__name__}) defines "
+                                  "neither read(ctx) nor parse(ctx)")
 
 
 def _known(options: Mapping[str, Option]) -> str:

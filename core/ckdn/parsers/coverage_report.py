@@ -56,7 +56,6 @@ from ckdn.parsers.gates import (
     fail_under_message,
     should_fail_under,
 )
-from ckdn.parsers.guard import guarded
 from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
 __all__ = ["CoverageParser", "Totals"]
@@ -81,10 +80,7 @@ class CoverageParser(BaseParser):
                                              f"(default {MISSING_LINES_PREVIEW})"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, self._parse, ctx)
-
-    def _parse(self, ctx: ParseContext) -> ParseResult:
+    def read(self, ctx: ParseContext) -> ParseResult:
         result = read_junit(ctx, missing_ok=True) or ParseResult()
         summary: dict[str, Any] = dict(result.summary)
         counts: dict[str, Any] = dict(summary.get("counts", {}))

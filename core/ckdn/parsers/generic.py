@@ -15,5 +15,5 @@ __all__ = ["GenericParser"]
 class GenericParser(BaseParser):
     name = "generic"
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
+    def read(self, ctx: ParseContext) -> ParseResult:
         return ParseResult(evidence_expected=False, wants_log_tail=True)

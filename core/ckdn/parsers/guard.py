@@ -10,23 +10,25 @@ This module is the one place that policy is written.
 
 For plugin authors: return ``parser_ok=False`` with a note instead of raising.
 Say so yourself for the problems you can foresee (no report, unreadable JSON,
-totals that disagree), with a note naming what was wrong and how to fix it,
-and run the rest under :func:`guarded` so that an exception you did not foresee
-still becomes loud facts::
+totals that disagree), with a note naming what was wrong and how to fix it.
+Derive from :class:`~ckdn.parsers.base.BaseParser` and implement ``read(ctx)``:
+its ``parse`` runs ``read`` under :func:`guarded`, so an exception you did not
+foresee still becomes loud facts. A parser that does not derive from it can
+guard itself::
 
     from ckdn.parsers.guard import guarded
 
-    class MyToolParser(BaseParser):
+    class MyToolParser:
         name = "mytool"
 
         def parse(self, ctx: ParseContext) -> ParseResult:
-            return guarded(self.name, self._parse, ctx)
+            return guarded(self.name, self._read, ctx)
 
 Only :class:`Exception` is caught: Ctrl-C (``KeyboardInterrupt``) and
 ``SystemExit`` still stop the run. ckdn applies the same guard around every
 parser it runs (:func:`ckdn.app.parse_safely`), so a plugin that forgets is
-contained too; the built-in parsers guard themselves all the same, because a
-parser may be called without the application in between.
+contained too; ``BaseParser`` guards all the same, because a parser may be
+called without the application in between (a test, another host).
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ from ckdn.parsers.gates import (
     no_tests_collected,
     no_tests_gate,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = [
     "DEFAULT_JUNIT",
@@ -156,10 +155,7 @@ class PytestParser(BaseParser):
     name = "pytest"
     OPTIONS = JUNIT_OPTIONS
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, self._parse, ctx)
-
-    def _parse(self, ctx: ParseContext) -> ParseResult:
+    def read(self, ctx: ParseContext) -> ParseResult:
         # Imported only here: the coverage parser reads JUnit and needs none of it.
         from ckdn.parsers._pytest_sources import parse_pytest_run
 

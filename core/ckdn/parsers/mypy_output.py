@@ -53,7 +53,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["MypyParser"]
 
@@ -69,7 +68,9 @@ _TEXT: Final = re.compile(
     r"(?P<sev>error|warning|note): (?P<msg>.*)$")
 _CODE_NAME: Final = re.compile(r"[a-z0-9-]+")
 _FOUND: Final = re.compile(r"^Found (\d+) errors? in (\d+) files?")
-_SUCCESS: Final = re.compile(r"^Success: no issues found(?: in (\d+) source files?)?")
+# The whole line, in the number mypy prints: a line cut short is not mypy's verdict.
+_SUCCESS: Final = re.compile(
+    r"^Success: no issues found in (?:(?P<one>1) source file|(?P<many>\d+) source files)$")
 _CHECKED: Final = re.compile(r"\(checked (\d+) source files?\)")
 #: "mypy.ini: [mypy]: Unrecognized option: x = y", "mypy.ini: [mypy-x]: ..." (config_parser).
 _CONFIG: Final = re.compile(r"^[^\s:][^:]*: \[[^\]]*\]: ")
@@ -89,8 +90,8 @@ class MypyParser(BaseParser):
                          help="what the command prints: text (default) or json (--output json)"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def split_code(message: str) -> tuple[str, str | None]:
@@ -229,8 +230,7 @@ class _Scan:
                 self.files = int(checked.group(1))
         elif success:
             self.success = True
-            if success.group(1):
-                self.files = int(success.group(1))
+            self.files = int(success["one"] or success["many"])
         elif line.startswith("usage: mypy"):
             self.usage = True
         elif line.startswith("mypy: "):

@@ -41,7 +41,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["PipAuditParser"]
 
@@ -61,8 +60,8 @@ class PipAuditParser(BaseParser):
         "allow_skipped": Option("bool", help="accept dependencies pip-audit could not audit"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Log:

@@ -54,7 +54,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["PreCommitParser", "hook_line"]
 
@@ -83,8 +82,8 @@ class PreCommitParser(BaseParser):
         "allow_all_skipped": Option("bool", help="accept a run in which every hook was skipped"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def hook_line(line: str) -> tuple[str, str, int] | None:

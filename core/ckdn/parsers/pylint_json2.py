@@ -45,7 +45,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["PylintParser"]
 
@@ -71,8 +70,8 @@ class PylintParser(BaseParser):
         "allow_skipped": Option("bool", help="accept modules pylint could not lint, or none"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def _parse(ctx: ParseContext) -> ParseResult:

@@ -44,7 +44,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["Documents", "PyrightParser", "find_documents"]
 
@@ -73,8 +72,8 @@ class PyrightParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where pyright analysed no file"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Doc:

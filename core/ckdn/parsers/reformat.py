@@ -31,7 +31,6 @@ from ckdn.parsers._logtext import (
     plain_lines,
 )
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
-from ckdn.parsers.guard import guarded
 
 __all__ = ["ReformatParser"]
 
@@ -59,6 +58,11 @@ _WOULD_COUNT: Final = re.compile(r"\b(\d+) files? would be reformatted\b")
 _FAIL_COUNT: Final = re.compile(r"\b(\d+) files? would fail to reformat\b")
 _CLEAN_COUNT: Final = re.compile(
     r"\b(\d+) files? (?:would be left unchanged|already formatted)\b")
+#: How a whole summary line ends: black's with a period, ruff's with its last clause.
+#: A line cut short ("... left unchange", "... left unchanged") is no verdict.
+_SUMMARY_END: Final = re.compile(
+    r"(?:would be reformatted|would fail to reformat|already formatted)\.?$"
+    r"|would be left unchanged\.$")
 _NO_FILES: Final = ("No Python files are present to be formatted",
                     "warning: No Python files found under the given path(s)")
 _UNFORMATTED = "unformatted"
@@ -78,8 +82,8 @@ class ReformatParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where the formatter found no files"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Scan:
@@ -182,7 +186,7 @@ class _Scan:
         would = _WOULD_COUNT.search(line)
         failed = _FAIL_COUNT.search(line)
         clean = _CLEAN_COUNT.search(line)
-        if not (would or failed or clean):
+        if not (would or failed or clean) or not _SUMMARY_END.search(line):
             return False
         self.flush()
         self.would = int(would.group(1)) if would else 0

@@ -36,7 +36,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["RuffParser", "iter_json_array"]
 
@@ -56,8 +55,8 @@ class RuffParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where ruff found no Python files"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 def _parse(ctx: ParseContext) -> ParseResult:

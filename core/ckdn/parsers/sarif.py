@@ -44,7 +44,6 @@ from ckdn.parsers.base import (
     ParseResult,
     cap_line,
 )
-from ckdn.parsers.guard import guarded
 
 __all__ = ["SarifParser", "effective_level"]
 
@@ -65,8 +64,8 @@ class SarifParser(BaseParser):
                               help="result levels that are findings (default: error)"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Rules:

@@ -33,7 +33,6 @@ from ckdn.parsers._logtext import (
     quote,
 )
 from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
-from ckdn.parsers.guard import guarded
 
 __all__ = ["TyParser"]
 
@@ -48,7 +47,8 @@ _HEADER: Final = re.compile(rf"^(?P<sev>{_SEVERITIES})(?:\[(?P<code>[^\]]+)\])?:
 _CONCISE: Final = re.compile(
     rf"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>{_SEVERITIES})\[(?P<code>[^\]]+)\] "
     r"(?P<msg>.*)$")
-_FOUND: Final = re.compile(r"^Found (\d+) diagnostics?$")
+# In the number ty prints ("1 diagnostic", "2 diagnostics"): a verdict cut short is not one.
+_FOUND: Final = re.compile(r"^Found (?:(?P<one>1) diagnostic|(?P<many>\d+) diagnostics)$")
 _CLEAN = "All checks passed!"
 _NO_FILES = "No python files found under the given path(s)"
 #: ty's own failure ("ty failed", then "  Cause: ..." lines).
@@ -67,8 +67,8 @@ class TyParser(BaseParser):
         "allow_no_files": Option("bool", help="accept a run where ty found no Python files"),
     }
 
-    def parse(self, ctx: ParseContext) -> ParseResult:
-        return guarded(self.name, _parse, ctx)
+    def read(self, ctx: ParseContext) -> ParseResult:
+        return _parse(ctx)
 
 
 class _Scan:
@@ -160,7 +160,7 @@ class _Scan:
     def _summary(self, line: str) -> None:
         found = _FOUND.match(line)
         if found:
-            self.found = int(found.group(1))
+            self.found = int(found["one"] or found["many"])
         elif line == _CLEAN:
             self.clean = True
         elif line.endswith(_NO_FILES):

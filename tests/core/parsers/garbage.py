@@ -1,97 +1,23 @@
-"""Damaged evidence for the "garbage never passes" property tests every parser has.
+"""Long lines for the linear-time tests of the text-reading parsers.
 
-Each parser is fed its real fixture truncated, with bytes overwritten, or bytes
-that were never a report, and must neither raise nor come out ``pass`` when
-the exit code is red or the evidence could not be read. Every parser test file
-writes its own properties (what counts as readable differs per format); these
-are the pieces they share.
+Garbage, truncated, damaged and foreign evidence is the conformance kit's
+(``ckdn.testing``, run over every registered parser by test_conformance.py);
+what stays here is the one hostile shape the kit does not generate: a single
+line long enough to make a backtracking pattern take seconds.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import strategies as st
 
-from ckdn.parsers.base import BaseParser, ParseContext, ParseResult
-from ckdn.reconcile import PASS, Exit, reconcile
+from ckdn.parsers.base import BaseParser
+from ckdn.testing import run_parser
 
-__all__ = [
-    "LONG_LINE",
-    "assert_never_green",
-    "cut_and_mutated",
-    "foreign_logs",
-    "long_lines",
-    "mutated",
-    "parse_run",
-    "timed_parse",
-]
-
-_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-
-
-def parse_run(parser: BaseParser, rc: int, *, log: bytes = b"",
-              files: Mapping[str, bytes] | None = None,
-              options: Mapping[str, Any] | None = None) -> ParseResult:
-    """``parser`` on a fresh run dir holding ``log`` as full.log and ``files`` beside it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp)
-        (run_dir / "full.log").write_bytes(log)
-        for name, data in (files or {}).items():
-            (run_dir / name).write_bytes(data)
-        return parser.parse(ParseContext(check=parser.name, run_dir=run_dir, cwd=run_dir, rc=rc,
-                                         options=options or {}))
-
-
-_ANY_BYTE = st.integers(min_value=0, max_value=255)
-
-
-def mutated(data: st.DataObject, original: bytes, *, least: int = 1, most: int = 5,
-            values: st.SearchStrategy[int] = _ANY_BYTE) -> bytes:
-    """``original`` with ``least`` to ``most`` drawn bytes overwritten by drawn ``values``."""
-    damaged = bytearray(original)
-    for _ in range(data.draw(st.integers(min_value=least, max_value=most))):
-        if damaged:
-            index = data.draw(st.integers(min_value=0, max_value=len(damaged) - 1))
-            damaged[index] = data.draw(values)
-    return bytes(damaged)
-
-
-def cut_and_mutated(data: st.DataObject, originals: Sequence[bytes]) -> bytes:
-    """One of ``originals``, cut at a drawn length, then with up to three bytes overwritten."""
-    original = data.draw(st.sampled_from(originals))
-    cut = original[:data.draw(st.integers(min_value=0, max_value=len(original)))]
-    return mutated(data, cut, least=0, most=3)
-
-
-def assert_never_green(result: ParseResult, rc: int, *, readable: bool) -> None:
-    """A red exit code never passes; evidence that could not be read is loud and never passes."""
-    verdict = reconcile(Exit(rc), result).status
-    if rc != 0:
-        assert verdict != PASS
-    if not readable:
-        assert not result.parser_ok
-        assert verdict != PASS
-
-
-def foreign_logs(family: str) -> list[tuple[str, bytes]]:
-    """Every recorded ``full.log`` of the other fixture families: real logs of other tools.
-
-    A parser must never read another tool's log (a clean one included) as its own
-    tool's clean run. Empty logs are left out: they say nothing about any tool.
-    """
-    logs = []
-    for path in sorted(_FIXTURES.glob("*/*/full.log")):
-        other = path.parent.parent.name
-        if other != family and path.stat().st_size:
-            logs.append((f"{other}/{path.parent.name}", path.read_bytes()))
-    return logs
-
+__all__ = ["LONG_LINE", "long_lines", "timed_parse"]
 
 #: How long one line of the line-length tests is: 200,000 characters.
 LONG_LINE = 200_000
@@ -121,5 +47,5 @@ def timed_parse(parser: BaseParser, line: str, *, rc: int = 0,
                 options: Mapping[str, Any] | None = None) -> float:
     """Seconds ``parser`` takes over a log that is ``line`` alone."""
     start = time.perf_counter()
-    parse_run(parser, rc, log=line.encode() + b"\n", options=options)
+    run_parser(parser, rc, log=line.encode() + b"\n", options=options)
     return time.perf_counter() - start

@@ -9,7 +9,7 @@ import pytest
 
 from ckdn.app import parse_safely
 from ckdn.parsers import BUILTIN, get_parser
-from ckdn.parsers.base import LINE_CAP, ParseContext, ParseResult
+from ckdn.parsers.base import LINE_CAP, BaseParser, ParseContext, ParseResult
 from ckdn.parsers.guard import crash_result, guarded
 from ckdn.reconcile import PASS, Exit, reconcile
 
@@ -67,6 +67,58 @@ def test_every_built_in_parser_turns_an_unexpected_exception_into_loud_facts(
     assert result.notes == [f"parser '{name}' crashed on this run's evidence: RuntimeError: boom"]
     assert not result.parser_ok
     assert reconcile(Exit(rc), result).status != PASS
+
+
+# --- the guard is written once, in BaseParser.parse -------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_every_built_in_parser_takes_its_guard_from_the_base_class(name: str) -> None:
+    parser = get_parser(name)
+    assert isinstance(parser, BaseParser)
+    assert type(parser).parse is BaseParser.parse
+    assert type(parser).read is not BaseParser.read
+
+
+class _Reader(BaseParser):
+    name = "reader"
+
+    def __init__(self, outcome: ParseResult | Exception) -> None:
+        self.outcome = outcome
+
+    def read(self, ctx: ParseContext) -> ParseResult:
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+def test_a_parser_that_defines_read_is_guarded_by_the_base(tmp_path: Path) -> None:
+    ctx = ParseContext(check="reader", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    result = _Reader(KeyError("file")).parse(ctx)
+    assert result.notes == [crash_result("reader", KeyError("file")).notes[0]]
+    assert not result.parser_ok
+    facts = ParseResult(summary={"counts": {"x": 1}})
+    assert _Reader(facts).parse(ctx) is facts
+
+
+def test_a_parser_that_overrides_parse_itself_keeps_working(tmp_path: Path) -> None:
+    class OwnParse(BaseParser):
+        name = "own"
+
+        def parse(self, ctx: ParseContext) -> ParseResult:
+            return ParseResult(summary={"own": True})
+
+    ctx = ParseContext(check="own", run_dir=tmp_path, cwd=tmp_path, rc=0)
+    assert OwnParse().parse(ctx).summary == {"own": True}
+
+
+def test_a_parser_that_defines_neither_read_nor_parse_is_loud(tmp_path: Path) -> None:
+    class Empty(BaseParser):
+        name = "empty"
+
+    result = Empty().parse(ParseContext(check="empty", run_dir=tmp_path, cwd=tmp_path, rc=0))
+    assert not result.parser_ok
+    assert result.notes == ["parser 'empty' crashed on this run's evidence: NotImplementedError: "
+                            "parser 'empty' (Empty) defines neither read(ctx) nor parse(ctx)"]
 
 
 # --- the application applies the same guard to any parser, plugins included ----------------

@@ -25,9 +25,9 @@ from ckdn.parsers.pylint_json2 import PylintParser
 from ckdn.parsers.ruff_json import RuffParser
 from ckdn.parsers.sarif import SarifParser
 from ckdn.reconcile import PASS, Exit, reconcile
+from ckdn.testing import run_parser as parse_run
 
 from .conftest import FIXTURES
-from .garbage import parse_run
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

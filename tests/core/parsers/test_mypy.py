@@ -13,58 +13,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.parsers.mypy_output import MypyParser, split_code
-from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.reconcile import FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.testing import RecordedCase, load_cases, replay, run_parser
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import cut_and_mutated, foreign_logs, long_lines, parse_run, timed_parse
+from .garbage import long_lines, timed_parse
 
 PARSER = MypyParser()
-CASES = sorted(p.parent.name for p in (FIXTURES / "mypy").glob("*/case.json"))
 JSON: dict[str, object] = {"format": "json"}
-
-
-def options_for(case: str) -> dict[str, object]:
-    return JSON if case.startswith("json_") else {}
-
-
-# case -> (status, number of type_error findings)
-EXPECTED: dict[str, tuple[str, int]] = {
-    "text_errors": (FAIL, 4),
-    "text_errors_colored": (FAIL, 4),
-    "text_errors_pretty": (FAIL, 4),
-    "json_errors": (FAIL, 4),
-    "text_clean": (PASS, 0),
-    "json_clean": (PASS, 0),
-    "text_syntax_error": (FAIL, 2),
-    "json_syntax_error": (FAIL, 2),
-    "text_note_only": (PASS, 0),
-    "json_note_only": (FAIL, 1),
-    "json_missing_file": (FAIL, 1),
-    "text_no_files": (ERROR, 0),
-    "text_usage_error": (ERROR, 0),
-    "text_config_typo": (PARSE_MISMATCH, 0),
-    "text_deprecated_flag": (PASS, 0),
-}
 
 
 def test_the_documented_example_is_what_the_parser_reports(load_case: CaseLoader) -> None:
     check_documented_example("mypy", PARSER, load_case)
 
 
-def test_every_recorded_case_has_an_expectation() -> None:
-    assert set(CASES) == set(EXPECTED)
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_recorded_case_reconciles_to_its_expected_status(load_case: CaseLoader,
-                                                         case: str) -> None:
-    ctx = load_case("mypy", case, options=options_for(case))
-    result = PARSER.parse(ctx)
-    assert (status(ctx, result), result.total) == EXPECTED[case], result.notes
-    assert {f.kind for f in result.findings} <= {"type_error", "type_note"}
+@pytest.mark.parametrize("case", load_cases(FIXTURES / "mypy"), ids=repr)
+def test_every_finding_is_a_type_error_or_a_type_note(case: RecordedCase) -> None:
+    # Each case's status and finding count: its case.json, replayed by the kit.
+    assert {f.kind for f in replay(PARSER, case).findings} <= {"type_error", "type_note"}
 
 
 def test_text_errors_carry_code_location_and_message(load_case: CaseLoader) -> None:
@@ -186,35 +155,30 @@ def test_unreadable_json_record_is_format_drift(load_case: CaseLoader) -> None:
     assert "format drift" in result.notes[0]
 
 
-@pytest.mark.parametrize("options", [{"format": "xml"}, {"format": 1}, {"output": "json"}])
-def test_bad_options_are_rejected(options: dict[str, object]) -> None:
-    with pytest.raises(OptionError):
-        PARSER.validate_options(options)
-
-
-# --- garbage never passes -----------------------------------------------------------------
-
-REAL_LOGS = [(FIXTURES / "mypy" / case / "full.log").read_bytes() for case in CASES]
-
+# --- a log cut short ------------------------------------------------------------------------
+# (garbage, truncations, damage, other tools' logs: the conformance kit, test_conformance.py)
 
 def _parse_log(log: bytes, rc: int, fmt: str) -> ParseResult:
-    return parse_run(PARSER, rc, log=log, options={"format": fmt})
+    return run_parser(PARSER, rc, log=log, options={"format": fmt})
 
 
-@given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2]))
-def test_garbage_text_logs_never_raise_and_never_pass_without_success(log: bytes,
-                                                                      rc: int) -> None:
-    result = _parse_log(log, rc, "text")
-    if rc != 0 or b"Success: no issues found" not in log:
-        assert reconcile(Exit(rc), result).status != PASS
+@pytest.mark.parametrize("case", ["text_clean", "text_note_only", "text_deprecated_flag"])
+def test_a_success_line_cut_short_is_never_a_clean_run(case: str) -> None:
+    log = (FIXTURES / "mypy" / case / "full.log").read_bytes()
+    end = log.rindex(b"Success: ")
+    for cut in range(end, len(log.rstrip())):
+        result = _parse_log(log[:cut], 0, "text")
+        assert reconcile(Exit(0), result).status != PASS, log[end:cut]
 
 
-@given(data=st.data(), rc=st.sampled_from([0, 1, 2]), fmt=st.sampled_from(["text", "json"]))
-def test_truncated_or_mutated_real_logs_never_raise(data: st.DataObject, rc: int,
-                                                    fmt: str) -> None:
-    result = _parse_log(cut_and_mutated(data, REAL_LOGS), rc, fmt)
-    if rc != 0:
-        assert reconcile(Exit(rc), result).status != PASS
+def test_the_success_line_counts_the_files_as_mypy_does() -> None:
+    for line, files in [("Success: no issues found in 1 source file", 1),
+                        ("Success: no issues found in 12 source files", 12)]:
+        result = _parse_log(line.encode() + b"\n", 0, "text")
+        assert reconcile(Exit(0), result).status == PASS
+        assert result.summary["counts"]["files"] == files
+    for torn in ("Success: no issues found in 2 source file", "Success: no issues found"):
+        assert reconcile(Exit(0), _parse_log(torn.encode(), 0, "text")).status != PASS
 
 
 @given(cut=st.integers(min_value=1, max_value=200))
@@ -235,14 +199,6 @@ def _log(case: str) -> bytes:
 #: A real Python traceback (pip-audit's, when the vulnerability service is unreachable).
 TRACEBACK = b"".join((FIXTURES / "pip_audit" / "osv_unreachable" / "full.log").read_bytes()
                      .splitlines(keepends=True)[:12])
-
-
-@pytest.mark.parametrize("fmt", ["json", "text"])
-@pytest.mark.parametrize(("family", "log"), foreign_logs("mypy"),
-                         ids=[name for name, _ in foreign_logs("mypy")])
-def test_another_tools_log_is_never_a_clean_mypy_run(family: str, log: bytes, fmt: str) -> None:
-    result = _parse_log(log, 0, fmt)
-    assert reconcile(Exit(0), result).status != PASS
 
 
 @pytest.mark.parametrize("fmt", ["json", "text"])

@@ -17,13 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import OptionError, ParseContext, ParseResult
+from ckdn.parsers.base import ParseContext
 from ckdn.parsers.pip_audit import PipAuditParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
+from ckdn.testing import assert_loud, run_parser
+from ckdn.testing.strategies import mutations
 
 from .conftest import FIXTURES, CaseLoader, case_meta, rewrite_json, status
 from .documented import check_documented_example
-from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = PipAuditParser()
 REAL_REPORT = (FIXTURES / "pip_audit" / "vulnerable" / "pip-audit.json").read_bytes()
@@ -175,23 +176,11 @@ def test_a_report_path_outside_the_run_dir_is_refused(load_case: CaseLoader, rep
     assert "outside the run directory" in result.notes[0]
 
 
-@pytest.mark.parametrize(("options", "key"), [
-    ({"allow_skipped": 1}, "allow_skipped"),
-    ({"ignore": ["PYSEC-1"]}, "ignore"),
-])
-def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
-    with pytest.raises(OptionError) as err:
-        PARSER.validate_options(options)
-    assert err.value.key == key
+# --- a damaged report that is no longer pip_audit's is loud ---------------------------------------
+# (garbage, truncations, other tools' reports, a missing report: the conformance kit, in
+# test_conformance.py)
 
-
-# --- garbage never passes -----------------------------------------------------------------
-
-def _parse_bytes(report: bytes, rc: int) -> ParseResult:
-    return parse_run(PARSER, rc, files={"pip-audit.json": report})
-
-
-def _readable(report: bytes) -> bool:
+def _is_pip_audits(report: bytes) -> bool:
     try:
         data = json.loads(report)
     except (ValueError, RecursionError):
@@ -199,26 +188,12 @@ def _readable(report: bytes) -> bool:
     return isinstance(data, dict) and isinstance(data.get("dependencies"), list)
 
 
-def _check_never_green(report: bytes, rc: int) -> None:
-    assert_never_green(_parse_bytes(report, rc), rc, readable=_readable(report))
-
-
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(cut=st.integers(min_value=0, max_value=len(REAL_REPORT) - 1), rc=st.sampled_from([0, 1]))
-def test_a_truncated_report_is_never_read_as_clean(cut: int, rc: int) -> None:
-    _check_never_green(REAL_REPORT[:cut], rc)
-
-
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), rc=st.sampled_from([0, 1]))
-def test_a_mutated_report_never_raises_and_never_passes_unread(data: st.DataObject,
-                                                               rc: int) -> None:
-    _check_never_green(mutated(data, REAL_REPORT), rc)
-
-
-@given(report=st.binary(max_size=200), rc=st.sampled_from([0, 1, 2, 127]))
-def test_garbage_bytes_never_raise_and_never_pass(report: bytes, rc: int) -> None:
-    _check_never_green(report, rc)
+@given(report=mutations(REAL_REPORT), rc=st.sampled_from([0, 1]))
+def test_a_damaged_report_that_is_no_longer_pip_audits_is_loud(report: bytes, rc: int) -> None:
+    result = run_parser(PARSER, rc, files={"pip-audit.json": report})
+    if not _is_pip_audits(report):
+        assert_loud(result, rc, what="a damaged pip-audit.json")
 
 
 # --- pip-audit's log beside its report --------------------------------------------------------

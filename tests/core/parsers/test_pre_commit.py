@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.parsers.base import OptionError, ParseResult
+from ckdn.parsers.base import ParseResult
 from ckdn.parsers.pre_commit import PreCommitParser
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, Exit, reconcile
+from ckdn.testing import run_parser
 
 from .conftest import FIXTURES, CaseLoader, status
 from .documented import check_documented_example
-from .garbage import foreign_logs, long_lines, mutated, parse_run, timed_parse
+from .garbage import long_lines, timed_parse
 
 PARSER = PreCommitParser()
 REAL_LOG = (FIXTURES / "pre_commit" / "show_diff" / "full.log").read_bytes()
@@ -151,43 +152,11 @@ def test_only_top_findings_are_kept_but_all_are_counted(load_case: CaseLoader) -
     assert result.total == 4
 
 
-@pytest.mark.parametrize(("options", "key"), [
-    ({"allow_all_skipped": "true"}, "allow_all_skipped"),
-    ({"allow_skipped": True}, "allow_skipped"),
-])
-def test_unknown_or_mistyped_options_are_rejected(options: dict[str, object], key: str) -> None:
-    with pytest.raises(OptionError) as err:
-        PARSER.validate_options(options)
-    assert err.value.key == key
-
-
-# --- garbage never passes -----------------------------------------------------------------
+# --- hook-shaped logs ---------------------------------------------------------------------
+# (garbage, truncations, damage, other tools' logs: the conformance kit, test_conformance.py)
 
 def _parse_log(log: bytes, rc: int) -> ParseResult:
-    return parse_run(PARSER, rc, log=log)
-
-
-@given(cut=st.integers(min_value=0, max_value=len(REAL_LOG)), rc=st.sampled_from([0, 1, 3]))
-def test_a_truncated_log_never_raises_and_never_passes_a_red_exit(cut: int, rc: int) -> None:
-    result = _parse_log(REAL_LOG[:cut], rc)
-    verdict = reconcile(Exit(rc), result).status
-    if rc != 0:
-        assert verdict != PASS
-
-
-@given(data=st.data(), rc=st.sampled_from([0, 1]))
-def test_a_mutated_log_never_raises_and_never_passes_a_red_exit(data: st.DataObject,
-                                                                rc: int) -> None:
-    result = _parse_log(mutated(data, REAL_LOG, most=8), rc)
-    if rc != 0:
-        assert reconcile(Exit(rc), result).status != PASS
-
-
-@given(log=st.binary(max_size=300), rc=st.sampled_from([0, 1, 2, 127]))
-def test_garbage_logs_never_raise_and_never_pass(log: bytes, rc: int) -> None:
-    result = _parse_log(log, rc)
-    verdict = reconcile(Exit(rc), result).status
-    assert verdict != PASS or b"Passed" in log
+    return run_parser(PARSER, rc, log=log)
 
 
 _lines = st.lists(st.sampled_from([
@@ -271,12 +240,6 @@ def test_hook_lines_of_two_widths_are_not_one_pre_commit_run() -> None:
     result = _parse_log(wider, 0)
     assert not result.parser_ok
     assert "hook lines of widths 79, 80" in result.notes[0]
-
-
-@pytest.mark.parametrize(("family", "log"), foreign_logs("pre_commit"),
-                         ids=[name for name, _ in foreign_logs("pre_commit")])
-def test_another_tools_log_is_never_a_passing_pre_commit_run(family: str, log: bytes) -> None:
-    assert reconcile(Exit(0), _parse_log(log, 0)).status != PASS
 
 
 @pytest.mark.parametrize(("shape", "line"), long_lines(

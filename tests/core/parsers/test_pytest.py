@@ -10,7 +10,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -23,10 +22,10 @@ from ckdn.parsers.junit import PytestParser, node_id
 from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
 from ckdn.parsers.pytest_order import TEST, order_key
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
+from ckdn.testing import run_parser
 
 from .conftest import FIXTURES, CaseLoader, case_meta, status
 from .documented import as_documented, marked_example
-from .garbage import assert_never_green, mutated, parse_run
 
 PARSER = PytestParser()
 CASES = FIXTURES / "pytest"
@@ -571,56 +570,19 @@ def test_a_huge_single_failure_text_costs_bounded_memory(tmp_path: Path) -> None
 
 
 # -- properties ----------------------------------------------------------------------
+# (garbage, truncations, damage, other tools' reports, a missing report: the conformance kit,
+# test_conformance.py)
 
 
 REAL_REPORTS = [(CASES / case / "junit.xml").read_bytes()
                 for case in ("failing", "erroring", "collection_error", "skips")]
 
 
-def well_formed(data: bytes) -> bool:
-    try:
-        ET.fromstring(data)
-    except (ET.ParseError, LookupError):
-        return False
-    return True
-
-
 def parse_bytes(data: bytes, rc: int) -> ParseResult:
-    return parse_run(PARSER, rc, files={"junit.xml": data})
-
-
-def assert_never_silently_green(data: bytes, result: ParseResult, rc: int) -> None:
-    assert_never_green(result, rc, readable=well_formed(data))
+    return run_parser(PARSER, rc, files={"junit.xml": data})
 
 
 SETTINGS = settings(max_examples=150, deadline=None)
-
-
-@SETTINGS
-@given(report=st.sampled_from(REAL_REPORTS), cut=st.floats(0, 1), rc=st.sampled_from([0, 1, 2]))
-def test_truncated_reports_are_never_silently_green(report: bytes, cut: float, rc: int) -> None:
-    data = report[: int(len(report) * cut)]
-    result = parse_bytes(data, rc)
-    assert_never_silently_green(data, result, rc)
-    if len(data) < len(report):
-        assert not result.parser_ok
-
-
-@SETTINGS
-@given(report=st.sampled_from(REAL_REPORTS), data=st.data(), rc=st.sampled_from([0, 1]))
-def test_mutated_reports_never_raise_nor_go_silently_green(report: bytes, data: st.DataObject,
-                                                           rc: int) -> None:
-    damaged = mutated(data, report, most=8)
-    result = parse_bytes(damaged, rc)
-    assert_never_silently_green(damaged, result, rc)
-
-
-@SETTINGS
-@given(data=st.binary(max_size=2000), rc=st.sampled_from([0, 1]))
-def test_garbage_never_raises_nor_goes_silently_green(data: bytes, rc: int) -> None:
-    result = parse_bytes(data, rc)
-    assert_never_silently_green(data, result, rc)
-    assert not result.parser_ok or well_formed(data)
 
 
 # -- issue 10: what a JUnit report may and may not say -----------------------------------
