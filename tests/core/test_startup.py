@@ -99,6 +99,7 @@ RUN_PATH = frozenset({
     "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
     "ckdn.documents._meta", "ckdn.documents.textcap",
     "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic", "ckdn.parsers.guard",
+    "ckdn.parsers._loglines",  # generic counts the log's lines (summary log_lines)
     "ckdn.process", "ckdn.process._group", "ckdn.process._loghash", "ckdn.process._runner",
     "ckdn.store", "ckdn.store._names", "ckdn.store._publish", "ckdn.store._reading",
     "ckdn.store._runlock", "ckdn.store._store",

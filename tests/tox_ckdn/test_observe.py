@@ -31,7 +31,10 @@ def test_tox_ckdn_turns_an_envs_commands_into_a_digest_named_after_the_env(
     result.assert_success()
     digest = run.digest("tox-plain")
     assert digest == {"schema": "ckdn.digest/2", "check": "tox-plain", "status": "pass",
-                      "rc": 0, "run_dir": digest["run_dir"]}
+                      "rc": 0, "run_dir": digest["run_dir"],
+                      "summary": {"log_lines": digest["summary"]["log_lines"]}}
+    assert digest["summary"]["log_lines"] == len(
+        (run.path / digest["run_dir"] / "full.log").read_bytes().splitlines())
     assert digest in json_lines(result.out)
 
 

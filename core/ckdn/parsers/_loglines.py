@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import IO
 
-__all__ = ["LINE_BYTES", "log_lines", "numbered_lines", "open_log"]
+__all__ = ["LINE_BYTES", "count_lines", "log_lines", "numbered_lines", "open_log"]
 
 #: The most bytes of one line a parser is given (so at most this many characters).
 LINE_BYTES = 64 * 1024
@@ -64,6 +64,22 @@ def open_log(path: str) -> IO[bytes]:
         handle.close()
         raise OSError(errno.EINVAL, "full.log is not a regular file, not read")
     return handle
+
+
+def count_lines(path: str) -> int:
+    """The number of lines in the log, as :func:`log_lines` would yield them (a last line
+    without a newline counts), read in blocks and never decoded; 0 for a missing log."""
+    try:
+        handle = open_log(path)
+    except FileNotFoundError:
+        return 0
+    lines = 0
+    last = b"\n"
+    with handle:
+        while block := handle.read(_BLOCK):
+            lines += block.count(b"\n")
+            last = block[-1:]
+    return lines + (last != b"\n")
 
 
 def log_lines(path: str, width: int = LINE_BYTES) -> Iterator[str]:

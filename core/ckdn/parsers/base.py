@@ -275,8 +275,9 @@ class Option(Record):
     """Declares one parser option: its kind and bounds.
 
     ``kind`` is ``"str"``, ``"bool"``, ``"int"``, ``"number"`` (int or float,
-    finite) or ``"str_list"``; ``choices`` limits string values (and every item of
-    a ``str_list``).
+    finite), ``"str_list"`` or ``"bool_or_names"`` (true, false, or a list of
+    package names as PEP 508 spells them); ``choices`` limits string values (and
+    every item of a ``str_list``).
     """
 
     __slots__ = ("choices", "help", "kind", "maximum", "minimum")
@@ -316,6 +317,13 @@ class Option(Record):
                 raise OptionError(key, f"option '{key}' must be a list of strings")
             for item in value:
                 self._check_choice(key, item)
+        elif kind == "bool_or_names":
+            from ckdn.parsers._packagename import first_bad_name  # lazy: one option needs it
+
+            bad = None if isinstance(value, bool) else first_bad_name(value)
+            if bad is not None:
+                raise OptionError(key, f"option '{key}' must be true, false or a list of "
+                                  f"package names, not {_tname(value)}{bad}")
         else:  # pragma: no cover - a parser declared an option kind that does not exist
             raise OptionError(key, f"option '{key}' has unknown kind {kind!r}")
 

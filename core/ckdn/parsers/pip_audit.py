@@ -7,8 +7,12 @@ they are counted as ``fixed``).
 pip-audit exits 0 and says "No known vulnerabilities found" when it could not
 audit a dependency at all (not on PyPI, service answered 404): such a
 dependency lands in the report with a ``skip_reason``. Skipped dependencies,
-and a run that audited none, are unverified, not clean: a gate failure unless
-``allow_skipped = true``.
+and a run that audited none, are unverified, not clean: a gate failure.
+``allow_skipped = true`` accepts every skipped dependency (and a run that audited
+none); ``allow_skipped = ["name", ...]`` accepts only those packages being
+skipped, names compared as PEP 503 normalises them (``Foo_Bar`` is ``foo-bar``);
+``allow_all_skipped = true`` accepts a run that audited no dependency (all
+skipped, or none listed) without accepting a skip otherwise.
 
 Guards: the count pip-audit prints ("Found N known vulnerabilities", "No known
 vulnerabilities found") must match the report; exit code 1 needs an unfixed
@@ -32,6 +36,7 @@ from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
+from ckdn.parsers._packagename import normalise
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -57,7 +62,10 @@ class PipAuditParser(BaseParser):
     name = "pip_audit"
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "report": Option("str", help="pip-audit's JSON report, relative to the run dir"),
-        "allow_skipped": Option("bool", help="accept dependencies pip-audit could not audit"),
+        "allow_skipped": Option("bool_or_names",
+                                help="accept dependencies pip-audit could not audit: true for "
+                                     "all, or a list of package names"),
+        "allow_all_skipped": Option("bool", help="accept a run that audited no dependency"),
     }
 
     def read(self, ctx: ParseContext) -> ParseResult:
@@ -101,7 +109,8 @@ def _parse(ctx: ParseContext) -> ParseResult:
         return ParseResult(parser_ok=False, notes=[cap_line(report, 800)])
     sink, total = report.sink, report.total
     counts = {"dependencies": report.audited, "vulnerabilities": total,
-              "vulnerable": report.vulnerable, "fixed": report.fixed, "skipped": report.skips}
+              "vulnerable": report.vulnerable, "fixed": report.fixed,
+              "skipped": report.skips + report.accepted, "skipped_accepted": report.accepted}
     result = sink.result(summary={"counts": counts})
     if log.found is not None and log.found != total:
         result.parser_ok = False
@@ -131,15 +140,23 @@ def _parse(ctx: ParseContext) -> ParseResult:
 class _Audit:
     """What the streamed report holds: the kept findings and the counts."""
 
-    __slots__ = ("audited", "fixed", "sink", "skipped", "skips", "total", "vulnerable")
+    __slots__ = ("accepted", "allowed", "audited", "fixed", "sink", "skipped", "skips", "total",
+                 "vulnerable")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.sink = FindingSink(ctx.top)
         self.audited = self.vulnerable = self.fixed = self.total = self.skips = 0
+        self.accepted = 0  # skips of a package allow_skipped names
+        allow = ctx.options.get("allow_skipped", False)
+        self.allowed = ({normalise(name) for name in allow} if isinstance(allow, list)
+                        else None)
         self.skipped: list[str] = []  # the first few, named in a note
 
     def dependency(self, ctx: ParseContext, dep: dict[str, Any], fixed: NameSet) -> None:
         if "skip_reason" in dep:
+            if self.allowed is not None and normalise(dep["name"]) in self.allowed:
+                self.accepted += 1
+                return
             self.skips += 1
             if len(self.skipped) < NAMED_SKIPS:
                 self.skipped.append(cap_line(f"{dep.get('name', '?')}: {dep['skip_reason']}",
@@ -235,19 +252,25 @@ def _malformed(dep: Any) -> str:
 
 
 def _unverified(ctx: ParseContext, result: ParseResult, report: _Audit) -> None:
-    if ctx.options.get("allow_skipped", False):
+    if ctx.options.get("allow_skipped", False) is True:
         return
     skips = report.skips
+    if report.accepted:
+        result.notes.append(f"{report.accepted} skipped dependenc"
+                            + ("y" if report.accepted == 1 else "ies")
+                            + " accepted by allow_skipped")
     if skips:
         more = f" (+{skips - NAMED_SKIPS} more)" if skips > NAMED_SKIPS else ""
         result.gate_failures.append(f"pip-audit could not audit {skips} dependenc"
                                     + ("y" if skips == 1 else "ies"))
         result.notes.append(cap_line("skipped: " + "; ".join(report.skipped) + more
-                                     + "; set allow_skipped = true to accept them", 800))
-    elif not report.audited:
+                                     + "; to accept them, set allow_skipped = true or list "
+                                     "their names in allow_skipped", 800))
+    elif not report.audited and not ctx.options.get("allow_all_skipped", False):
         result.gate_failures.append("pip-audit audited no dependency")
-        result.notes.append("pip-audit's report lists no dependency; set allow_skipped = true "
-                            "if that is expected")
+        what = "every dependency was skipped" if report.accepted else "it lists no dependency"
+        result.notes.append(f"pip-audit's report audits nothing ({what}); set "
+                            "allow_all_skipped = true if that is expected")
 
 
 def _finding(ctx: ParseContext, dep: dict[str, Any], vuln: dict[str, Any]) -> Finding:

@@ -19,6 +19,7 @@ run that found no Python files is a gate failure unless ``allow_no_files``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
@@ -26,6 +27,7 @@ from typing import IO, Any, ClassVar, Final
 from ckdn.parsers._jsonreport import JsonStream, unreadable
 from ckdn.parsers._jsonstream import CHUNK
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
+from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -53,6 +55,8 @@ class RuffParser(BaseParser):
     OPTIONS: ClassVar[Mapping[str, Option]] = {
         "report": Option("str", help="ruff's JSON report, relative to the run dir"),
         "allow_no_files": Option("bool", help="accept a run where ruff found no Python files"),
+        "legacy_location": Option("bool", help="locations keep the path as ruff wrote it "
+                                               "(absolute), not relative to the check's cwd"),
     }
 
     def read(self, ctx: ParseContext) -> ParseResult:
@@ -120,9 +124,10 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
 class _Tally:
     """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
 
-    __slots__ = ("files", "fixable", "malformed", "syntax", "total")
+    __slots__ = ("files", "fixable", "malformed", "rules", "syntax", "total")
 
     def __init__(self) -> None:
+        self.rules = RuleCounts()
         self.total = 0
         self.fixable = 0
         self.syntax = 0
@@ -143,6 +148,7 @@ class _Tally:
         code = item.get("code") or item.get("name") or "invalid-syntax"
         if code == "invalid-syntax":
             self.syntax += 1
+        self.rules.add(str(code))
         fix = item.get("fix")
         if isinstance(fix, dict):
             self.fixable += 1
@@ -162,15 +168,19 @@ def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: st
              message: str, where: dict[str, Any], fix: Any) -> Finding:
     row, col = _int(where.get("row")), _int(where.get("column"))
     path = ctx.location(filename)
+    # legacy_location: the location as ruff wrote it (its absolute path); the id stays
+    # cwd-relative, so it is the same whichever checkout the run was in.
+    legacy = bool(ctx.options.get("legacy_location", False))
     cell = item.get("cell")
     detail: list[str] = []
     if isinstance(cell, int) and not isinstance(cell, bool):
         # Notebook rows count from the top of the cell, not of the file.
-        location = path
+        location = _as_written(filename) if legacy else path
         ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
         detail.append(f"cell {cell}, line {row or '?'}, column {col or '?'}")
     else:
-        location = ctx.location(filename, row, col)
+        location = (_as_written(filename, row, col) if legacy
+                    else ctx.location(filename, row, col))
         ident = f"{path}:{row or 0}:{col or 0}:{code}"
     if isinstance(fix, dict):
         applicability = fix.get("applicability") or "unknown"
@@ -182,10 +192,19 @@ def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: st
     return Finding(ident, KIND, cap_line(f"{code} {message}"), location, ctx.snippet(detail))
 
 
+def _as_written(filename: str, row: int | None = None, col: int | None = None) -> str:
+    """``path[:line[:col]]`` with ruff's own path (normalised, forward slashes)."""
+    text = os.path.normpath(filename).replace(os.sep, "/")
+    if row is not None:
+        text += f":{row}" + (f":{col}" if col is not None else "")
+    return text
+
+
 def _result(ctx: ParseContext, sink: FindingSink, tally: _Tally, log: _LogFacts) -> ParseResult:
     counts = {"violations": tally.total, "files": len(tally.files), "fixable": tally.fixable,
               "syntax_errors": tally.syntax}
-    result = sink.result(summary={"counts": counts})
+    result = sink.result(summary={"counts": counts, "violation_count": tally.total,
+                                  **tally.rules.summary()})
     if tally.malformed:
         result.parser_ok = False
         result.notes.append(f"{tally.malformed} entries of the ruff report have no filename, "

@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 
 from ckdn.parsers._jsonreport import JsonStream, find_report, unreadable
 from ckdn.parsers._logtext import log_ends
+from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers._sarif_log import log_disagreements
 from ckdn.parsers._sarif_read import Refused, RunFacts, read_results, read_runs
 from ckdn.parsers.base import (
@@ -167,12 +168,14 @@ def _parse(ctx: ParseContext) -> ParseResult:
     total = sum(counts.values())
     promote = ctx.rc != 0 and not any(counts[level] for level in fail_levels)
     chosen = set(LEVELS) if promote else fail_levels
-    summary = {"counts": {**counts, "results": total, "runs": len(runs)}}
+    tools = [str(_obj(_obj(facts.run.get("tool")).get("driver")).get("name") or "")
+             for facts in runs]
+    summary = {"counts": {**counts, "results": total, "runs": len(runs)},
+               "by_level": dict(counts), **graded.by_rule.summary(),
+               "tools": list(dict.fromkeys(tool for tool in tools if tool))}
     out = ParseResult(findings=graded.findings(chosen),
                       findings_total=sum(counts[level] for level in chosen), summary=summary)
     if Path(ctx.log_path).resolve() != ctx.artifact("report", "report.sarif"):
-        tools = [str(_obj(_obj(facts.run.get("tool")).get("driver")).get("name") or "")
-                 for facts in runs]
         problems.extend(log_disagreements(ctx, tools, total))
     if problems:
         out.parser_ok = False
@@ -199,6 +202,7 @@ class _Graded:
         self.rules = [_Rules(facts.run) for facts in runs]
         self.bases = [_bases(facts.run) for facts in runs]
         self.counts = dict.fromkeys(LEVELS, 0)
+        self.by_rule = RuleCounts()  # results per rule, every level
         self.kept: dict[str, list[tuple[int, Finding]]] = {level: [] for level in LEVELS}
         self.bad = [(0, "")] * len(runs)  # per run: results without a level, the first named
         self.seen = 0
@@ -215,6 +219,7 @@ class _Graded:
             self.bad[number] = (bad + 1, first)
             return
         self.counts[level] += 1
+        self.by_rule.add(_rule_id(result, rules))
         kept = self.kept[level]
         if len(kept) < self.ctx.top:  # build only what the digest can show
             kept.append((self.seen, _finding(self.ctx, self.runs[number].run, result,
@@ -262,6 +267,19 @@ def _run_problems(number: int, facts: RunFacts) -> Iterable[str]:
         more = (f" (+{facts.error_count - NAMED_NOTIFICATIONS} more)"
                 if facts.error_count > NAMED_NOTIFICATIONS else "")
         yield f"run {number} ({tool}) reports execution errors: {shown}{more}"
+
+
+def _rule_id(result: dict[str, Any], rules: _Rules) -> str:
+    """The result's rule: ``ruleId``, else ``rule.id``, else the id of the rule its index
+    names (SARIF 3.27.5-7); ``?`` for a result that names none."""
+    rule_id = result.get("ruleId")
+    if isinstance(rule_id, str) and rule_id:
+        return rule_id
+    rule_id = _obj(result.get("rule")).get("id")
+    if isinstance(rule_id, str) and rule_id:
+        return rule_id
+    rule_id = _obj(rules.rule_for(result)).get("id")
+    return rule_id if isinstance(rule_id, str) and rule_id else "?"
 
 
 def _level(result: Any, rules: _Rules) -> str | None:

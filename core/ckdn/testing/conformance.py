@@ -272,7 +272,8 @@ def recorded_runs_without_their_report_are_loud(spec: Conformance) -> int:
 #: Values of the wrong kind for each option kind (``ckdn.parsers.base.Option``).
 _WRONG: dict[str, tuple[object, ...]] = {
     "str": (1, True, ["x"]), "bool": ("true", 1, None), "int": ("1", 1.5, True),
-    "number": ("1", True, math.nan, math.inf), "str_list": ("x", [1], [["x"]])}
+    "number": ("1", True, math.nan, math.inf), "str_list": ("x", [1], [["x"]]),
+    "bool_or_names": ("true", 1, None, "idna", [1], ["not a name"])}
 _UNKNOWN = "no_such_option"
 
 

@@ -145,9 +145,10 @@ def test_a_generic_failure_carries_the_log_tail(tmp_path: Path) -> None:
                             "print('boom', file=sys.stderr); sys.exit(3)")
     ctx = ParseContext(check="build", run_dir=tmp_path, cwd=tmp_path, rc=rc)
     doc = digest(Exit(rc), GenericParser().parse(ctx), tmp_path, check="build")
-    assert set(doc) == ALWAYS | {"status_reason", "log_tail", "artifacts"}
+    assert set(doc) == ALWAYS | {"status_reason", "log_tail", "artifacts", "summary"}
     assert (doc["status"], doc["rc"]) == (FAIL, 3)
     assert doc["log_tail"] == [f"step {i}" for i in range(61, 100)] + ["boom"]
+    assert doc["summary"] == {"log_lines": 101}  # the tail shows 40 of them
     assert_bounded_and_valid(doc)
 
 

@@ -54,6 +54,10 @@ def load_case(tmp_path: Path) -> CaseLoader:
              top: int = 20, max_snippet_lines: int = 12, rc: int | None = None) -> ParseContext:
         src = FIXTURES / family / case
         run_dir = tmp_path / f"{family}-{case}"
+        copies = 1
+        while run_dir.exists():  # the same case loaded again in one test: a fresh copy
+            copies += 1
+            run_dir = tmp_path / f"{family}-{case}-{copies}"
         shutil.copytree(src, run_dir, ignore=shutil.ignore_patterns("case.json"))
         meta = case_meta(family, case)
         return ParseContext(

@@ -11,6 +11,10 @@ fixture the marker names and compares. Two markers exist:
 
 The lead assembles docs/parsers.md from these pages, so a marker is looked up
 there too when the page itself does not have it.
+
+``python -m tests.core.parsers.documented`` rewrites every ``tested-example``
+block from its fixture (after a parser's facts change on purpose); the test then
+holds the page to it.
 """
 
 from __future__ import annotations
@@ -109,3 +113,41 @@ def as_documented(result: ParseResult, shown: int) -> dict[str, Any]:
                                           ("location", f.location), ("detail", list(f.detail)))
                         if v} for f in result.findings[:shown]]
     return doc
+
+
+def regenerate() -> list[str]:
+    """Rewrite each page's ``tested-example`` JSON from what its parser reports now."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ckdn.parsers import get_parser
+
+    changed: list[str] = []
+    for page in sorted((DOCS / "parsers").glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        match = _TESTED.search(text)
+        if match is None:
+            continue
+        params = dict(item.split("=", 1) for item in match.group(1).split())
+        case, count = params.pop("case"), int(params.pop("findings"))
+        family = page.stem
+        meta = json.loads((FIXTURES / family / case / "case.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = Path(tmp) / "run"
+            shutil.copytree(FIXTURES / family / case, run_dir,
+                            ignore=shutil.ignore_patterns("case.json"))
+            ctx = ParseContext(check=family, run_dir=run_dir, cwd=Path(meta["cwd"]),
+                               rc=meta["rc"], options=dict(params))
+            facts = outcome(ctx, get_parser(family).parse(ctx), count)
+        block = json.dumps(facts, indent=2, ensure_ascii=False)
+        new = text[:match.start(2)] + block + text[match.end(2):]
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed.append(str(page.relative_to(DOCS.parent)))
+    return changed
+
+
+if __name__ == "__main__":
+    for name in regenerate():
+        print("rewrote", name)

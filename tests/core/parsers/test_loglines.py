@@ -64,6 +64,11 @@ def test_lines_within_the_width_are_read_exactly_and_longer_ones_cut_with_their_
         else:  # only line-ending carriage returns or a replaced byte past the width
             assert line == expected
     assert [line for _, _, line in spans] == got
+    _loglines._BLOCK = block
+    try:
+        assert _loglines.count_lines(str(path)) == len(got)  # generic's log_lines
+    finally:
+        _loglines._BLOCK = old_block
     offset = 0
     for (start, end, _), raw in zip(spans, raws, strict=False):
         assert (start, end) == (offset, min(offset + len(raw) + 1, len(data)))
@@ -170,3 +175,33 @@ def test_plain_lines_strip_colour_from_a_cut_line_and_keep_its_count(tmp_path: P
     assert line.body == "r" * (LINE_BYTES - 5)
     assert line.omitted == 2 * LINE_BYTES - (LINE_BYTES - 5)
     assert long.count == 1
+
+
+def test_generic_counts_the_lines_of_a_real_log_and_a_missing_log_has_none(
+        tmp_path: Path) -> None:
+    parser = get_parser("generic")
+    for family, case in (("ruff", "violations"), ("pytest", "failing"), ("mypy", "json_errors")):
+        log = FIXTURES / family / case / "full.log"
+        data = log.read_bytes()
+        run_dir = tmp_path / f"{family}-{case}"
+        run_dir.mkdir()
+        (run_dir / "full.log").write_bytes(data)
+        ctx = ParseContext(check="g", run_dir=run_dir, cwd=run_dir, rc=0, options={})
+        result = parser.parse(ctx)
+        assert result.summary == {"log_lines": len(whole_lines(log))}
+        assert reconcile(Exit(0), result).status == PASS
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ctx = ParseContext(check="g", run_dir=empty, cwd=empty, rc=0, options={})
+    assert parser.parse(ctx).summary == {"log_lines": 0}
+
+
+def test_generic_names_a_log_it_cannot_count_and_the_exit_code_still_decides(
+        tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.log").write_text("x\n")
+    (tmp_path / "full.log").symlink_to(tmp_path / "elsewhere.log")
+    ctx = ParseContext(check="g", run_dir=tmp_path, cwd=tmp_path, rc=3, options={})
+    result = get_parser("generic").parse(ctx)
+    assert result.summary == {}
+    assert result.notes == ["full.log not counted: full.log is a symlink, not followed"]
+    assert reconcile(Exit(3), result).status != PASS

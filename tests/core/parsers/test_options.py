@@ -32,12 +32,13 @@ DECLARED: dict[str, dict[str, str]] = {
     "coverage": {"junit": "str", "allow_no_tests": "bool", "coverage_xml": "str",
                  "coverage_json": "str", "fail_under": "number", "precision": "int",
                  "missing_lines_preview": "int"},
-    "ruff": {"report": "str", "allow_no_files": "bool"},
+    "ruff": {"report": "str", "allow_no_files": "bool", "legacy_location": "bool"},
     "ty": {"allow_no_files": "bool"},
     "mypy": {"format": "str"},
     "pyright": {"allow_no_files": "bool"},
     "reformat": {"allow_no_files": "bool"},
-    "pip_audit": {"report": "str", "allow_skipped": "bool"},
+    "pip_audit": {"report": "str", "allow_skipped": "bool_or_names",
+                  "allow_all_skipped": "bool"},
     "bandit": {"report": "str", "allow_skipped": "bool"},
     "pylint": {"report": "str", "score_fail_under": "number", "allow_skipped": "bool"},
     "sarif": {"report": "str", "fail_levels": "str_list"},
@@ -76,6 +77,17 @@ REFUSALS: list[tuple[Option, Any, str]] = [
     (Option("str_list"), "error", "option 'x' must be a list of strings"),
     (Option("str_list", choices=("error",)), ["critical"],
      "option 'x' must be one of 'error', not 'critical'"),
+    (Option("bool_or_names"), "yes",
+     "option 'x' must be true, false or a list of package names, not a string"),
+    (Option("bool_or_names"), ["idna", "not a name"],
+     "option 'x' must be true, false or a list of package names, not an array "
+     "('not a name' is not a package name)"),
+    (Option("bool_or_names"), ["-idna"],
+     "option 'x' must be true, false or a list of package names, not an array "
+     "('-idna' is not a package name)"),
+    (Option("bool_or_names"), [1],
+     "option 'x' must be true, false or a list of package names, not an array "
+     "(1 is not a package name)"),
 ]
 
 
@@ -104,3 +116,5 @@ def test_good_values_of_every_kind_are_accepted() -> None:
     get_parser("coverage").validate_options({"fail_under": 80})
     get_parser("sarif").validate_options({"fail_levels": ["error", "warning"]})
     get_parser("mypy").validate_options({"format": "json"})
+    for allow in (True, False, [], ["idna", "Foo_Bar", "zope.interface", "a", "x-1"]):
+        get_parser("pip_audit").validate_options({"allow_skipped": allow})

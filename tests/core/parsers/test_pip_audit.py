@@ -70,7 +70,8 @@ def test_aliases_are_sorted_in_the_detail_whatever_order_pip_audit_wrote(
 def test_summary_counts_dependencies_vulnerabilities_and_skips(load_case: CaseLoader) -> None:
     result = PARSER.parse(load_case("pip_audit", "vulnerable"))
     assert result.summary == {"counts": {"dependencies": 3, "vulnerabilities": 3,
-                                         "vulnerable": 2, "fixed": 0, "skipped": 0}}
+                                         "vulnerable": 2, "fixed": 0, "skipped": 0,
+                                         "skipped_accepted": 0}}
 
 
 def test_ignored_vulnerabilities_are_gone_and_the_logs_count_still_agrees(
@@ -221,3 +222,58 @@ def test_a_clean_report_beside_an_error_in_the_log_is_never_green(
     assert not result.parser_ok
     assert f"beside its report (first: {first}" in result.notes[-1]
     assert status(ctx, result) == PARSE_MISMATCH
+
+
+def test_allow_skipped_as_a_list_accepts_only_the_packages_it_names_pep_503_normalised(
+        load_case: CaseLoader) -> None:
+    # the real report skips requests, idna and py; "Requests" and "IDNA" name two of them
+    ctx = load_case("pip_audit", "pypi_unavailable",
+                    options={"allow_skipped": ["Requests", "IDNA"]})
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pip-audit could not audit 1 dependency"]
+    skipped = next(note for note in result.notes if note.startswith("skipped: "))
+    assert skipped.startswith("skipped: py: Dependency not found on PyPI")
+    assert "requests" not in skipped
+    assert "idna" not in skipped
+    assert "2 skipped dependencies accepted by allow_skipped" in result.notes
+    assert result.summary["counts"]["skipped"] == 3
+    assert result.summary["counts"]["skipped_accepted"] == 2
+    assert status(ctx, result) == FAIL
+
+
+def test_normalised_names_match_whatever_separators_and_case_the_config_uses() -> None:
+    from ckdn.parsers._packagename import normalise
+
+    assert {normalise(name) for name in ("Foo_Bar", "foo.bar", "FOO--bar", "foo-_.bar")} == {
+        "foo-bar"}
+    assert normalise("zope.interface") == "zope-interface"
+
+
+def test_a_list_naming_every_skipped_package_still_needs_allow_all_skipped_when_none_was_audited(
+        load_case: CaseLoader) -> None:
+    every = ["requests", "idna", "py"]
+    ctx = load_case("pip_audit", "pypi_unavailable", options={"allow_skipped": every})
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pip-audit audited no dependency"]
+    assert any("every dependency was skipped" in note and "allow_all_skipped = true" in note
+               for note in result.notes)
+    assert status(ctx, result) == FAIL
+    ctx = load_case("pip_audit", "pypi_unavailable",
+                    options={"allow_skipped": every, "allow_all_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+
+
+def test_allow_all_skipped_accepts_an_empty_audit_but_not_a_skip(load_case: CaseLoader) -> None:
+    ctx = load_case("pip_audit", "no_dependencies", options={"allow_all_skipped": True})
+    assert status(ctx, PARSER.parse(ctx)) == PASS
+    ctx = load_case("pip_audit", "pypi_unavailable", options={"allow_all_skipped": True})
+    result = PARSER.parse(ctx)
+    assert result.gate_failures == ["pip-audit could not audit 3 dependencies"]
+    assert status(ctx, result) == FAIL
+
+
+def test_allow_skipped_false_or_an_empty_list_accepts_no_skip(load_case: CaseLoader) -> None:
+    allow: bool | list[str]
+    for allow in (False, []):
+        ctx = load_case("pip_audit", "pypi_unavailable", options={"allow_skipped": allow})
+        assert PARSER.parse(ctx).gate_failures == ["pip-audit could not audit 3 dependencies"]

@@ -327,3 +327,32 @@ def test_live_ruff_report_is_parsed_into_the_same_findings_as_the_fixture(
 def test_live_ruff_on_a_clean_project_passes(tmp_path: Path) -> None:
     ctx, result = _run_live("clean", tmp_path)
     assert status(ctx, result) == PASS
+
+
+def test_the_summary_has_violation_count_and_per_rule_counts_from_the_whole_report(
+        load_case: CaseLoader) -> None:
+    from collections import Counter
+
+    report = json.loads(REAL_REPORT)
+    by_rule = Counter(item["code"] or "invalid-syntax" for item in report)
+    summary = PARSER.parse(load_case("ruff", "violations", top=1)).summary
+    assert summary["violation_count"] == len(report) == 19
+    assert summary["by_rule"] == dict(by_rule)
+    assert "by_rule_omitted" not in summary
+
+
+def test_legacy_location_keeps_ruffs_absolute_paths_and_the_ids_stay_cwd_relative(
+        load_case: CaseLoader) -> None:
+    report = json.loads(REAL_REPORT)
+    plain = PARSER.parse(load_case("ruff", "violations", top=50))
+    legacy = PARSER.parse(load_case("ruff", "violations", top=50,
+                                    options={"legacy_location": True}))
+    assert [f.id for f in legacy.findings] == [f.id for f in plain.findings]
+    written = {item["filename"] for item in report}
+    legacy_locations = [str(f.location) for f in legacy.findings]
+    plain_locations = [str(f.location) for f in plain.findings]
+    assert all(os.path.isabs(location) for location in legacy_locations)
+    assert {location.split(":")[0] for location in legacy_locations} == written
+    assert not any(os.path.isabs(location) for location in plain_locations)
+    for old, new in zip(plain_locations, legacy_locations, strict=True):
+        assert new.endswith("/" + old)

@@ -79,8 +79,8 @@ def test_fail_levels_widen_what_counts_as_a_finding(load_case: CaseLoader) -> No
 def test_results_below_fail_levels_are_counted_not_findings(load_case: CaseLoader) -> None:
     ctx = load_case("sarif", "semgrep")
     result = PARSER.parse(ctx)
-    assert result.summary == {"counts": {"error": 3, "warning": 1, "note": 1, "none": 0,
-                                         "results": 5, "runs": 1}}
+    assert result.summary["counts"] == {"error": 3, "warning": 1, "note": 1, "none": 0,
+                                        "results": 5, "runs": 1}
     assert result.total == 3
 
 
@@ -421,3 +421,18 @@ def test_sarif_shaped_nonsense_never_raises_and_never_passes_a_red_exit(
     result = _parse_bytes(json.dumps(log).encode(), rc, fail_levels)
     if rc != 0:
         assert reconcile(Exit(rc), result).status != PASS
+
+
+def test_the_summary_counts_by_level_by_rule_and_names_the_tools(load_case: CaseLoader) -> None:
+    from collections import Counter
+
+    for case in ("semgrep", "ruff", "semgrep_warning_only"):
+        ctx = load_case("sarif", case, top=1)
+        log = json.loads((Path(ctx.run_dir) / "report.sarif").read_text())
+        results = [result for run in log["runs"] for result in run["results"]]
+        summary = PARSER.parse(ctx).summary
+        assert sum(summary["by_level"].values()) == len(results) == summary["counts"]["results"]
+        assert {level: n for level, n in summary["by_level"].items() if n} == {
+            level: n for level, n in summary["counts"].items() if level in LEVELS and n}
+        assert summary["by_rule"] == dict(Counter(result["ruleId"] for result in results))
+        assert summary["tools"] == [run["tool"]["driver"]["name"] for run in log["runs"]]
