@@ -227,6 +227,24 @@ class Recorder:
         more = len(self.running) - len(shown)
         return "while running " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
+    def _worst_files(self) -> Any:
+        """The files behind a missed coverage gate, from pytest-cov's data written into the
+        run dir as coverage.py's JSON report (only asked when a gate fails)."""
+        from ckdn.app.host import coverage_worst_files
+        from pytest_ckdn._coverage import json_report
+
+        run_dir = (self._run.run_dir if self._run is not None
+                   else str(self.settings.evidence_dir or ""))
+        if not run_dir:
+            return "no run dir to write the report into"
+        try:
+            path = json_report(self.config.pluginmanager, run_dir)
+        except (OSError, RuntimeError) as exc:
+            return str(exc)
+        return coverage_worst_files(path, cwd=str(self.config.invocation_params.dir),
+                                    top=self.settings.top,
+                                    preview=self.settings.missing_lines_preview)
+
     def _early_stop(self) -> str | None:
         session = self.session
         assert session is not None
@@ -253,11 +271,12 @@ class Recorder:
         summary: dict[str, Any] = {"counts": counts}
         gates: list[str] = []
         notes = list(self.notes)
-        covered, coverage_failures = coverage_gates(coverage_of(self.config.pluginmanager),
-                                                    self.settings.fail_under)
-        if covered:
-            summary["coverage"] = covered
+        covered, coverage_failures, coverage_notes = coverage_gates(
+            coverage_of(self.config.pluginmanager), self.settings.fail_under,
+            self._worst_files)
+        summary.update(covered)
         gates.extend(coverage_failures)
+        notes.extend(coverage_notes)
         status = self.exit_status()
         warnings = max_warnings_gate(status, counts["warnings"])
         if warnings is not None:

@@ -55,10 +55,18 @@ class Settings:
     check_top: int | None = None
     allow_no_tests: bool = False
     notes: tuple[str, ...] = ()
+    #: The check's ``missing_lines_preview`` (a coverage check's), for a missed gate.
+    missing_lines_preview: int | None = None
 
 
 def _usage(message: str) -> pytest.UsageError:
     return pytest.UsageError(f"ckdn: {message}")
+
+
+def _preview(value: Any) -> int | None:
+    """A loaded config validated the option already (an int >= 0); anything else: default."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
 
 
 def _fail_under(value: Any, where: str) -> float | None:
@@ -145,4 +153,5 @@ def resolve(config: pytest.Config) -> Settings:
         fail_under=fail_under, ckdn=None if outer is not None else ckdn,
         evidence_dir=Path(outer) if outer is not None else None, check_top=check_top,
         allow_no_tests=options.get("allow_no_tests") is True, notes=tuple(notes),
+        missing_lines_preview=_preview(options.get("missing_lines_preview")),
     )

@@ -52,7 +52,9 @@ def test_ckdn_fail_under_is_a_gate_and_a_miss_makes_pytest_exit_1(
     rec = session("--cov=measured_mod", "--ckdn-fail-under", "90", subprocess=True)
     assert rec.digest["rc"] == 0
     assert rec.digest["status"] == "fail"
-    assert rec.digest["gate_failures"] == ["coverage total of 83 is less than fail_under=90"]
+    assert rec.digest["gate_failures"] == [
+        "coverage total of 83 is less than fail_under=90; worst covered: measured_mod.py 83% "
+        "(missing 7)"]
     assert rec.result.ret == 1
 
 
@@ -61,7 +63,9 @@ def test_fail_under_of_the_check_in_ckdn_toml_is_the_gate(session: Runner,
     measured.path.joinpath("ckdn.toml").write_text(
         '[check.cov]\ncommand = "pytest --cov"\nparser = "coverage"\nfail_under = 95.5\n')
     rec = session("--cov=measured_mod", "--ckdn-check", "cov", subprocess=True, check="cov")
-    assert rec.digest["gate_failures"] == ["coverage total of 83.3 is less than fail_under=95.5"]
+    assert rec.digest["gate_failures"] == [
+        "coverage total of 83.3 is less than fail_under=95.5; worst covered: measured_mod.py "
+        "83% (missing 7)"]
 
 
 def test_pytest_covs_own_fail_under_is_reported_as_a_coverage_gate_not_an_unexplained_rc_1(
@@ -71,7 +75,8 @@ def test_pytest_covs_own_fail_under_is_reported_as_a_coverage_gate_not_an_unexpl
     assert rec.digest["status"] == "fail"
     assert "findings" not in rec.digest
     assert rec.digest["gate_failures"] == [
-        "coverage total of 83 is less than fail_under=90 (pytest-cov --cov-fail-under)"]
+        "coverage total of 83 is less than fail_under=90; worst covered: measured_mod.py 83% "
+        "(missing 7) (pytest-cov --cov-fail-under)"]
     assert rec.counts == {"tests": 2, "passed": 2}
 
 
@@ -95,9 +100,13 @@ def test_fail_under_without_coverage_measured_is_a_gate(session: Runner,
 
 def test_coverage_under_xdist_is_taken_from_the_controller(session: Runner,
                                                            measured: pytest.Pytester) -> None:
-    rec = session("--cov=measured_mod", "-n", "2", subprocess=True)
+    rec = session("--cov=measured_mod", "-n", "2", "--ckdn-fail-under", "90", subprocess=True)
     assert rec.digest["summary"]["coverage"]["display"] == "83"
     assert rec.counts == {"tests": 2, "passed": 2}
+    # the combined data names the file, as a single process would
+    assert rec.digest["gate_failures"] == [
+        "coverage total of 83 is less than fail_under=90; worst covered: measured_mod.py 83% "
+        "(missing 7)"]
 
 
 def test_a_fail_under_outside_0_to_100_is_refused_in_one_line(pytester: pytest.Pytester) -> None:
@@ -107,3 +116,56 @@ def test_a_fail_under_outside_0_to_100_is_refused_in_one_line(pytester: pytest.P
     assert [line for line in result.errlines if line] == [
         "ERROR: ckdn: --ckdn-fail-under must be a number from 0 to 100, not 150.0"]
     assert not (pytester.path / ".agent-runs").exists()
+
+
+def test_a_missed_gate_names_the_worst_files_in_the_summary_as_the_coverage_parser_does(
+        session: Runner, measured: pytest.Pytester) -> None:
+    measured.path.joinpath("ckdn.toml").write_text(
+        '[check.cov]\ncommand = "pytest --cov"\nparser = "coverage"\nfail_under = 90\n'
+        "missing_lines_preview = 0\n")
+    rec = session("--cov=measured_mod", "--ckdn-check", "cov", subprocess=True, check="cov")
+    summary = rec.digest["summary"]
+    assert summary["uncovered_files_total"] == 1
+    assert summary["top_uncovered_files"] == [{
+        "file": "measured_mod.py", "line_rate": 0.8333, "missing": "7", "missing_count": 1,
+        "missing_lines_truncated": 1, "percent": 100 * 5 / 6}]  # preview 0: the line counted
+    # the report behind the names is kept as evidence
+    assert "ckdn-coverage.json" in rec.digest["artifacts"]
+
+
+def test_a_passing_gate_writes_no_per_file_report(session: Runner,
+                                                  measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", "--ckdn-fail-under", "80", subprocess=True)
+    assert rec.digest["status"] == "pass"
+    assert "ckdn-coverage.json" not in rec.digest.get("artifacts", [])
+    assert "top_uncovered_files" not in rec.digest["summary"]
+
+
+def test_the_plugin_and_the_coverage_parser_word_a_missed_gate_alike(
+        pytester: pytest.Pytester) -> None:
+    """The same session, recorded by the plugin and read by ``ckdn run`` from pytest-cov's
+    JSON report: one rule, one message."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.project import clean_env
+
+    pytester.makepyfile(measured_mod=MODULE, test_sample_cov=TESTS)
+    pytest_argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p",
+                   "no:cacheprovider", "--cov=measured_mod"]
+    pytester.path.joinpath("ckdn.toml").write_text(
+        "[check.cov]\n"
+        f"command = {json.dumps([*pytest_argv, '--cov-report=json:{run_dir}/coverage.json'])}\n"
+        'parser = "coverage"\nfail_under = 90\n')
+    outer = subprocess.run([sys.executable, "-m", "ckdn", "run", "cov"], cwd=pytester.path,
+                           env=clean_env(), capture_output=True, text=True, check=False)
+    parsed = json.loads(outer.stdout)
+    plugin = subprocess.run([*pytest_argv, "--ckdn-digest", "--ckdn-check", "cov", "-q"],
+                            cwd=pytester.path, env=clean_env(), capture_output=True, text=True,
+                            check=False)
+    recorded = json.loads(plugin.stdout.strip().splitlines()[-1])
+    assert parsed["gate_failures"] == recorded["gate_failures"] == [
+        "coverage total of 83 is less than fail_under=90; worst covered: measured_mod.py 83% "
+        "(missing 7)"]
+    assert parsed["summary"]["top_uncovered_files"] == recorded["summary"]["top_uncovered_files"]

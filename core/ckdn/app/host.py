@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ckdn.config import Config
+    from ckdn.parsers.gates import WorstFiles
     from ckdn.store import RunDir, Store
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "build_aggregate",
     "cap_line",
     "coverage_gates",
+    "coverage_worst_files",
     "max_warnings_gate",
     "no_tests_collected",
     "no_tests_gate",
@@ -194,6 +196,15 @@ def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:
     path = os.path.join(run_dir, EVIDENCE_FILE)
     write_atomic(path, encode_evidence(result, exitstatus))
     return path
+
+
+def coverage_worst_files(path: str, *, cwd: str, top: int,
+                         preview: int | None = None) -> WorstFiles | str:
+    """The worst-covered files of the coverage.py JSON report a host wrote (the pytest
+    plugin, from pytest-cov's data), read as the ``coverage`` parser reads its report."""
+    from ckdn.parsers.coverage_report import worst_files  # lazy: only a missed gate asks
+
+    return worst_files(path, cwd=cwd, top=top, preview=preview)
 
 
 class ProgressLog:

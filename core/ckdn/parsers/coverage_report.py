@@ -30,6 +30,7 @@ unreadable or unrecognised report, or no coverage report at all is
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -58,7 +59,7 @@ from ckdn.parsers.gates import (
 )
 from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
-__all__ = ["CoverageParser", "Totals"]
+__all__ = ["CoverageParser", "Totals", "worst_files"]
 
 
 class CoverageParser(BaseParser):
@@ -165,3 +166,18 @@ def _overall(totals: Totals) -> dict[str, float]:
     if totals.branches_valid:
         overall["branch_percent"] = percent(totals.branches_covered, totals.branches_valid)
     return overall
+
+
+def worst_files(path: str | os.PathLike[str], *, cwd: str | os.PathLike[str], top: int,
+                preview: int | None = None) -> WorstFiles | str:
+    """The worst-covered files of a coverage.py JSON report, read as this parser reads it
+    (for a host that measured coverage itself: the pytest plugin); why not, as a string."""
+    report = Path(path)
+    options = {} if preview is None else {"missing_lines_preview": preview}
+    ctx = ParseContext(check=CoverageParser.name, run_dir=report.parent, cwd=cwd, rc=0,
+                       options=options, top=top)
+    try:
+        totals = read_json(report, report.name, ctx)
+    except Unusable as exc:
+        return str(exc)
+    return totals.worst or WorstFiles(0)

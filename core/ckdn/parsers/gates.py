@@ -23,6 +23,10 @@ from __future__ import annotations
 
 from ckdn._lite.record import Record, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "ALLOW_NO_TESTS_HINT",
     "GATE_FILES",
@@ -107,26 +111,31 @@ class CoverageFacts(Record):
         self._assign(total, precision, fail_under)
 
 
-def coverage_gates(facts: CoverageFacts | None, fail_under: float | None
-                   ) -> tuple[dict[str, object], list[str]]:
-    """(summary entry, gate failures) for a measured total against both thresholds.
+def coverage_gates(facts: CoverageFacts | None, fail_under: float | None,
+                   files: Callable[[], WorstFiles | str] | None = None,
+                   ) -> tuple[dict[str, object], list[str], list[str]]:
+    """(summary entries, gate failures, notes) for a measured total against both thresholds.
 
     ``facts`` None: coverage was not measured at all, which fails a configured
-    ``fail_under`` rather than passing it.
+    ``fail_under`` rather than passing it. ``files`` is asked, only when a
+    threshold is missed, for the files behind the total (or why they cannot be
+    had), so a failure names the worst-covered files as the ``coverage`` parser's
+    does, and the summary gets the same ``uncovered_files_total`` and
+    ``top_uncovered_files``; a passing run never pays for the per-file report.
     """
     if facts is None:
         if fail_under is None:
-            return {}, []
+            return {}, [], []
         return {}, [f"fail_under={fail_under:g} is set but coverage was not measured "
-                    "(run with pytest-cov: --cov=PACKAGE)"]
+                    "(run with pytest-cov: --cov=PACKAGE)"], []
     total, precision = facts.total, facts.precision
     if total is None:
         if facts.fail_under is None and fail_under is None:
-            return {}, []
+            return {}, [], []
         return {}, ["coverage total not measured: pytest-cov made no report "
-                    "(--no-cov-on-fail after a failure, or --cov-report= without a report)"]
-    summary: dict[str, object] = {"percent": total, "display": display_covered(total, precision),
-                                  "precision": precision}
+                    "(--no-cov-on-fail after a failure, or --cov-report= without a report)"], []
+    summary: dict[str, object] = {"coverage": {
+        "percent": total, "display": display_covered(total, precision), "precision": precision}}
     gates: list[str] = []
     if facts.fail_under is not None and should_fail_under(total, facts.fail_under, precision):
         gates.append(fail_under_message(total, facts.fail_under, precision)
@@ -134,7 +143,20 @@ def coverage_gates(facts: CoverageFacts | None, fail_under: float | None
     if fail_under is not None and fail_under != facts.fail_under \
             and should_fail_under(total, fail_under, precision):
         gates.append(fail_under_message(total, fail_under, precision))
-    return summary, gates
+    notes: list[str] = []
+    if gates and files is not None:
+        worst = files()
+        if isinstance(worst, str):
+            notes.append(f"the worst-covered files are not named: {worst}")
+        else:
+            clause = worst.clause(precision)
+            if clause:
+                # the clause goes before pytest-cov's marker, as one sentence about the total
+                gates = [gate.replace(" (pytest-cov", clause + " (pytest-cov", 1)
+                         if gate.endswith("--cov-fail-under)") else gate + clause
+                         for gate in gates]
+            summary.update(worst.summary())
+    return summary, gates, notes
 
 
 def _fail_under_precision(fail_under: float, precision: int) -> int:
