@@ -58,6 +58,7 @@ class JUnitReader(XmlReader):
         self.suites: list[list[Any]] = []  # [attrs, has_child_suite]
         self.declared: dict[str, int] = {}
         self.bad_declared: list[str] = []
+        self.excess = 0  # declared tests above the testcases, tolerated (subtests)
         self.case: dict[str, str] | None = None
         self.flags = 0
         self.tests = 0
@@ -239,20 +240,44 @@ class JUnitReader(XmlReader):
         }
 
     def mismatches(self) -> list[str]:
-        """Notes for every declared total that disagrees with what was counted."""
+        """Notes for every declared total that disagrees with what was counted.
+
+        One excess is pytest's own: with subtests (pytest >= 9) it counts every
+        subtest report in ``tests`` but writes one ``<testcase>`` per test, a
+        passing subtest leaving no element at all. So ``tests`` declared above the
+        testcases counted is no mismatch when the source's ``failures``,
+        ``errors`` and ``skipped`` all match their elements: every failure the
+        report declares is then present, and the excess can hide none
+        (:meth:`excess_note` says it).
+        """
         name = self.name
         notes = [f"{name} declares a non-numeric total: {bad}" for bad in self.bad_declared]
         counted = {"tests": self.tests, "failures": self.failures, "errors": self.errors,
                    "skipped": self.skipped_elements}
         element = {"tests": "<testcase>", "failures": "<failure>", "errors": "<error>",
                    "skipped": "<skipped>"}
+        self.excess = 0
         for source, declared in (("<testsuite>", self.declared), ("<testsuites>",
                                                                   self._root_declared())):
+            others_match = all(value == counted[key] for key, value in declared.items()
+                               if key != "tests")
             for key, value in declared.items():
-                if value != counted[key]:
-                    notes.append(f"{name}: {source} declares {key}={value} but the report "
-                                 f"holds {counted[key]} {element[key]} element(s)")
+                if value == counted[key]:
+                    continue
+                if key == "tests" and value > counted[key] and others_match:
+                    self.excess = max(self.excess, value - counted[key])
+                    continue
+                notes.append(f"{name}: {source} declares {key}={value} but the report "
+                             f"holds {counted[key]} {element[key]} element(s)")
         return notes
+
+    def excess_note(self) -> str | None:
+        """The note for a ``tests`` total above the testcases (see :meth:`mismatches`)."""
+        if not self.excess:
+            return None
+        return (f"{self.name} declares {self.excess} more test(s) than its {self.tests} "
+                "<testcase> element(s): pytest counts each subtest report in tests; every "
+                "failure, error and skip it declares is present")
 
     def _root_declared(self) -> dict[str, int]:
         found: dict[str, int] = {}

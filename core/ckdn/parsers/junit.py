@@ -120,6 +120,9 @@ def read_report(ctx: ParseContext, *, option: str = "junit",
     counts = reader.counts()
     notes = reader.mismatches()
     state = INCONSISTENT if notes else READ
+    excess = reader.excess_note()
+    if excess is not None:
+        notes.append(excess)
     gate_failures: list[str] = []
     if ctx.rc == NO_TESTS_COLLECTED_STATUS:
         notes.append(no_tests_collected())

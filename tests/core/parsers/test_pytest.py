@@ -290,15 +290,63 @@ def test_declared_totals_that_disagree_with_the_report_are_loud(load_case: CaseL
     assert status(ctx, result) == PARSE_MISMATCH
 
 
-def test_a_testcase_missing_from_the_report_is_loud(load_case: CaseLoader) -> None:
+def test_a_failing_testcase_missing_from_the_report_is_loud(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "failing")
+    text = Path(ctx.run_dir, "junit.xml").read_text()
+    first = re.search(r"<testcase [^>]*>(?:(?!</testcase>).)*<failure .*?</testcase>", text,
+                      re.S)
+    assert first is not None
+    Path(ctx.run_dir, "junit.xml").write_text(text.replace(first.group(0), "", 1))
+    result = PARSER.parse(ctx)
+    assert not result.parser_ok
+    assert "declares failures=9 but the report holds 8 <failure>" in " ".join(result.notes)
+    assert status(ctx, result) != PASS
+
+
+def test_a_passing_testcase_missing_is_noted_as_pytest_subtests_count_and_hides_nothing(
+        load_case: CaseLoader) -> None:
+    # pytest's own subtests leave exactly this shape (see the subtests cases): `tests`
+    # above the testcases, every failure, error and skip declared present.
     ctx = load_case("pytest", "all_pass")
     text = Path(ctx.run_dir, "junit.xml").read_text()
     first = re.search(r"<testcase [^>]*/>", text)
     assert first is not None
     Path(ctx.run_dir, "junit.xml").write_text(text.replace(first.group(0), "", 1))
     result = PARSER.parse(ctx)
+    assert result.parser_ok
+    assert result.summary["counts"]["tests"] == 2
+    assert result.notes == ["junit.xml declares 1 more test(s) than its 2 <testcase> "
+                            "element(s): pytest counts each subtest report in tests; every "
+                            "failure, error and skip it declares is present"]
+
+
+def test_pytests_own_subtests_pass_on_the_junit_path(load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "subtests")
+    result = PARSER.parse(ctx)
+    assert status(ctx, result) == PASS
+    assert result.summary["counts"] == {"tests": 2, "passed": 2, "failures": 0, "errors": 0,
+                                        "skipped": 0, "xfailed": 0}
+    assert "declares 6 more test(s) than its 2 <testcase>" in result.notes[0]
+
+
+def test_a_failing_subtest_is_a_finding_with_the_tests_own_failure(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "subtests_failing")
+    result = PARSER.parse(ctx)
+    assert status(ctx, result) == FAIL
+    assert [(f.id, f.message) for f in result.findings] == [
+        ("tests/check_subtests_failing.py::test_discounts", "assert (10 * 0.9) == 8"),
+        ("tests/check_subtests_failing.py::test_discounts#2", "contains 1 failed subtest")]
+
+
+def test_declared_tests_above_the_testcases_with_a_failure_missing_stay_loud(
+        load_case: CaseLoader) -> None:
+    ctx = load_case("pytest", "subtests_failing")
+    edit_report(ctx, 'failures="2"', 'failures="3"')
+    result = PARSER.parse(ctx)
     assert not result.parser_ok
-    assert "declares tests=3 but the report holds 2 <testcase>" in result.notes[0]
+    assert "declares failures=3 but the report holds 2 <failure>" in " ".join(result.notes)
+    assert status(ctx, result) != PASS
 
 
 def test_a_truncated_report_is_unreadable_not_short(load_case: CaseLoader) -> None:
