@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from ckdn.app import Finding
-from ckdn.app.host import INTERNAL, OUTSIDE, PHASES, TEST, Smallest, Snippet, cap_line, order_key
+from ckdn.app.host import (
+    INTERNAL,
+    OUTSIDE,
+    PHASES,
+    TEST,
+    Smallest,
+    Snippet,
+    cap_line,
+    numbered,
+    order_key,
+)
 
 __all__ = [
     "COLLECTION_ERROR",
@@ -123,12 +133,14 @@ def report_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
         return Finding(id=report.nodeid, kind=WORKER_CRASH, message=_first_line(str(longrepr)),
                        location=test_path)
     kind = TEST_FAILURE if when == "call" else TEST_ERROR
+    # A teardown error is named as the JUnit path names it, so both paths give one id.
+    ident = f"{report.nodeid}@teardown" if when == "teardown" else report.nodeid
     line = def_line + 1 if def_line is not None else None
     crash = getattr(longrepr, "reprcrash", None)
     if crash is None:  # a plain string: [XPASS(strict)], "contains N failed subtests", ...
         text = str(longrepr) if longrepr is not None else f"{when} failed"
         lines = text.splitlines()
-        return Finding(id=report.nodeid, kind=kind, message=_first_line(text),
+        return Finding(id=ident, kind=kind, message=_first_line(text),
                        location=paths.location(test_path, line),
                        detail=_bounded(_e_lines(lines) or lines[1:], snippet_lines))
     crash_path = paths.rel(crash.path)
@@ -143,7 +155,7 @@ def report_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
     fileloc = getattr(entry, "reprfileloc", None)
     typename = getattr(fileloc, "message", "") or ""
     where = paths.location(crash_path, crash.lineno)
-    return Finding(id=report.nodeid, kind=kind, message=_first_line(str(crash.message)),
+    return Finding(id=ident, kind=kind, message=_first_line(str(crash.message)),
                    location=paths.location(test_path, line),
                    detail=_bounded(detail, snippet_lines, f"{where}: {typename}" if typename
                                    else where))
@@ -258,7 +270,10 @@ class Collector:
         return self._kept.total
 
     def findings(self) -> list[Finding]:
-        return self._kept.items()
+        """In order; a test reported failing twice (a subtest and its test) gets ``#2``, as
+        the JUnit path numbers it."""
+        return numbered(self._kept.items())
+
     def counts(self, stats: Mapping[str, Sequence[Any]] | None) -> dict[str, int]:
         """Counts as pytest's terminal summary states them (from its ``stats`` when given)."""
         if stats is not None:

@@ -72,7 +72,7 @@ def test_a_test_failing_in_call_and_teardown_gives_two_findings_for_one_node_id(
     rec = session()
     node = "suite/test_sample_fail.py::test_call_and_teardown"
     call = rec.finding(node, "test_failure")
-    teardown = rec.finding(node, "test_error")
+    teardown = rec.finding(node + "@teardown", "test_error")  # as the JUnit path names it
     assert call["message"] == "AssertionError: call fails"
     assert call["location"] == "suite/test_sample_fail.py:18"
     assert teardown["message"] == "RuntimeError: teardown broke"
@@ -127,7 +127,7 @@ def test_findings_follow_node_id_order_setup_before_call_before_teardown(
     order = [(f["id"].split("::")[1], f["kind"]) for f in rec.digest["findings"]]
     assert order == [("test_assert", "test_failure"),
                      ("test_call_and_teardown", "test_failure"),
-                     ("test_call_and_teardown", "test_error"),
+                     ("test_call_and_teardown@teardown", "test_error"),
                      ("test_setup", "test_error"),
                      ("test_strict_xpass", "test_failure")]
 
@@ -311,3 +311,20 @@ def test_pytest_randomly_seeds_do_not_change_the_digest_or_the_junit_findings(
         "test_sample_shuffled.py::test_param[2]", "test_sample_shuffled.py::test_param[3]",
         "test_sample_shuffled.py::test_param[10]", "test_sample_shuffled.py::test_zeta"]
     assert [found[0] for found in junit[0]] == [f["id"] for f in json.loads(digests[0])["findings"]]
+
+
+SUBTESTS = """
+def test_discounts(subtests):
+    for price, discounted in [(100, 90), (50, 45), (10, 8)]:
+        with subtests.test(price=price):
+            assert price * 0.9 == discounted
+"""
+
+
+def test_a_failing_subtest_and_its_test_get_the_ids_the_junit_path_gives(
+        session: Runner, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sample_sub=SUBTESTS)
+    rec = session("--junitxml", "junit.xml")
+    assert [(f["id"], f["message"]) for f in rec.digest["findings"]] == [
+        ("test_sample_sub.py::test_discounts", "assert (10 * 0.9) == 8"),
+        ("test_sample_sub.py::test_discounts#2", "contains 1 failed subtest")]

@@ -37,7 +37,15 @@ from ckdn.parsers.gates import (
     no_tests_gate,
     stopped_early,
 )
-from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, PHASES, TEST, Smallest, order_key
+from ckdn.parsers.pytest_order import (
+    INTERNAL,
+    OUTSIDE,
+    PHASES,
+    TEST,
+    Smallest,
+    numbered,
+    order_key,
+)
 from ckdn.process import RC_INTERRUPTED, Exit
 from ckdn.process.stop import StopRequest
 
@@ -78,6 +86,7 @@ __all__ = [
     "max_warnings_gate",
     "no_tests_collected",
     "no_tests_gate",
+    "numbered",
     "order_key",
     "stopped_early",
     "store_aggregate",

@@ -16,7 +16,7 @@ from typing import Any
 from ckdn.parsers._pytest_text import FailureText, clean, first_line, node_id
 from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
 from ckdn.parsers.base import Finding, ParseContext, cap_line
-from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, TEST, Smallest, order_key
+from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, TEST, Smallest, numbered, order_key
 
 _FAILED = 1
 _ERRORED = 2
@@ -217,17 +217,7 @@ class JUnitReader(XmlReader):
 
     def findings(self) -> list[Finding]:
         """The kept findings in order; an id shown twice gets ``#2``, ``#3`` (in that order)."""
-        findings = self.kept.items()
-        seen: dict[str, int] = {}
-        out: list[Finding] = []
-        for finding in findings:
-            count = seen.get(finding.id, 0) + 1
-            seen[finding.id] = count
-            if count > 1:
-                finding = Finding(f"{finding.id}#{count}", finding.kind, finding.message,
-                                  finding.location, finding.detail, finding.detail_omitted)
-            out.append(finding)
-        return out
+        return numbered(self.kept.items())
 
     def counts(self) -> dict[str, int]:
         return {

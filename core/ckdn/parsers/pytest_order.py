@@ -21,7 +21,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["INTERNAL", "OUTSIDE", "PHASES", "TEST", "Smallest", "order_key"]
+from ckdn.parsers.base import Finding
+
+__all__ = ["INTERNAL", "OUTSIDE", "PHASES", "TEST", "Smallest", "numbered", "order_key"]
 
 #: The groups, in the order they are shown.
 OUTSIDE = 0
@@ -101,3 +103,20 @@ class Smallest(Generic[T]):
     def items(self) -> list[T]:
         """The kept items, smallest first."""
         return [item for _, item in sorted(self._heap, key=lambda kept: kept[0].key)]
+
+
+def numbered(findings: list[Finding]) -> list[Finding]:
+    """``findings`` in order, an id seen again suffixed ``#2``, ``#3``: pytest reports
+    one test twice (a subtest's failure and "contains 1 failed subtest", a failing
+    call and its teardown error), and both readers (JUnit, the plugin) give the
+    second the same id, so a baseline or a reader can tell them apart."""
+    seen: dict[str, int] = {}
+    out: list[Finding] = []
+    for finding in findings:
+        count = seen.get(finding.id, 0) + 1
+        seen[finding.id] = count
+        if count > 1:
+            finding = Finding(f"{finding.id}#{count}", finding.kind, finding.message,
+                              finding.location, finding.detail, finding.detail_omitted)
+        out.append(finding)
+    return out
