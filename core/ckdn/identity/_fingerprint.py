@@ -1,0 +1,203 @@
+"""A finding's fingerprint: what stays the same between two runs of a real project.
+
+Between two runs lines are inserted above a finding, code is reindented, a file
+is moved, a message is reworded with other numbers or names. None of that makes
+a finding new; a second copy of the same error in the same file does. So, as
+CodeQL's ``primaryLocationLineHash`` does, identity is the *content* of the
+flagged line, never its number:
+
+* the rule: the finding's ``kind`` and its id with the location taken out
+  (``src/app.py:3:1:F401`` -> ``F401``; a pytest node id keeps its test name;
+  an id without location, a pip-audit pin, is kept whole);
+* the path, as the location gives it (relative to the check's cwd);
+* the flagged source line, read from the file and normalised (surrounding and
+  repeated whitespace dropped): reindentation and inserted lines change
+  nothing; without a readable line, the normalised message instead (numbers
+  and quoted names folded, PHPStan's and mypy-baseline's complaint: messages
+  that embed them);
+* an occurrence index among the findings that share all of the above, counted
+  in location order, so a second copy is ``:1``, never absorbed by ``:0``.
+
+The fingerprint is ``PRIMARY:OCCURRENCE:SECONDARY``: ``PRIMARY`` hashes rule,
+path and line content; ``SECONDARY`` hashes rule, path and normalised message,
+for the last matching pass (same file, same rule, same message: the flagged
+line itself was edited). Both are hex, so the string is inert anywhere (SARIF
+``partialFingerprints``, MCP results, the baseline file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Final, Protocol
+
+__all__ = ["Fingerprinted", "SourceLines", "fingerprints", "normalise_message", "rule_of"]
+
+#: Bytes of one source line hashed at most; the longest line a tool flags is far shorter.
+LINE_BYTES: Final = 4096
+#: Files larger than this are not read for their lines: the message stands in.
+FILE_BYTES: Final = 16 << 20
+#: Source files kept in memory at once (their lines), least recently used dropped.
+CACHED_FILES: Final = 64
+PRIMARY_HEX: Final = 24
+SECONDARY_HEX: Final = 12
+
+_LOCATION = re.compile(r"^(.*?)(?::(\d+))?(?::(\d+))?$")
+_ID_POSITION = re.compile(r"^(?::(?:cell)?\d+)+")
+_NUMBERED = re.compile(r"#\d+$")
+_QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+class FindingLike(Protocol):
+    """What identity needs of a finding (a parser's ``Finding`` or a stored one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def location(self) -> str | None: ...
+
+
+class Fingerprinted:
+    """One finding's identity: its fingerprint and what matching needs to retry it."""
+
+    __slots__ = ("line", "occurrence", "path", "primary", "rule", "secondary", "text")
+
+    def __init__(self, rule: str, path: str, line: int, text: str) -> None:
+        self.rule = rule
+        self.path = path
+        self.line = line
+        self.text = text  # the normalised line content, or "msg:" + normalised message
+        self.primary = _digest(rule, path, text, PRIMARY_HEX)
+        self.secondary = ""
+        self.occurrence = 0
+
+    @property
+    def fingerprint(self) -> str:
+        """``PRIMARY:OCCURRENCE:SECONDARY``, the string baselines, SARIF and MCP carry."""
+        return f"{self.primary}:{self.occurrence}:{self.secondary}"
+
+    def retried(self, path: str) -> str:
+        """The primary hash this finding would have had at ``path`` (a renamed file)."""
+        return _digest(self.rule, path, self.text, PRIMARY_HEX)
+
+
+def _digest(rule: str, path: str, text: str, size: int) -> str:
+    data = "\0".join((rule, path, text)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:size]
+
+
+def split_location(location: str | None) -> tuple[str, int]:
+    """``(path, line)`` of ``path[:line[:col]]``; line 0 when there is none."""
+    if not location:
+        return "", 0
+    match = _LOCATION.match(location)
+    assert match is not None  # the pattern matches any string
+    return match.group(1), int(match.group(2) or 0)
+
+
+def rule_of(finding: FindingLike, path: str) -> str:
+    """The finding's rule: its kind and its id without the location (see the module)."""
+    ident = finding.id
+    if path and ident.startswith(path):
+        ident = _ID_POSITION.sub("", ident[len(path):]).lstrip(":")
+    ident = _NUMBERED.sub("", ident)
+    return f"{finding.kind}\0{ident}"
+
+
+def normalise_message(message: str) -> str:
+    """A message with what rewording changes folded: quoted names, numbers, spacing."""
+    text = _QUOTED.sub("'_'", message[:2000])
+    text = _NUMBER.sub("0", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def normalise_line(line: str) -> str:
+    """A source line as identity sees it: no indentation, no repeated spaces."""
+    return _SPACE.sub(" ", line).strip()
+
+
+class SourceLines:
+    """The lines of the files findings point at, read once per file, a few files at a time.
+
+    Paths are taken relative to ``root`` (the check's cwd). A file that is missing,
+    not a regular file, or over :data:`FILE_BYTES` has no lines: the finding's
+    message then stands in for its line.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._files: OrderedDict[str, list[bytes] | None] = OrderedDict()
+
+    def line(self, path: str, number: int) -> str | None:
+        if not path or number < 1:
+            return None
+        lines = self._lines(path)
+        if lines is None or number > len(lines):
+            return None
+        return lines[number - 1][:LINE_BYTES].decode("utf-8", "replace")
+
+    def _lines(self, path: str) -> list[bytes] | None:
+        files = self._files
+        if path in files:
+            files.move_to_end(path)
+            return files[path]
+        found = self._read(path)
+        files[path] = found
+        if len(files) > CACHED_FILES:
+            files.popitem(last=False)
+        return found
+
+    def _read(self, path: str) -> list[bytes] | None:
+        import stat
+
+        full = os.path.join(self.root, path)
+        try:
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_BYTES:
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                return handle.read().splitlines()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+
+def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:
+    """Every finding's identity, in the order given (occurrences counted in location order)."""
+    out: list[Fingerprinted] = []
+    for finding in findings:
+        path, line = split_location(finding.location)
+        rule = rule_of(finding, path)
+        content = source.line(path, line)
+        text = normalise_line(content) if content and content.strip() else ""
+        message = normalise_message(finding.message)
+        item = Fingerprinted(rule, path, line, text or "msg:" + message)
+        item.secondary = _digest(rule, path, message, SECONDARY_HEX)
+        out.append(item)
+    _number(out)
+    return out
+
+
+def _number(items: Iterable[Fingerprinted]) -> None:
+    """Give each identity its occurrence index among those sharing its primary hash."""
+    groups: dict[str, list[Fingerprinted]] = {}
+    for item in items:
+        groups.setdefault(item.primary, []).append(item)
+    for group in groups.values():
+        group.sort(key=lambda item: item.line)  # stable: equal lines keep the tool's order
+        for index, item in enumerate(group):
+            item.occurrence = index
