@@ -75,7 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, default=None,
                    help="stop an alias at its first non-green member (alias default: its "
                         "fail_fast; --all default: no)")
+    p.add_argument("--gate", action="store_true",
+                   help="exit code follows the baseline gate: 0 pass, 1 fail (else the run's)")
     p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+
+    p = sub.add_parser("baseline", parents=[common],
+                       help="run a check or alias and record its findings in [run].baseline")
+    p.add_argument("check", help="atomic check or alias name")
+    p.add_argument("--prune", action="store_true",
+                   help="drop entries of fixed findings (and of checks no longer defined); "
+                        "never adds a new finding")
 
     p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
     p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
@@ -256,7 +265,7 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
     handler = {"run": _cmd_run, "show": _cmd_show, "list": _cmd_list, "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
-               "doctor": _cmd_doctor}[verb]
+               "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
     return handler(args, extra)
 
 
@@ -288,7 +297,18 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
         _out(_json_line(outcome.document))
+    if getattr(args, "gate", False):
+        if config.run.baseline is None:
+            raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
+        return app.gate_exit_code(outcome)
     return outcome.exit_code
+
+
+def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn import app
+
+    _out(_json_line(app.record_baseline(_load(args), args.check, prune=args.prune)))
+    return 0
 
 
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:

@@ -48,7 +48,7 @@ RUN_KEYS: dict[str, tuple[str, str | None]] = {
     "runs_dir": ('".runs"', None), "keep": ("0", None), "top": ("3", None),
     "max_snippet_lines": ("0", None), "log_tail_lines": ("10", None),
     "command_policy": ('"off"', None),
-    "baseline": ('"ckdn.baseline.json"', "not available yet"),
+    "baseline": ('"ckdn.baseline.json"', None),
 }
 
 

@@ -80,8 +80,7 @@ def test_the_keys_not_available_yet_are_refused_as_documented(project: Project) 
     page = (ROOT / "docs" / "configuration.md").read_text()
     table = page.split("### Not available yet")[1].split("\n\n")[2]
     rows = [re.findall(r"`([^`]*)`", row) for row in table.splitlines()[2:]]
-    configs = ['[run]\nbaseline = "ckdn.baseline.json"\n',
-               '[run]\ncommand_policy = "workspace"\n',
+    configs = ['[run]\ncommand_policy = "workspace"\n',
                '[run.command_allowlist]\nprefixes = ["uv run"]\n']
     assert len(rows) == len(configs)
     for cells, config in zip(rows, configs, strict=True):

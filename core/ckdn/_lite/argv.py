@@ -31,13 +31,14 @@ _SHLEX_SPACE = " \t\r\n"
 
 
 def quick_run(argv: list[str]) -> SimpleNamespace | None:
-    """``run NAME`` with ``--quiet``/``-q``, ``--config``, ``--cwd``: what argparse would read.
+    """``run NAME`` with ``--quiet``/``-q``, ``--gate``, ``--config``, ``--cwd``: what argparse
+    would read.
 
     None for any other command line (another verb, ``--all``, ``--fail-fast``, an
     abbreviation, ``--help``, a mistake): argparse reads that one.
     """
     args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           extra=[])
+                           gate=False, extra=[])
     words = iter(argv)
     for word in words:
         if word in GLOBAL_OPTIONS:
@@ -54,6 +55,8 @@ def quick_run(argv: list[str]) -> SimpleNamespace | None:
             args.verb = word
         elif word in ("--quiet", "-q"):
             args.quiet = True
+        elif word == "--gate":
+            args.gate = True
         elif args.check is None and not word.startswith("-"):
             args.check = word
         else:

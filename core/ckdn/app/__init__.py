@@ -64,11 +64,32 @@ __all__ = [
     "config_path",
     "default_config",
     "encode",
+    "gate_exit_code",
     "inert",
     "load_config",
     "parse_safely",
+    "record_baseline",
     "run",
     "run_alias",
     "run_all",
     "run_check",
 ]
+
+
+def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, object]:
+    """Run ``name`` and record every finding's fingerprint in ``[run].baseline``
+    (:mod:`ckdn.app._baselining`); the report of what was recorded."""
+    from ckdn.app._baselining import record_baseline as record  # lazy: not on the run path
+
+    return record(config, name, prune=prune)
+
+
+def gate_exit_code(outcome: Outcome) -> int:
+    """``--gate``: the exit code follows the gate (pass 0, fail 1), else the run's own."""
+    gate = outcome.document.get("gate")
+    status = gate.get("status") if isinstance(gate, dict) else None
+    if status == "pass":
+        return 0
+    if status == "fail":
+        return 1
+    return outcome.exit_code

@@ -32,10 +32,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
+    from ckdn.app._gating import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
     from ckdn.store import RunDir
+
+    #: Decides the baseline gate from the run's status and facts.
+    Gating = Callable[[str, ParseResult], Gated]
 
 #: The log file of every run dir.
 LOG = "full.log"
@@ -87,13 +91,15 @@ def options_for(check: Check, run_dir: str) -> dict[str, Any]:
 
 
 def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int, *,
-              options: Mapping[str, Any], top: int | None) -> ParseResult:
+              options: Mapping[str, Any], top: int | None,
+              max_snippet_lines: int | None = None) -> ParseResult:
     """What the check's parser makes of the finished run in ``run_dir``; never raises."""
     from ckdn.parsers import get_parser
 
     ctx = ParseContext(check=name, run_dir=run_dir, cwd=config.cwd, rc=rc, options=options,
                        top=top or config.run.top,
-                       max_snippet_lines=config.run.max_snippet_lines)
+                       max_snippet_lines=(config.run.max_snippet_lines
+                                          if max_snippet_lines is None else max_snippet_lines))
     return parse_safely(get_parser(parser_name), ctx)
 
 
@@ -130,15 +136,21 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, publish: bool = True,
-         notes: Sequence[str] = (), env_keys: Iterable[str] = ()) -> Outcome:
+         notes: Sequence[str] = (), env_keys: Iterable[str] = (),
+         gating: Gating | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
     most recent top-level run, and the alias published its own run dir when it began.
     ``notes`` are the host's facts about the run, after the store's and the runner's;
     ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
+    ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
+    gate never changes the status.
     """
     verdict = reconcile(exit, result)
+    gated = gating(verdict.status, result) if gating is not None else None
+    if gated is not None:
+        result = gated.result
     shown = store.display(rd.path)
     meta = build_meta(check=check, argv=argv, exit=exit, started_at=started_at,
                       finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
@@ -151,7 +163,10 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
                           artifacts=artifacts, artifacts_omitted=omitted,
                           log_path=os.path.join(rd.path, LOG),
-                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes])
+                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes],
+                          gate=gated.gate if gated is not None else None,
+                          baseline=gated.baseline if gated is not None else None,
+                          baselined=gated.baselined if gated is not None else ())
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
@@ -263,12 +278,17 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)
                   if ran.exit.started else ParseResult())
+        gating = None
+        if config.run.baseline is not None:
+            from ckdn.app._gating import gating_for
+
+            gating = gating_for(config, check, run_dir, ran.exit.rc)
         with _EvidenceFirst():
             return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
-                        notes=notes, env_keys=check.env)
+                        notes=notes, env_keys=check.env, gating=gating)
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,
@@ -294,6 +314,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
     store = store_for(config)
     where = store.new_dir(run_name(alias))
     results: list[Member] = []
+    gates: list[tuple[str, Any]] = []  # (member, its gate or None), with a baseline
     interrupted = False
     try:
         store.publish(where)
@@ -302,12 +323,14 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             name = run_name(check.name)
             if halt:
                 results.append(Member(check=name, status=SKIPPED))
+                gates.append((name, None))
                 continue
             outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
                                 host_bins=host_bins)
             doc = outcome.digest
             results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
                                   run_dir=doc["run_dir"]))
+            gates.append((name, doc.get("gate")))
             # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
             interrupted = interrupted or bool(doc.get("interrupted"))
             halt = (fail_fast and doc["status"] != PASS) or interrupted
@@ -315,7 +338,13 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
         if not results:  # refused before any member ran: nothing happened, nothing to keep
             store.abandon(where)
         raise  # else the run stays, unfinished: `ckdn show` says so
-    aggregate = build_aggregate(alias=run_name(alias), members=results, interrupted=interrupted)
+    gate = None
+    if config.run.baseline is not None:
+        from ckdn.identity import worst_gate
+
+        gate = worst_gate(gates)
+    aggregate = build_aggregate(alias=run_name(alias), members=results, interrupted=interrupted,
+                                gate=gate)
     return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
 
 

@@ -185,17 +185,20 @@ class _Loader(Tables):
                 for key, minimum in _INT_KEYS.items() if key in table}
         self.later_features(table)
         runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
-        return RunSettings(runs_dir=_absolute(runs), **ints)
+        baseline = table.get("baseline")
+        if baseline is not None:
+            baseline = _absolute(os.path.join(self.cwd, os.path.expanduser(baseline)))
+        return RunSettings(runs_dir=_absolute(runs), baseline=baseline, **ints)
 
     def later_features(self, table: dict[str, Any]) -> None:
-        """``baseline``, ``command_policy`` and ``[run.command_allowlist]``: checked as the
-        contract types them, then refused unless they ask for what ckdn does today."""
+        """``baseline`` (a path), ``command_policy`` and ``[run.command_allowlist]``: checked
+        as the contract types them, the last two refused unless they ask for what ckdn
+        does today."""
         if "baseline" in table:
             baseline = table["baseline"]
             if not isinstance(baseline, str) or not baseline.strip() or "\0" in baseline:
                 raise self.error("run", f"baseline: must be a non-empty path string, "
                                         f"not {show(baseline)}")
-            raise self.error("run", f"baseline: the baseline gate {_NOT_YET}; remove the key")
         allowlist = table.get("command_allowlist")
         if "command_allowlist" in table:
             self.allowlist(allowlist)

@@ -26,18 +26,21 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 @record
 class RunSettings(Record):
-    """The ``[run]`` table; ``runs_dir`` is absolute, taken from the invocation cwd."""
+    """The ``[run]`` table; ``runs_dir`` and ``baseline`` are absolute, taken from the
+    invocation cwd (``baseline`` None: no baseline gate)."""
 
-    __slots__ = ("keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
+    __slots__ = ("baseline", "keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
     max_snippet_lines: int
     log_tail_lines: int
+    baseline: str | None
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
-                 max_snippet_lines: int = 12, log_tail_lines: int = 40) -> None:
-        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines)
+                 max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
+                 baseline: str | None = None) -> None:
+        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline)
 
 
 @record

@@ -59,10 +59,10 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, STATUSES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Container, Iterable, Mapping, Sequence
     from typing import Any, Final
 
-    from ckdn.documents.types import Digest, FindingDoc
+    from ckdn.documents.types import BaselineCounts, Digest, FindingDoc, GateDoc
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.process import Exit
     from ckdn.reconcile import Verdict
@@ -105,14 +105,18 @@ class Bounds(Record):
 def build_digest(*, check: str, verdict: Verdict, exit: Exit,
                  result: ParseResult, run_dir: str, artifacts: Sequence[str],
                  log_path: str | None, bounds: Bounds, artifacts_omitted: int = 0,
-                 notes: Sequence[str] = ()) -> Digest:
+                 notes: Sequence[str] = (), gate: GateDoc | None = None,
+                 baseline: BaselineCounts | None = None,
+                 baselined: Container[int] = ()) -> Digest:
     """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
 
     ``run_dir`` is the display string (forward slashes). ``artifacts`` are names in
     the run dir, ``artifacts_omitted`` how many more the caller left unlisted.
     ``notes`` are run-level notes (a reclaimed lock, the runner's notes); they come
     before the parser's and are the last to be dropped for space. Exact duplicate
-    notes are shown once.
+    notes are shown once. With a baseline configured, ``gate`` (and ``baseline`` when
+    there were findings to classify) come from :mod:`ckdn.identity`; ``baselined`` holds
+    the positions in ``result.findings`` the baseline knows (shown ``baselined: true``).
     """
     status = verdict.status
     if status not in STATUSES:
@@ -127,6 +131,13 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     }
     if not green:
         base["status_reason"] = clean_line(verdict.reason or status, MESSAGE_WIDTH)
+    if gate is not None:
+        shown_gate: GateDoc = {"status": gate["status"], "policy": gate["policy"]}
+        if gate.get("reason"):
+            shown_gate["reason"] = clean_line(gate["reason"], MESSAGE_WIDTH)
+        base["gate"] = shown_gate
+    if baseline is not None:
+        base["baseline"] = {"known": int(baseline["known"]), "new": int(baseline["new"])}
     draft = Draft(base=base)
     if exit.timed_out:
         draft.flags["timed_out"] = True
@@ -137,7 +148,7 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     if total:
         draft.findings_total = total
         _show_findings(draft, result.findings, min(max(0, bounds.top), total),
-                       min(max(0, bounds.max_snippet_lines), _MAX_ITEMS))
+                       min(max(0, bounds.max_snippet_lines), _MAX_ITEMS), baselined)
     walk = _SummaryWalk()
     draft.summary = walk.mapping(result.summary, 0) if _is_mapping(result.summary) else {}
     draft.summary_dropped = walk.dropped
@@ -167,15 +178,17 @@ def _wants_tail(status: str, result: ParseResult) -> bool:
 
 
 def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
-                   snippet_lines: int) -> None:
+                   snippet_lines: int, baselined: Container[int] = ()) -> None:
     """The first ``limit`` findings, stopping once they alone exceed the budget.
 
     Findings are only ever dropped from the end, so a prefix that no longer fits
     means nothing after it could be shown; its count lands in ``findings_truncated``.
     """
     used = 0
-    for finding in islice(findings, limit):
+    for index, finding in enumerate(islice(findings, limit)):
         item, dropped = _finding(finding, snippet_lines)
+        if index in baselined:
+            item["baselined"] = True
         draft.add_finding(item, dropped)
         used += encoded_size(item) + 1
         if used > DIGEST_BUDGET:

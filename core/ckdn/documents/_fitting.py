@@ -90,6 +90,10 @@ class Draft:
         artifacts = _marked(self.artifacts, self.artifacts_dropped, "... [+{} more]")
         if artifacts:
             doc["artifacts"] = artifacts
+        if "baseline" in base:
+            doc["baseline"] = base["baseline"]
+        if "gate" in base:
+            doc["gate"] = base["gate"]
         return doc
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Final
 
-    from ckdn.documents.types import Aggregate, MemberDoc
+    from ckdn.documents.types import Aggregate, GateDoc, MemberDoc
 
 __all__ = ["SCHEMA_AGGREGATE", "Member", "aggregate_status", "build_aggregate"]
 
@@ -58,7 +58,7 @@ def aggregate_status(members: Sequence[Member]) -> tuple[str, int]:
 
 
 def build_aggregate(*, alias: str, members: Sequence[Member],
-                    interrupted: bool = False) -> Aggregate:
+                    interrupted: bool = False, gate: GateDoc | None = None) -> Aggregate:
     """The ``ckdn.aggregate/1`` routing document of an alias run.
 
     A member that passed carries no ``run_dir`` (the contract routes only to red
@@ -85,4 +85,6 @@ def build_aggregate(*, alias: str, members: Sequence[Member],
                             "rc": rc, "members": entries}
     if interrupted:
         aggregate["interrupted"] = True
+    if gate is not None:
+        aggregate["gate"] = gate
     return aggregate

@@ -22,7 +22,7 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
-from ckdn.identity._gate import POLICY, decide
+from ckdn.identity._gate import POLICY, decide, worst_gate
 from ckdn.identity._match import Matched, match
 from ckdn.identity._renames import git_renames
 
@@ -43,5 +43,6 @@ __all__ = [
     "read_baseline",
     "rule_of",
     "split_location",
+    "worst_gate",
     "write_baseline",
 ]

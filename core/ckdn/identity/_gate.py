@@ -15,14 +15,18 @@ red is known to the baseline. So the gate is
 
 from __future__ import annotations
 
-__all__ = ["POLICY", "decide"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.documents.types import GateDoc
+
+__all__ = ["POLICY", "decide", "worst_gate"]
 
 POLICY = "no_new_findings"
 _UNTRUSTED = ("error", "parse_mismatch")
 
 
 def decide(status: str, rc: int, *, total: int, classified: int, new: int,
-           gate_failures: int, first_new: str = "") -> dict[str, str]:
+           gate_failures: int, first_new: str = "") -> GateDoc:
     """The digest's ``gate`` object."""
     if status in _UNTRUSTED:
         return _gate("unavailable", f"status is {status}: the run's evidence is not complete "
@@ -41,5 +45,25 @@ def decide(status: str, rc: int, *, total: int, classified: int, new: int,
     return {"status": "pass", "policy": POLICY}
 
 
-def _gate(status: str, reason: str) -> dict[str, str]:
+def _gate(status: str, reason: str) -> GateDoc:
     return {"status": status, "policy": POLICY, "reason": reason}
+
+
+_RANK = {"pass": 0, "unavailable": 1, "fail": 2}
+
+
+def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
+    """An alias's gate: its worst member's (fail, then unavailable, then pass), the
+    reason naming that member; a member that did not run (``None``: fail-fast skipped
+    it) leaves at least ``unavailable``: the gate never passes what was not checked."""
+    skipped = [name for name, gate in members if gate is None]
+    ran = [(name, gate) for name, gate in members if gate is not None]
+    worst = max(ran, key=lambda pair: _RANK.get(pair[1]["status"], 2), default=None)
+    if worst is not None and worst[1]["status"] == "fail":
+        return _gate("fail", f"{worst[0]}: {worst[1].get('reason', 'gate failed')}")
+    if skipped:
+        return _gate("unavailable", f"{len(skipped)} member(s) did not run "
+                                    f"(first: {skipped[0]})")
+    if worst is not None and worst[1]["status"] != "pass":
+        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}")
+    return {"status": "pass", "policy": POLICY}

@@ -2,7 +2,7 @@
 
 Asked only when findings are left unmatched after the exact pass, so a run whose
 findings are all known never starts git. Two sources, both cheap: renames in the
-work tree and index against ``HEAD`` (a ``git mv`` not yet committed), and
+index and the work tree against ``HEAD`` (a ``git mv`` not yet committed), and
 renames in the last :data:`HISTORY` commits (the baseline was recorded before
 them). Paths come back relative to the check's cwd, as locations are. No git, no
 repository, a git that fails or takes too long: no renames, never an error.
@@ -37,7 +37,10 @@ def git_renames(cwd: str) -> dict[str, list[str]]:
         return {}
     prefix = prefix.strip()
     found: dict[str, list[str]] = {}
-    outputs = (_git(cwd, "diff", "-M", "--name-status", "--no-color", "HEAD"),
+    # the index first: `git mv` stages the rename with the content it had, so a file
+    # edited heavily since is still found there
+    outputs = (_git(cwd, "diff", "--cached", "-M", "--name-status", "--no-color", "HEAD"),
+               _git(cwd, "diff", "-M", "--name-status", "--no-color", "HEAD"),
                _git(cwd, "log", "-M", "--diff-filter=R", "--name-status", "--no-color",
                     "--format=", f"-n{HISTORY}", "HEAD"))
     for text in outputs:

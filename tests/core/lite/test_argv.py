@@ -21,7 +21,8 @@ HYPOTHESIS = settings(max_examples=300, deadline=None,
 
 WORDS = st.sampled_from(["run", "ok", "x", "--quiet", "-q", "--config", "--config=c.toml",
                          "--cwd", "--cwd=.", "--cwd=", "a", "-x", "--all", "--fail-fast",
-                         "--no-fail-fast", "", "show", "-h", "--qu", "--conf", "-1"])
+                         "--no-fail-fast", "", "show", "-h", "--qu", "--conf", "-1", "--gate",
+                         "--ga", "baseline"])
 
 
 def argparse_reading(argv: list[str]) -> dict[str, Any] | None:

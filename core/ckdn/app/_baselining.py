@@ -1,0 +1,103 @@
+"""``ckdn baseline NAME``: run a check (or an alias's checks) and record every finding.
+
+Every finding, not the digest's ``top``: the stored evidence is read again with no
+limit, in the same moment (the source lines it is fingerprinted from are the ones
+the run saw). All or nothing: a check that ends interrupted, ``error`` or
+``parse_mismatch`` (findings that may be incomplete) refuses the whole command,
+exit 2, the file unchanged. Other checks' entries are kept; a check the file
+names that ``ckdn.toml`` no longer defines is reported stale (``--prune`` drops
+it). ``--prune`` keeps only the entries this run still matches (refreshed to
+their current fingerprints) and never adds a new finding.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ckdn.app._gating import ALL_FINDINGS, shown_path
+from ckdn.app._pipeline import options_for, parse_run, run_check
+from ckdn.config import Alias, Check, Config
+from ckdn.errors import ConfigError, RefusedError, UsageError
+
+__all__ = ["record_baseline"]
+
+_INCOMPLETE = ("error", "parse_mismatch")
+
+
+def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, Any]:
+    """Run ``name`` and write the baseline; what was recorded, as a JSON-ready report."""
+    from ckdn.identity import git_renames, match, read_baseline, write_baseline
+
+    path = config.run.baseline
+    if path is None:
+        raise UsageError("no baseline is configured: add baseline = \"ckdn.baseline.json\" "
+                         "under [run] in ckdn.toml")
+    shown = shown_path(config, path)
+    target = config.get(name)
+    checks = ([config.checks[m] for m in target.members] if isinstance(target, Alias)
+              else [target])
+    replaced = ""
+    try:
+        existing = read_baseline(path, shown).checks if os.path.exists(path) else {}
+    except ConfigError as exc:
+        if prune:
+            raise
+        existing, replaced = {}, str(exc)
+    recorded: dict[str, list[str]] = {}
+    report: dict[str, Any] = {}
+    for check in checks:
+        prints, identities = _every_fingerprint(config, check, shown)
+        if prune:
+            old = existing.get(check.name, [])
+            matched = match(old, identities, git_renames(config.cwd) if old else None)
+            kept = [p for p, known in zip(prints, matched.known, strict=True) if known]
+            report[check.name] = {"kept": len(kept), "dropped": len(matched.stale),
+                                  "new_not_added": matched.new}
+            recorded[check.name] = kept
+        else:
+            report[check.name] = {"recorded": len(prints)}
+            recorded[check.name] = prints
+    merged = {**existing, **recorded}
+    stale = sorted(n for n in merged if n not in config.checks)
+    if prune:
+        for gone in stale:
+            del merged[gone]
+    try:
+        write_baseline(path, merged)
+    except OSError as exc:
+        raise RefusedError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    out: dict[str, Any] = {"baseline": shown, "checks": report}
+    if stale:
+        out["stale_checks" if not prune else "dropped_checks"] = stale
+    if replaced:
+        out["replaced"] = replaced
+    return out
+
+
+
+def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[str], list[Any]]:
+    """Run ``check``; the fingerprints of all its findings (refused if they may be partial)."""
+    from ckdn.identity import SourceLines, fingerprints
+
+    outcome = run_check(config, check)
+    doc = outcome.digest
+    status = doc["status"]
+    if doc.get("interrupted") or status in _INCOMPLETE:
+        why = "interrupted" if doc.get("interrupted") else f"status {status}"
+        raise RefusedError(
+            f"{check.name}: {why} ({doc.get('status_reason', '')}); a baseline is recorded "
+            f"only from a run whose findings are complete: {shown} unchanged; evidence in "
+            f"{doc['run_dir']}")
+    total = doc.get("findings_total", 0)
+    findings: list[Any] = []
+    if total:
+        run_dir = outcome.run_dir or ""
+        findings = parse_run(config, check.name, check.parser, run_dir, int(doc["rc"]),
+                             options=options_for(check, run_dir), top=ALL_FINDINGS,
+                             max_snippet_lines=0).findings
+        if len(findings) < total:
+            raise RefusedError(f"{check.name}: {total} findings, only {len(findings)} could be "
+                               f"read again; {shown} unchanged")
+    identities = fingerprints(findings, SourceLines(config.cwd))
+    return [item.fingerprint for item in identities], identities

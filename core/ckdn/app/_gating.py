@@ -1,0 +1,132 @@
+"""The baseline gate of one run: classify its findings, decide the gate, order the digest.
+
+Only a run with ``[run].baseline`` configured comes here, and a green run with no
+finding never reads the baseline (nothing to classify: the gate passes), so a
+passing check pays a stat of the baseline file at most. A run with findings has
+all of them fingerprinted (:mod:`ckdn.identity`), not only the digest's ``top``:
+when the parser kept fewer than it counted, it reads the run's evidence again with
+no limit and no snippets. New findings are listed first, known ones after them
+with ``baselined: true``; the digest's summary counts the baseline entries of the
+check nothing matched (``baseline_stale``: fixed findings, for ``ckdn baseline
+--prune``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from ckdn.parsers.base import Finding, ParseResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ckdn.config import Check, Config
+    from ckdn.documents.types import BaselineCounts, GateDoc
+
+__all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "shown_path"]
+
+#: The most findings one run has classified; past it the gate is unavailable.
+ALL_FINDINGS = 1_000_000
+_UNTRUSTED = ("error", "parse_mismatch")
+
+
+class Gated:
+    """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``."""
+
+    __slots__ = ("baseline", "baselined", "gate", "result")
+
+    def __init__(self, result: ParseResult, gate: GateDoc,
+                 baseline: BaselineCounts | None = None, baselined: range = range(0)) -> None:
+        self.result = result
+        self.gate = gate
+        self.baseline = baseline
+        self.baselined = baselined
+
+
+def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,
+             rc: int, result: ParseResult,
+             every_finding: Callable[[], Sequence[Finding]]) -> Gated:
+    """The gate of a run whose status is ``status`` and facts ``result`` (see the module)."""
+    from ckdn.errors import ConfigError
+    from ckdn.identity import decide
+
+    total = max(0, result.total)
+    failures = len(result.gate_failures)
+    if status in _UNTRUSTED or total == 0:
+        if total == 0 and status not in _UNTRUSTED and not os.path.isfile(baseline_path):
+            return Gated(result, _missing(shown_path))
+        return Gated(result, decide(status, rc, total=total, classified=total, new=0,
+                                    gate_failures=failures))
+    from ckdn.identity import read_baseline
+
+    try:
+        entries = read_baseline(baseline_path, shown_path).checks.get(check, [])
+    except ConfigError as exc:
+        return Gated(result, {"status": "unavailable", "policy": "no_new_findings",
+                              "reason": str(exc)})
+    findings = list(result.findings) if len(result.findings) >= total else list(every_finding())
+    return _classified(result, findings, entries, check=check, cwd=cwd, status=status, rc=rc,
+                       total=total, failures=failures)
+
+
+def _missing(shown: str) -> GateDoc:
+    return {"status": "unavailable", "policy": "no_new_findings",
+            "reason": f"baseline {shown} not found; record it with `ckdn baseline CHECK`"}
+
+
+def _classified(result: ParseResult, findings: list[Finding], entries: list[str], *,
+                check: str, cwd: str, status: str, rc: int, total: int,
+                failures: int) -> Gated:
+    from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match
+
+    identities = fingerprints(findings, SourceLines(cwd))
+    matched = match(entries, identities)
+    if matched.new and matched.stale:  # only then can a rename explain one
+        renames = git_renames(cwd)
+        if renames:
+            matched = match(entries, identities, renames)
+    shown = {(f.id, f.location): f for f in result.findings}  # the ones with their detail
+    pairs = list(zip(findings, matched.known, strict=True))
+    new = [shown.get((f.id, f.location), f) for f, k in pairs if not k]
+    old = [shown.get((f.id, f.location), f) for f, k in pairs if k]
+    summary = dict(result.summary)
+    if matched.stale:
+        summary["baseline_stale"] = len(matched.stale)
+    ordered = ParseResult(findings=[*new, *old], findings_total=result.total,
+                          summary=summary, parser_ok=result.parser_ok,
+                          notes=list(result.notes), gate_failures=list(result.gate_failures),
+                          evidence_expected=result.evidence_expected,
+                          wants_log_tail=result.wants_log_tail)
+    gate = decide(status, rc, total=total, classified=len(findings), new=len(new),
+                  gate_failures=failures, first_new=new[0].id if new else "")
+    return Gated(ordered, gate, {"known": len(old), "new": len(new)},
+                 range(len(new), len(new) + len(old)))
+
+
+def gating_for(config: Config, check: Check, run_dir: str,
+               rc: int) -> Callable[[str, ParseResult], Gated]:
+    """The baseline gate of this run of ``check`` (its configured name keys the baseline)."""
+    from ckdn.app._pipeline import options_for, parse_run
+
+    baseline = config.run.baseline
+    assert baseline is not None
+
+    def every_finding() -> list[Any]:
+        return parse_run(config, check.name, check.parser, run_dir, rc,
+                         options=options_for(check, run_dir), top=ALL_FINDINGS,
+                         max_snippet_lines=0).findings
+
+    def gate(status: str, result: ParseResult) -> Gated:
+        return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
+                        check=check.name, cwd=config.cwd, status=status, rc=rc,
+                        result=result, every_finding=every_finding)
+
+    return gate
+
+
+def shown_path(config: Config, path: str) -> str:
+    """A path as the user wrote it: relative to the config's cwd when inside it."""
+    relative = os.path.relpath(path, config.cwd)
+    return path if relative.startswith("..") else relative
