@@ -42,8 +42,15 @@ def test_every_documented_config_loads(page: str, body: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("page", "body"), DOCUMENTS, ids=[f"{p}#{i}" for i, (p, _) in
                                                            enumerate(DOCUMENTS)])
-def test_every_documented_document_validates_against_its_schema(page: str, body: str) -> None:
+def test_every_documented_document_validates_against_its_schema(page: str, body: str,
+                                                                tmp_path: Path) -> None:
     doc = json.loads(body)
+    if doc["schema"] == "ckdn.baseline/1":  # ckdn's own state: its strict reader is the schema
+        from ckdn.identity import read_baseline
+
+        (tmp_path / "b.json").write_text(body)
+        assert read_baseline(str(tmp_path / "b.json")).checks
+        return
     jsonschema.Draft202012Validator(load_schema(doc["schema"])).validate(doc)
 
 

@@ -1,0 +1,228 @@
+"""The baseline gate end to end: real ruff on a small project in a temporary git repo.
+
+Record a baseline on a dirty project, then do what happens between two runs of a
+real project (insert lines above the findings, reindent, reword, `git mv`): the
+gate stays pass. Add a new copy of a known finding: the gate fails naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ckdn.documents.types import GateDoc
+from ckdn.identity import SCHEMA_BASELINE, decide, worst_gate
+from ckdn.schema import load_schema
+from tests.project import Project
+
+RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))
+DIRTY = "import os\nimport sys\n\n\ndef total(items):\n    return sum(items) + unused_name\n"
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def dirty(project: Project) -> Project:
+    assert RUFF is not None  # the dev extra's
+    command = [RUFF, "check", "--no-cache", "--isolated", "--select", "F", "--output-format",
+               "json", "--output-file", "{run_dir}/ruff.json", "."]
+    project.config(f"""
+        [run]
+        baseline = "ckdn.baseline.json"
+
+        [check.ruff]
+        command = {json.dumps(command)}
+        parser = "ruff"
+
+        [check.fine]
+        command = ["{sys.executable}", "-c", "pass"]
+        parser = "generic"
+
+        [check.both]
+        members = ["ruff", "fine"]
+        fail_fast = false
+    """)
+    (project.root / "app.py").write_text(DIRTY)
+    git(project.root, "init", "-q")
+    git(project.root, "add", ".")
+    git(project.root, "commit", "-qm", "dirty")
+    return project
+
+
+def gated(project: Project, *args: str) -> tuple[dict[str, Any], int]:
+    proc = project.ckdn("run", *args)
+    assert proc.stderr == "", proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    schema = load_schema("ckdn.aggregate/1" if "alias" in doc else "ckdn.digest/2")
+    Draft202012Validator(schema).validate(doc)
+    return doc, proc.returncode
+
+
+def test_a_recorded_baseline_holds_every_finding_sorted_and_the_gate_passes(
+        dirty: Project) -> None:
+    proc = dirty.ckdn("baseline", "ruff")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"baseline": "ckdn.baseline.json",
+                                       "checks": {"ruff": {"recorded": 3}}}
+    data = json.loads((dirty.root / "ckdn.baseline.json").read_text())
+    assert data["schema"] == SCHEMA_BASELINE
+    assert data["checks"]["ruff"] == sorted(data["checks"]["ruff"])
+    assert len(data["checks"]["ruff"]) == 3
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert doc["status"] == "fail"  # the gate never changes the status
+    assert doc["gate"] == {"status": "pass", "policy": "no_new_findings"}
+    assert doc["baseline"] == {"known": 3, "new": 0}
+    assert all(f["baselined"] for f in doc["findings"])
+    assert code == 0
+    assert gated(dirty, "ruff")[1] == 1  # without --gate, the tool's exit code
+
+
+def test_edits_that_keep_the_findings_keep_the_gate_green(dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    app = dirty.root / "app.py"
+    app.write_text('"""Totals."""\n\n# inserted above\n' + DIRTY.replace(
+        "    return sum(items) + unused_name",
+        "    if items:\n        return sum(items) + unused_name"))
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert (doc["gate"]["status"], doc["baseline"], code) == ("pass", {"known": 3, "new": 0}, 0)
+    git(dirty.root, "mv", "app.py", "totals.py")
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert [f["location"].split(":")[0] for f in doc["findings"]] == ["totals.py"] * 3
+    assert (doc["gate"]["status"], doc["baseline"], code) == ("pass", {"known": 3, "new": 0}, 0)
+
+
+def test_a_new_copy_of_a_known_finding_fails_the_gate_naming_it_first(dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    (dirty.root / "app.py").write_text(DIRTY + "\n\ndef again():\n    return unused_name\n")
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert doc["gate"]["status"] == "fail"
+    assert doc["gate"]["reason"] == ("1 new finding(s) not in the baseline "
+                                     "(first: app.py:10:12:F821)")
+    assert doc["baseline"] == {"known": 3, "new": 1}
+    assert doc["findings"][0]["id"] == "app.py:10:12:F821"
+    assert "baselined" not in doc["findings"][0]
+    assert [bool(f.get("baselined")) for f in doc["findings"]] == [False, True, True, True]
+    assert code == 1
+
+
+def test_a_fixed_finding_is_counted_stale_and_prune_drops_it_without_adding_new_ones(
+        dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    (dirty.root / "app.py").write_text(DIRTY.replace("import sys\n", "") +
+                                       "\n\ndef again():\n    return unused_name\n")
+    doc, _ = gated(dirty, "ruff")
+    assert doc["summary"]["baseline_stale"] == 1
+    proc = dirty.ckdn("baseline", "ruff", "--prune")
+    assert json.loads(proc.stdout)["checks"] == {
+        "ruff": {"kept": 2, "dropped": 1, "new_not_added": 1}}
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert (doc["baseline"], doc["gate"]["status"], code) == ({"known": 2, "new": 1}, "fail", 1)
+    assert "baseline_stale" not in doc.get("summary", {})
+
+
+def test_a_green_run_passes_the_gate_without_a_baseline_key(dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    doc, code = gated(dirty, "fine", "--gate")
+    assert doc["gate"] == {"status": "pass", "policy": "no_new_findings"}
+    assert "baseline" not in doc
+    assert code == 0
+
+
+def test_an_alias_carries_its_worst_members_gate(dirty: Project) -> None:
+    dirty.ckdn("baseline", "both")
+    doc, code = gated(dirty, "both", "--gate")
+    assert doc["gate"] == {"status": "pass", "policy": "no_new_findings"}
+    assert code == 0
+    (dirty.root / "app.py").write_text(DIRTY + "x = other_name\n")
+    doc, code = gated(dirty, "both", "--gate")
+    assert doc["gate"]["status"] == "fail"
+    assert doc["gate"]["reason"].startswith("ruff: 1 new finding(s)")
+    assert code == 1
+
+
+def test_without_the_file_the_gate_is_unavailable_and_a_red_run_stays_red(
+        dirty: Project) -> None:
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert doc["gate"]["status"] == "unavailable"
+    assert "ckdn.baseline.json not found" in doc["gate"]["reason"]
+    assert code == 1  # the run's own exit code
+
+
+def test_a_run_whose_findings_may_be_incomplete_is_refused_and_the_file_unchanged(
+        dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    before = (dirty.root / "ckdn.baseline.json").read_bytes()
+    (dirty.root / "app.py").write_text("def broken(:\n")  # ruff reports the syntax error...
+    (dirty.root / "ckdn.toml").write_text((dirty.root / "ckdn.toml").read_text().replace(
+        '"--output-file", "{run_dir}/ruff.json", "."', '"."'))  # ...but writes no report
+    proc = dirty.ckdn("baseline", "ruff")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ckdn: ruff: status error (")
+    assert "ckdn.baseline.json unchanged" in proc.stderr
+    assert (dirty.root / "ckdn.baseline.json").read_bytes() == before
+
+
+def test_a_baselined_check_no_longer_configured_is_reported_stale_and_pruned(
+        dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    data = json.loads((dirty.root / "ckdn.baseline.json").read_text())
+    data["checks"]["gone"] = data["checks"]["ruff"][:1]
+    (dirty.root / "ckdn.baseline.json").write_text(json.dumps(data))
+    assert json.loads(dirty.ckdn("baseline", "fine").stdout)["stale_checks"] == ["gone"]
+    assert json.loads(dirty.ckdn("baseline", "fine", "--prune").stdout)["dropped_checks"] == [
+        "gone"]
+    assert "gone" not in json.loads((dirty.root / "ckdn.baseline.json").read_text())["checks"]
+
+
+def test_a_baseline_file_that_is_not_one_makes_the_gate_unavailable(dirty: Project) -> None:
+    (dirty.root / "ckdn.baseline.json").write_text('{"schema": "other"}')
+    doc, _ = gated(dirty, "ruff", "--gate")
+    assert doc["gate"]["status"] == "unavailable"
+    assert "is not a ckdn.baseline/1 file" in doc["gate"]["reason"]
+
+
+def test_baseline_without_a_configured_file_and_gate_without_one_are_refused(
+        project: Project) -> None:
+    project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    proc = project.ckdn("baseline", "ok")
+    assert (proc.returncode, proc.stderr) == (2, "ckdn: no baseline is configured: add "
+                                              'baseline = "ckdn.baseline.json" under [run] in '
+                                              "ckdn.toml\n")
+    proc = project.ckdn("run", "ok", "--gate")
+    assert proc.returncode == 2
+    assert proc.stderr == ("ckdn: --gate needs a baseline: set baseline under [run] in "
+                           "ckdn.toml\n")
+
+
+@pytest.mark.parametrize(("status", "kwargs", "expected"), [
+    ("error", {"total": 2, "classified": 2, "new": 0}, "unavailable"),
+    ("parse_mismatch", {"total": 0, "classified": 0, "new": 0}, "unavailable"),
+    ("fail", {"total": 3, "classified": 2, "new": 0}, "unavailable"),
+    ("fail", {"total": 0, "classified": 0, "new": 0}, "fail"),  # an exit code alone
+    ("fail", {"total": 2, "classified": 2, "new": 0, "gate_failures": 1}, "fail"),
+    ("fail", {"total": 2, "classified": 2, "new": 1}, "fail"),
+    ("fail", {"total": 2, "classified": 2, "new": 0}, "pass"),
+    ("pass", {"total": 0, "classified": 0, "new": 0}, "pass"),
+])
+def test_the_gate_decision(status: str, kwargs: dict[str, int], expected: str) -> None:
+    gate = decide(status, 1, total=kwargs["total"], classified=kwargs["classified"],
+                  new=kwargs["new"], gate_failures=kwargs.get("gate_failures", 0))
+    assert gate["status"] == expected
+
+
+def test_an_alias_gate_never_passes_a_member_that_did_not_run() -> None:
+    passed: GateDoc = {"status": "pass", "policy": "no_new_findings"}
+    assert worst_gate([("a", passed), ("b", None)])["status"] == "unavailable"
+    failed: GateDoc = {"status": "fail", "policy": "no_new_findings", "reason": "1 new"}
+    assert worst_gate([("a", failed), ("b", None)]) == {
+        "status": "fail", "policy": "no_new_findings", "reason": "a: 1 new"}
