@@ -34,18 +34,19 @@ ConfigPath = str | os.PathLike[str] | None
 
 
 def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
-        fail: bool = True, config: ConfigPath = None) -> Document:
+        fail: bool = True, config: ConfigPath = None, gate: bool | None = None) -> Document:
     """Run the check or alias ``name`` through ckdn with this session's environment.
 
     ``args`` (default: ``session.posargs``) are the check's extra arguments.
     Returns the digest (``ckdn.digest/2``) or, for an alias, the aggregate
     (``ckdn.aggregate/1``). A non-green status fails the session unless
     ``fail=False``; a refusal (config error, lock held, unknown name) always
-    fails it, since there is no digest to return.
+    fails it, since there is no digest to return. ``gate`` (default: ``$CKDN_GATE``)
+    judges the check by its baseline gate instead, as ``ckdn run --gate`` does.
     """
     loaded = load(session, config)
     extra = list(session.posargs if args is None else args)
-    return execute(session, loaded, name, extra, fail=fail)
+    return execute(session, loaded, name, extra, fail=fail, gate=gate)
 
 
 def install(session: nox.Session, *names: str, config: ConfigPath = None) -> list[str]:
@@ -71,9 +72,15 @@ def load(session: nox.Session, config: ConfigPath) -> Config:
 
 
 def execute(session: nox.Session, config: Config, name: str, extra_args: Sequence[str], *,
-            fail: bool = True) -> Document:
+            fail: bool = True, gate: bool | None = None) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
+    from ckdn.app import gate_requested, green
     from ckdn.app import run as run_target
+
+    by_gate = gate_requested() if gate is None else gate
+    if by_gate and config.run.baseline is None:
+        session.error("ckdn: judging by the gate (gate=True or CKDN_GATE) needs a baseline: "
+                      "set baseline under [run] in ckdn.toml")
 
     try:
         outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
@@ -83,6 +90,10 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     doc = outcome.document
     if outcome.status == PASS:
         session.log(_compact(doc))
+        return doc
+    if by_gate and green(doc, gate=True):
+        _report(session, config, doc)
+        session.log(f"ckdn: {name} is {outcome.status}, and its baseline gate passes")
         return doc
     interrupted = _report(session, config, doc)
     if interrupted:

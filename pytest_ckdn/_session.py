@@ -55,14 +55,24 @@ _RAN = ("passed", "failures", "errors", "xfailed", "xpassed")
 _COLLECTION_STOP = "during collection"
 
 
+def _keep(settings: Settings) -> int:
+    ckdn = settings.ckdn
+    if ckdn is not None and ckdn.run.baseline is not None:
+        from ckdn.app.host import ALL_FINDINGS
+
+        return ALL_FINDINGS
+    return settings.top
+
+
 class Recorder:
     """Collects one session; seals it (standalone) or writes evidence (under ``ckdn run``)."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
+        # With a baseline every failure is classified, so all are kept; the digest shows top.
         self.collector = Collector(Paths(config.rootpath, config.invocation_params.dir),
-                                   top=settings.top, snippet_lines=settings.snippet_lines)
+                                   top=_keep(settings), snippet_lines=settings.snippet_lines)
         self.session: pytest.Session | None = None
         self.interrupted = False
         self.stop_reason: str | None = None
@@ -353,7 +363,8 @@ class Recorder:
                 argv=argv, rc=self._final_status(),
                 interrupted=self.interrupted or self.sigterm.received,
                 duration=time.perf_counter() - self._clock, result=result,
-                parser=PARSER_LABEL, top=self.settings.check_top)
+                parser=PARSER_LABEL, top=self.settings.check_top or self.settings.top,
+                gated=True)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return
@@ -364,6 +375,10 @@ class Recorder:
         # code, except 1 when that is 0 but the digest is not a pass (and 130
         # after Ctrl-C, 143 after SIGTERM).
         self.session.exitstatus = outcome.exit_code
+        if self.settings.gate:
+            from ckdn.app import gate_exit_code
+
+            self.session.exitstatus = gate_exit_code(outcome)
 
     def _print(self, line: str) -> None:
         if self._reporter is not None:

@@ -57,10 +57,24 @@ class Settings:
     notes: tuple[str, ...] = ()
     #: The check's ``missing_lines_preview`` (a coverage check's), for a missed gate.
     missing_lines_preview: int | None = None
+    #: ``--ckdn-gate``: the exit status follows the baseline gate.
+    gate: bool = False
 
 
 def _usage(message: str) -> pytest.UsageError:
     return pytest.UsageError(f"ckdn: {message}")
+
+
+def _gate(config: pytest.Config, ckdn: Any, evidence_mode: bool) -> bool:
+    """``--ckdn-gate``; refused without a baseline (and under ``ckdn run``, whose own
+    ``--gate`` decides the exit code there)."""
+    if not config.getoption("ckdn_gate"):
+        return False
+    if evidence_mode:
+        raise _usage("--ckdn-gate under ckdn run: pass --gate to ckdn run instead")
+    if ckdn.run.baseline is None:
+        raise _usage("--ckdn-gate needs a baseline: set baseline under [run] in ckdn.toml")
+    return True
 
 
 def _preview(value: Any) -> int | None:
@@ -154,4 +168,5 @@ def resolve(config: pytest.Config) -> Settings:
         evidence_dir=Path(outer) if outer is not None else None, check_top=check_top,
         allow_no_tests=options.get("allow_no_tests") is True, notes=tuple(notes),
         missing_lines_preview=_preview(options.get("missing_lines_preview")),
+        gate=_gate(config, ckdn, outer is not None),
     )

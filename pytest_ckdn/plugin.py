@@ -47,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ckdn-fail-under", action="store", dest="ckdn_fail_under", type=float,
                     default=None, metavar="PERCENT",
                     help="Coverage gate: a total below PERCENT (pytest-cov) fails the digest.")
+    group.addoption("--ckdn-gate", action="store_true", dest="ckdn_gate", default=False,
+                    help="Exit status follows the baseline gate ([run].baseline): 0 pass, "
+                         "1 fail, else pytest's own (as ckdn run --gate).")
     group.addoption("--ckdn-config", action="store", dest="ckdn_config", default=None,
                     metavar="PATH",
                     help="ckdn.toml to read (default: $CKDN_CONFIG, else ckdn.toml in the "

@@ -110,7 +110,7 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     Every entry runs (so one CI job reports every red check); an alias stops at
     its first red member when its own ``fail_fast`` says so.
     """
-    from ckdn.app import PASS
+    from ckdn.app import green
     from ckdn.app.queries import headline
 
     names = list(tox_env.conf[KEY])
@@ -118,6 +118,9 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
         return
     config = session.config()
     env = tox_env.name
+    if session.gate and config.run.baseline is None:
+        raise Fail(f"ckdn: tox env {env!r}: judging by the gate (ckdn_gate or CKDN_GATE) needs "
+                   "a baseline: set baseline under [run] in ckdn.toml")
     targets = [_target(config, name) for name in names]
     extra = session.posargs()
     if extra:
@@ -133,7 +136,7 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
             outcome = _run(config, target, env, extra, base, stop=stop, bins=bins)
             session.record(env, members_of(outcome))
             show(tox_env, config, outcome.document)
-            if outcome.status != PASS:
+            if not green(outcome.document, gate=session.gate):
                 red.append(headline(outcome.document))
             if stop.requested:
                 break  # tox was interrupted: the env's remaining checks do not start

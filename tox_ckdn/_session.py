@@ -53,6 +53,7 @@ class Session:
         self.state: State | None = None
         self.root = Path.cwd()
         self.observe = False
+        self.gate = False  # judge ckdn_checks by their baseline gate (ckdn_gate, CKDN_GATE)
         #: False under ``tox exec``: it runs one ad hoc command in an env, nothing else.
         self.active = True
         self._config: Config | None = None
@@ -74,11 +75,18 @@ class Session:
         core.add_config(
             keys=["ckdn_observe"], of_type=bool, default=False,
             desc="record every env's commands as a ckdn digest named tox-<env> (as --ckdn)")
+        core.add_config(
+            keys=["ckdn_gate"], of_type=bool, default=False,
+            desc="judge ckdn_checks by their baseline gate, as ckdn run --gate (also: "
+                 "CKDN_GATE=1)")
         self.state = state
         self.root = Path(core["tox_root"])
         self.active = getattr(state.conf.options, "command", None) not in _AD_HOC_COMMANDS
         self.observe = bool(getattr(state.conf.options, "ckdn_observe", False)
                             or core["ckdn_observe"])
+        from ckdn.app import gate_requested
+
+        self.gate = bool(core["ckdn_gate"]) or gate_requested()
         named = core["ckdn_config"]
         # tox.ini's own paths are relative to the tox root, wherever tox was started.
         self._load(os.path.join(self.root, os.path.expanduser(named)) if named else None)

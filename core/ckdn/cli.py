@@ -82,9 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("baseline", parents=[common],
                        help="run a check or alias and record its findings in [run].baseline")
     p.add_argument("check", help="atomic check or alias name")
-    p.add_argument("--prune", action="store_true",
-                   help="drop entries of fixed findings (and of checks no longer defined); "
-                        "never adds a new finding")
+    p.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
 
     p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
     p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")

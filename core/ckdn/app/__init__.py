@@ -20,6 +20,8 @@ line a host prints goes through :func:`inert`: nothing in it can act on a
 terminal or reorder the text (a JSON line stays the same JSON).
 """
 
+from __future__ import annotations
+
 from ckdn.app._pipeline import (
     ALL,
     Outcome,
@@ -44,12 +46,19 @@ from ckdn.documents.textcap import inert
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, STATUSES
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ckdn.documents.types import Document
+
 __all__ = [
     "ALL",
     "CONFIG_ENV",
     "CONFIG_NAME",
     "ERROR",
     "FAIL",
+    "GATE_ENV",
     "PARSE_MISMATCH",
     "PASS",
     "SKIPPED",
@@ -65,6 +74,8 @@ __all__ = [
     "default_config",
     "encode",
     "gate_exit_code",
+    "gate_requested",
+    "green",
     "inert",
     "load_config",
     "parse_safely",
@@ -93,3 +104,27 @@ def gate_exit_code(outcome: Outcome) -> int:
     if status == "fail":
         return 1
     return outcome.exit_code
+
+
+#: Set to 1 (or true, yes, on) in the environment, the nox and tox integrations judge
+#: a check by its baseline gate, as ``ckdn run --gate`` does.
+GATE_ENV = "CKDN_GATE"
+
+
+def gate_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``$CKDN_GATE`` asks hosts to judge by the gate."""
+    import os
+
+    value = (os.environ if environ is None else environ).get(GATE_ENV, "").strip().lower()
+    return value in ("1", "true", "yes", "on")
+
+
+def green(document: Document, *, gate: bool = False) -> bool:
+    """Whether a host counts this digest or aggregate as green: its status is ``pass``,
+    or, judging by the gate, the gate passed (an ``unavailable`` gate: the status)."""
+    if gate:
+        shown = document.get("gate")
+        status = shown.get("status") if isinstance(shown, dict) else None
+        if status in ("pass", "fail"):
+            return status == "pass"
+    return document.get("status") == PASS

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
 
-__all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "shown_path"]
+__all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "host_gating", "shown_path"]
 
 #: The most findings one run has classified; past it the gate is unavailable.
 ALL_FINDINGS = 1_000_000
@@ -130,3 +130,17 @@ def shown_path(config: Config, path: str) -> str:
     """A path as the user wrote it: relative to the config's cwd when inside it."""
     relative = os.path.relpath(path, config.cwd)
     return path if relative.startswith("..") else relative
+
+
+def host_gating(config: Config, check: str, rc: int) -> Callable[[str, ParseResult], Gated]:
+    """The gate of a run a host produced (the pytest plugin): its facts are all there is,
+    so a host that kept fewer findings than it counted gets ``unavailable``."""
+    baseline = config.run.baseline
+    assert baseline is not None
+
+    def gate(status: str, result: ParseResult) -> Gated:
+        return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
+                        check=check, cwd=config.cwd, status=status, rc=rc, result=result,
+                        every_finding=lambda: result.findings)
+
+    return gate

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import time
 
+from ckdn.app._gating import ALL_FINDINGS
 from ckdn.app._pipeline import LOG, Outcome, parse_run, seal, store_aggregate, store_for
 from ckdn.documents.aggregate import Member, build_aggregate
 from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_NO_TESTS_HINT",
+    "ALL_FINDINGS",
     "INTERNAL",
     "MAX_WARNINGS_STATUS",
     "NO_TESTS_COLLECTED_STATUS",
@@ -154,20 +156,27 @@ class HostRun:
 
     def seal(self, *, argv: Sequence[str], rc: int, duration: float, interrupted: bool = False,
              result: ParseResult | None = None, parser: str = "generic",
-             top: int | None = None) -> Outcome:
+             top: int | None = None, gated: bool = False) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
-        (``parser`` is what ``meta.json`` names either way). Refusals are CkdnError."""
+        (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
+        of the check the baseline keys by this run's name, so with ``[run].baseline`` set
+        its digest carries the gate (the pytest plugin). Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         exit = Exit(rc=rc, interrupted=interrupted, duration=duration)
         if result is None:
             result = parse_run(self.config, self.name, parser, self.run_dir, rc, options={},
                                top=top)
+        gating = None
+        if gated and self.config.run.baseline is not None:
+            from ckdn.app._gating import host_gating
+
+            gating = host_gating(self.config, self.name, rc)
         return seal(self.config, self._store, self._rd, check=self.name, parser=parser,
                     argv=argv, exit=exit, result=result, started_at=self.started_at,
                     finished_at=time.time(), log_sha256=log_sha256, log_bytes=log_bytes,
-                    top=top)
+                    top=top, gating=gating)
 
     def release(self) -> None:
         """Drop the lock (idempotent); a run released unsealed stays unfinished."""
