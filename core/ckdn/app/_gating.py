@@ -14,16 +14,17 @@ check nothing matched (``baseline_stale``: fixed findings, for ``ckdn baseline
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
 
-from ckdn.parsers.base import Finding, ParseResult
+from ckdn.parsers.base import ParseResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
+    from ckdn.parsers.base import Finding
 
 __all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "host_gating", "shown_path"]
 

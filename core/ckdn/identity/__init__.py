@@ -4,27 +4,49 @@ One fingerprint function (:func:`fingerprints`) serves the baseline gate, and
 later SARIF ``partialFingerprints``, MCP results, run comparison and shard
 merge. Domain room: it knows findings (duck-typed), never the app or the
 runner; it reads source lines and asks git for renames.
+
+Names are loaded when first asked for (PEP 562): a passing run with a baseline
+configured needs only the gate's decision, not hashing, patterns or git.
 """
 
-from ckdn.identity._baseline import (
-    SCHEMA_BASELINE,
-    BaselineFile,
-    encode_baseline,
-    read_baseline,
-    write_baseline,
-)
-from ckdn.identity._fingerprint import (
-    Fingerprinted,
-    SourceLines,
-    fingerprints,
-    normalise_line,
-    normalise_message,
-    rule_of,
-    split_location,
-)
-from ckdn.identity._gate import POLICY, decide, worst_gate
-from ckdn.identity._match import Matched, match
-from ckdn.identity._renames import git_renames
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.identity._baseline import (
+        SCHEMA_BASELINE,
+        BaselineFile,
+        encode_baseline,
+        read_baseline,
+        write_baseline,
+    )
+    from ckdn.identity._fingerprint import (
+        Fingerprinted,
+        SourceLines,
+        fingerprints,
+        normalise_line,
+        normalise_message,
+        rule_of,
+        split_location,
+    )
+    from ckdn.identity._gate import POLICY, decide, worst_gate
+    from ckdn.identity._match import Matched, match
+    from ckdn.identity._renames import git_renames
+
+_HOMES = {
+    "SCHEMA_BASELINE": "_baseline", "BaselineFile": "_baseline",
+    "encode_baseline": "_baseline", "read_baseline": "_baseline",
+    "write_baseline": "_baseline",
+    "Fingerprinted": "_fingerprint", "SourceLines": "_fingerprint",
+    "fingerprints": "_fingerprint", "normalise_line": "_fingerprint",
+    "normalise_message": "_fingerprint", "rule_of": "_fingerprint",
+    "split_location": "_fingerprint",
+    "POLICY": "_gate", "decide": "_gate", "worst_gate": "_gate",
+    "Matched": "_match", "match": "_match",
+    "git_renames": "_renames",
+}
 
 __all__ = [
     "POLICY",
@@ -46,3 +68,12 @@ __all__ = [
     "worst_gate",
     "write_baseline",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

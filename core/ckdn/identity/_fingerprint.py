@@ -42,6 +42,8 @@ LINE_BYTES: Final = 4096
 FILE_BYTES: Final = 16 << 20
 #: Source files kept in memory at once (their lines), least recently used dropped.
 CACHED_FILES: Final = 64
+#: Distinct messages whose normalised form is remembered (bounded: a report can vary them all).
+_MESSAGES_KEPT: Final = 1 << 16
 PRIMARY_HEX: Final = 24
 SECONDARY_HEX: Final = 12
 
@@ -67,16 +69,22 @@ class FindingLike(Protocol):
 
 
 class Fingerprinted:
-    """One finding's identity: its fingerprint and what matching needs to retry it."""
+    """One finding's identity: its fingerprint and what matching needs to retry it.
 
-    __slots__ = ("line", "occurrence", "path", "primary", "rule", "secondary", "text")
+    Kept small (a baseline run holds one per finding): the rule and content are
+    kept only as ``inner``, their 16-byte hash, which the primary hash extends
+    with the path, so another path can be tried (:meth:`retried`) without them.
+    """
+
+    __slots__ = ("inner", "line", "occurrence", "path", "primary", "secondary")
 
     def __init__(self, rule: str, path: str, line: int, text: str) -> None:
-        self.rule = rule
         self.path = path
         self.line = line
-        self.text = text  # the normalised line content, or "msg:" + normalised message
-        self.primary = _digest(rule, path, text, PRIMARY_HEX)
+        # text: the normalised line content, or "msg:" + the normalised message
+        data = f"{rule}\0{text}".encode("utf-8", "surrogatepass")
+        self.inner = hashlib.sha256(data).digest()[:16]
+        self.primary = self.retried(path)
         self.secondary = ""
         self.occurrence = 0
 
@@ -87,7 +95,8 @@ class Fingerprinted:
 
     def retried(self, path: str) -> str:
         """The primary hash this finding would have had at ``path`` (a renamed file)."""
-        return _digest(self.rule, path, self.text, PRIMARY_HEX)
+        data = self.inner + path.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(data).hexdigest()[:PRIMARY_HEX]
 
 
 def _digest(rule: str, path: str, text: str, size: int) -> str:
@@ -179,12 +188,20 @@ class SourceLines:
 def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:
     """Every finding's identity, in the order given (occurrences counted in location order)."""
     out: list[Fingerprinted] = []
+    paths: dict[str, str] = {}  # one string per path, however many findings share it
+    messages: dict[str, str] = {}  # a message repeated is normalised once
     for finding in findings:
         path, line = split_location(finding.location)
+        path = paths.setdefault(path, path)
         rule = rule_of(finding, path)
         content = source.line(path, line)
         text = normalise_line(content) if content and content.strip() else ""
-        message = normalise_message(finding.message)
+        raw = finding.message
+        message = messages.get(raw)
+        if message is None:
+            message = normalise_message(raw)
+            if len(messages) < _MESSAGES_KEPT:
+                messages[raw] = message
         item = Fingerprinted(rule, path, line, text or "msg:" + message)
         item.secondary = _digest(rule, path, message, SECONDARY_HEX)
         out.append(item)
