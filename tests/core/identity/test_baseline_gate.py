@@ -226,3 +226,13 @@ def test_an_alias_gate_never_passes_a_member_that_did_not_run() -> None:
     failed: GateDoc = {"status": "fail", "policy": "no_new_findings", "reason": "1 new"}
     assert worst_gate([("a", failed), ("b", None)]) == {
         "status": "fail", "policy": "no_new_findings", "reason": "a: 1 new"}
+
+
+def test_a_symlinked_baseline_has_its_target_rewritten(dirty: Project) -> None:
+    target = dirty.root / "shared" / "baseline.json"
+    target.parent.mkdir()
+    target.write_text('{"checks": {}, "schema": "ckdn.baseline/1"}\n')
+    (dirty.root / "ckdn.baseline.json").symlink_to(target)
+    assert dirty.ckdn("baseline", "ruff").returncode == 0
+    assert (dirty.root / "ckdn.baseline.json").is_symlink()
+    assert len(json.loads(target.read_text())["checks"]["ruff"]) == 3
