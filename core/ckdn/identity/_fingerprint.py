@@ -47,7 +47,8 @@ _MESSAGES_KEPT: Final = 1 << 16
 PRIMARY_HEX: Final = 24
 SECONDARY_HEX: Final = 12
 
-_LOCATION = re.compile(r"^(.*?)(?::(\d+))?(?::(\d+))?$")
+# fullmatch: any text (line breaks included); a number past 18 digits is no line number
+_LOCATION = re.compile(r"(.*?)(?::(\d{1,18}))?(?::(\d{1,18}))?", re.S)
 _ID_POSITION = re.compile(r"^(?::(?:cell)?\d+)+")
 _NUMBERED = re.compile(r"#\d+$")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
@@ -108,8 +109,8 @@ def split_location(location: str | None) -> tuple[str, int]:
     """``(path, line)`` of ``path[:line[:col]]``; line 0 when there is none."""
     if not location:
         return "", 0
-    match = _LOCATION.match(location)
-    assert match is not None  # the pattern matches any string
+    match = _LOCATION.fullmatch(location)
+    assert match is not None  # the pattern matches any text, line breaks included
     return match.group(1), int(match.group(2) or 0)
 
 
