@@ -221,7 +221,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------
 
-    def write_atomic(self, path: str, data: bytes) -> None:
+    def write_atomic(self, path: str, data: bytes | Iterable[bytes]) -> None:
         """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
         in one line when it cannot be written."""
         try:
