@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
     p.add_argument("--json", action="store_true", help="print the stored JSON as is")
 
+    p = sub.add_parser("diff", parents=[common], help="compare two runs of one check by "
+                       "fingerprint (exit 1 when B has new findings)")
+    p.add_argument("a", help="earlier run: dir name or path, latest, or -N (N runs before B)")
+    p.add_argument("b", help="later run: dir name or path, or latest")
+    p.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
+
     p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
     p.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
     p.add_argument("--json", action="store_true", help="one JSON array")
@@ -263,7 +269,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     verb = args.verb
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
-    handler = {"run": _cmd_run, "show": _cmd_show, "list": _cmd_list, "checks": _cmd_checks,
+    handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
+               "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
     return handler(args, extra)
@@ -317,6 +324,14 @@ def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
     doc = read_run(_load(args, required=False), args.run)
     _out(_json_line(doc) if args.json else render(doc))
     return 0
+
+
+def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.queries import diff_runs, render_diff
+
+    doc = diff_runs(_load(args, required=False), args.a, args.b)
+    _out(_json_line(doc) if args.json else render_diff(doc))
+    return 1 if doc["counts"]["new"] else 0
 
 
 def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
