@@ -26,13 +26,14 @@ from ckdn.errors import UsageError, quote
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from ckdn.config import Config
     from ckdn.identity import FindingRow
     from ckdn.store import Store
 
-__all__ = ["SCHEMA_DIFF", "diff_runs", "render_diff"]
+__all__ = ["SCHEMA_DIFF", "classify", "diff_runs", "render_diff"]
 
 SCHEMA_DIFF = "ckdn.diff/1"
 #: Characters of a message the document shows.
@@ -43,8 +44,6 @@ CLASSES = ("new", "fixed", "moved", "unchanged")
 
 def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
     """The ``ckdn.diff/1`` document of runs ``a_ref`` (earlier) and ``b_ref`` (later)."""
-    from ckdn.identity import pair
-
     store = store_for(config)
     if _PREVIOUS.fullmatch(b_ref):
         raise UsageError(f"B {quote(b_ref)}: -N names a run before B; name B itself "
@@ -61,32 +60,40 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
                          f"{store.display(b_path)} of {quote(check)}; ckdn diff compares two "
                          "runs of one check")
     before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
-    paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after])
     top = config.run.top
+    counts, lists = classify(before, after, top)
+    return {"schema": SCHEMA_DIFF, "check": check,
+            "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
+            "counts": counts, "top": top, **lists}
+
+
+def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
+             top: int) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
+    """The count of each class, and its first ``top`` findings as the document shows them."""
+    from ckdn.identity import pair
+
+    paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after])
     lists: dict[str, list[dict[str, str]]] = {name: [] for name in CLASSES}
     counts = dict.fromkeys(CLASSES, 0)
     taken = bytearray(len(before))
     for row, index in zip(after, paired, strict=True):
-        if index < 0:
-            name, shown = "new", _shown(row)
-        else:
+        name = "new"
+        if index >= 0:
             taken[index] = 1
             was = before[index].location
             name = "unchanged" if was == row.location else "moved"
+        counts[name] += 1
+        if len(lists[name]) < top:
             shown = _shown(row)
             if name == "moved":
                 shown["was"] = (was or "")[:MESSAGE_CHARS]
-        counts[name] += 1
-        if len(lists[name]) < top:
             lists[name].append(shown)
     for row, done in zip(before, taken, strict=True):
         if not done:
             counts["fixed"] += 1
             if len(lists["fixed"]) < top:
                 lists["fixed"].append(_shown(row))
-    return {"schema": SCHEMA_DIFF, "check": check,
-            "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
-            "counts": counts, "top": top, **lists}
+    return counts, lists
 
 
 def _digest(store: Store, path: str) -> dict[str, Any]:

@@ -1,0 +1,184 @@
+"""`ckdn diff A B` on real ruff runs of a real small project: edit, run again, compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from ckdn.schema import load_schema
+from tests.project import Project
+
+RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))  # the dev extra's ruff
+
+CONFIG = f"""
+[run]
+top = {{top}}
+
+[check.ruff]
+command = ["{RUFF}", "check", "--no-cache", "--isolated", "--select", "F",
+           "--output-format", "json", "--output-file", "{{{{run_dir}}}}/ruff.json", "."]
+parser = "ruff"
+
+[check.other]
+command = "true"
+parser = "generic"
+"""
+
+APP = "import os\nimport sys\n\n\ndef f():\n    x = 1\n    return 2\n"
+LIB = "import json\n"
+#: `sys` removed (fixed), three comment lines above `f` (its F841 moves), `re` added (new).
+APP_EDITED = "import os\n\n# one\n# two\n# three\n\ndef f():\n    x = 1\n    return 2\n"
+LIB_EDITED = "import json\nimport re\n"
+
+
+@pytest.fixture
+def ruff_project(project: Project) -> Project:
+    assert RUFF is not None
+    project.config(CONFIG.format(top=20))
+    (project.root / "app.py").write_text(APP)
+    (project.root / "lib.py").write_text(LIB)
+    return project
+
+
+def run_ruff(project: Project) -> dict[str, Any]:
+    proc = project.ckdn("run", "ruff")
+    assert proc.returncode == 1, proc.stderr
+    return project.digest(proc)
+
+
+def diff(project: Project, *refs: str) -> tuple[int, dict[str, Any]]:
+    proc = project.ckdn("diff", *refs, "--json")
+    assert proc.stderr == ""
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return proc.returncode, doc
+
+
+def ids(entries: list[dict[str, Any]]) -> list[str]:
+    return [entry["id"] for entry in entries]
+
+
+def test_a_red_run_records_every_finding_with_its_fingerprint_in_findings_jsonl(
+        ruff_project: Project) -> None:
+    ruff_project.config(CONFIG.format(top=1))  # the digest keeps one; the file has all four
+    digest = run_ruff(ruff_project)
+    assert len(digest["findings"]) == 1
+    lines = (ruff_project.root / digest["run_dir"] / "findings.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]) == {"schema": "ckdn.findings/1", "check": "ruff", "total": 4}
+    rows = [json.loads(line) for line in lines[1:]]
+    assert [row["id"] for row in rows] == ["app.py:1:8:F401", "app.py:2:8:F401",
+                                           "app.py:6:5:F841", "lib.py:1:8:F401"]
+    assert all(set(row) == {"fingerprint", "id", "kind", "location", "message"} for row in rows)
+    assert "findings.jsonl" in digest["artifacts"]
+
+
+def test_a_green_run_writes_no_findings_file(ruff_project: Project) -> None:
+    (ruff_project.root / "app.py").write_text("def f():\n    return 2\n")
+    (ruff_project.root / "lib.py").write_text("")
+    proc = ruff_project.ckdn("run", "ruff")
+    assert proc.returncode == 0
+    (run_dir,) = ruff_project.run_dirs()
+    assert not (run_dir / "findings.jsonl").exists()
+
+
+def test_diff_after_fixing_one_adding_one_and_moving_one_shows_exactly_that(
+        ruff_project: Project) -> None:
+    first = run_ruff(ruff_project)
+    (ruff_project.root / "app.py").write_text(APP_EDITED)
+    (ruff_project.root / "lib.py").write_text(LIB_EDITED)
+    second = run_ruff(ruff_project)
+    rc, doc = diff(ruff_project, first["run_dir"], "latest")
+    assert rc == 1  # B has a new finding
+    assert doc["counts"] == {"new": 1, "fixed": 1, "moved": 1, "unchanged": 2}
+    assert ids(doc["new"]) == ["lib.py:2:8:F401"]
+    assert ids(doc["fixed"]) == ["app.py:2:8:F401"]
+    assert [(e["was"], e["location"]) for e in doc["moved"]] == [("app.py:6:5", "app.py:8:5")]
+    assert ids(doc["unchanged"]) == ["app.py:1:8:F401", "lib.py:1:8:F401"]
+    assert doc["a"]["run_dir"] == first["run_dir"]
+    assert doc["b"]["run_dir"] == second["run_dir"]
+    jsonschema.Draft202012Validator(load_schema("ckdn.diff/1")).validate(doc)
+    # -1: the run of B's check before B, the same comparison
+    assert diff(ruff_project, "-1", second["run_dir"]) == (rc, doc)
+
+
+def test_the_text_summary_names_the_counts_and_each_changed_finding(
+        ruff_project: Project) -> None:
+    run_ruff(ruff_project)
+    (ruff_project.root / "app.py").write_text(APP_EDITED)
+    (ruff_project.root / "lib.py").write_text(LIB_EDITED)
+    second = run_ruff(ruff_project)
+    proc = ruff_project.ckdn("diff", "-1", "latest")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("ruff: 1 new, 1 fixed, 1 moved, 2 unchanged (")
+    assert lines[0].endswith(f" -> {second['run_dir']})")
+    assert lines[1:] == ["new    lib.py:2:8  F401 `re` imported but unused",
+                         "fixed  app.py:2:8  F401 `sys` imported but unused",
+                         "moved  app.py:6:5 -> app.py:8:5  F841 Local variable `x` is "
+                         "assigned to but never used"]
+
+
+def test_diff_with_nothing_new_exits_0_and_lists_only_the_top_of_each_class(
+        ruff_project: Project) -> None:
+    ruff_project.config(CONFIG.format(top=1))
+    first = run_ruff(ruff_project)
+    (ruff_project.root / "app.py").write_text("\n\n" + APP)  # everything in app.py moves
+    run_ruff(ruff_project)
+    rc, doc = diff(ruff_project, first["run_dir"], "latest")
+    assert rc == 0
+    assert doc["counts"] == {"new": 0, "fixed": 0, "moved": 3, "unchanged": 1}
+    assert len(doc["moved"]) == 1
+    assert doc["top"] == 1
+
+
+def refused(project: Project, *refs: str) -> str:
+    proc = project.ckdn("diff", *refs)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("ckdn: ")
+    return proc.stderr
+
+
+def test_runs_of_two_checks_are_refused(ruff_project: Project) -> None:
+    first = run_ruff(ruff_project)
+    assert ruff_project.ckdn("run", "other").returncode == 0
+    assert "compares two runs of one check" in refused(ruff_project, first["run_dir"], "latest")
+
+
+def test_an_unfinished_run_is_refused(ruff_project: Project) -> None:
+    first = run_ruff(ruff_project)
+    second = run_ruff(ruff_project)
+    os.remove(ruff_project.root / second["run_dir"] / "digest.json")
+    assert "is unfinished" in refused(ruff_project, first["run_dir"], second["run_dir"])
+
+
+def test_a_run_with_findings_but_no_findings_file_is_refused(ruff_project: Project) -> None:
+    first = run_ruff(ruff_project)
+    run_ruff(ruff_project)
+    os.remove(ruff_project.root / first["run_dir"] / "findings.jsonl")
+    assert "but no findings.jsonl" in refused(ruff_project, "-1", "latest")
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not json\n", b"\x00\xff" * 50,
+                                     b'{"schema":"ckdn.findings/1","check":"ruff","total":4}\n'])
+def test_a_findings_file_that_is_not_one_ckdn_wrote_is_refused(
+        ruff_project: Project, garbage: bytes) -> None:
+    first = run_ruff(ruff_project)
+    run_ruff(ruff_project)
+    (ruff_project.root / first["run_dir"] / "findings.jsonl").write_bytes(garbage)
+    assert "findings.jsonl" in refused(ruff_project, "-1", "latest")
+
+
+def test_a_reference_before_the_first_run_or_an_unknown_one_is_refused(
+        ruff_project: Project) -> None:
+    run_ruff(ruff_project)
+    assert "0 earlier run(s)" in refused(ruff_project, "-1", "latest")
+    assert "no run" in refused(ruff_project, "nope", "latest")
+    assert "-N names a run before B" in refused(ruff_project, "latest", "-1")
