@@ -7,7 +7,8 @@ baseline gate computed in this same run, which already cover all of them.
 Source lines are read now, from the check's cwd: they are the ones the tool saw.
 A run whose findings cannot all be read again, or whose file cannot be written,
 gets no file and a note saying so (``ckdn diff`` then refuses it); the digest is
-never lost for it.
+never lost for it. A host's own facts kept to ``top`` (the pytest plugin's) with
+nothing to read again get no file and no note: their digests stay as they were.
 """
 
 from __future__ import annotations
@@ -39,11 +40,13 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
         findings, identities = gated.identities
     else:
         findings = list(result.findings)
-        if len(findings) < total and every is not None:
-            findings = list(every())
         if len(findings) < total:
-            return [f"{FINDINGS_FILE} not written: {total} findings, only {len(findings)} "
-                    "could be read again"]
+            if every is None:  # a host's own facts, kept to `top`: nothing to read again
+                return []
+            findings = list(every())
+            if len(findings) < total:
+                return [f"{FINDINGS_FILE} not written: {total} findings, only "
+                        f"{len(findings)} could be read again"]
         identities = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from ckdn.schema import load_schema
 from tests.project import Project
 
+ROOT = Path(__file__).resolve().parents[3]
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))  # the dev extra's ruff
 
 CONFIG = f"""
@@ -159,6 +161,14 @@ def test_an_unfinished_run_is_refused(ruff_project: Project) -> None:
     assert "is unfinished" in refused(ruff_project, first["run_dir"], second["run_dir"])
 
 
+def test_an_alias_run_is_refused(ruff_project: Project) -> None:
+    with open(ruff_project.root / "ckdn.toml", "a") as config:
+        config.write('[check.lint]\nmembers = ["ruff"]\n')
+    first = run_ruff(ruff_project)
+    assert ruff_project.ckdn("run", "lint").returncode == 1
+    assert "is an alias run" in refused(ruff_project, first["run_dir"], "latest")
+
+
 def test_a_run_with_findings_but_no_findings_file_is_refused(ruff_project: Project) -> None:
     first = run_ruff(ruff_project)
     run_ruff(ruff_project)
@@ -182,3 +192,29 @@ def test_a_reference_before_the_first_run_or_an_unknown_one_is_refused(
     assert "0 earlier run(s)" in refused(ruff_project, "-1", "latest")
     assert "no run" in refused(ruff_project, "nope", "latest")
     assert "-N names a run before B" in refused(ruff_project, "latest", "-1")
+
+
+def example(name: str) -> str:
+    page = (ROOT / "docs" / "diff.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- example: {re.escape(name)} -->\n```\w+\n(.*?)```", page, re.DOTALL)
+    assert found is not None, name
+    return found.group(1)
+
+
+def test_the_diff_pages_examples_are_what_ckdn_prints_for_that_edit(
+        ruff_project: Project) -> None:
+    first = run_ruff(ruff_project)
+    (ruff_project.root / "app.py").write_text(APP_EDITED)
+    (ruff_project.root / "lib.py").write_text(LIB_EDITED)
+    second = run_ruff(ruff_project)
+    text = ruff_project.ckdn("diff", "-1", "latest").stdout
+    shown = example("ckdn diff -1 latest --json")
+    documented = json.loads(shown)
+    names = (documented["a"]["run_dir"], documented["b"]["run_dir"])
+    for old, new in zip(names, (first["run_dir"], second["run_dir"]), strict=True):
+        text = text.replace(new, old)
+    assert text == example("ckdn diff -1 latest")
+    _rc, real = diff(ruff_project, "-1", "latest")
+    real["a"]["run_dir"], real["b"]["run_dir"] = names
+    assert real == documented
+    assert shown == json.dumps(documented, indent=2) + "\n"
