@@ -218,3 +218,29 @@ def test_the_diff_pages_examples_are_what_ckdn_prints_for_that_edit(
     real["a"]["run_dir"], real["b"]["run_dir"] = names
     assert real == documented
     assert shown == json.dumps(documented, indent=2) + "\n"
+
+
+def test_with_a_baseline_the_findings_file_reuses_the_gates_identities_read_once(
+        ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn import app
+    from ckdn.app import _pipeline
+
+    ruff_project.config(CONFIG.format(top=1).replace(
+        "[run]\n", '[run]\nbaseline = "ckdn.baseline.json"\n'))
+    config = app.load_config(str(ruff_project.root))
+    app.record_baseline(config, "ruff")
+    recorded = json.loads((ruff_project.root / "ckdn.baseline.json").read_text())
+    reads: list[int | None] = []  # the `top` of each parse
+    real_parse = _pipeline.parse_run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("top"))
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    digest = app.run(config, "ruff").digest
+    assert digest["gate"]["status"] == "pass"
+    assert reads == [None, _pipeline.ALL_FINDINGS]  # the digest's (the check's top), the gate's
+    lines = (ruff_project.root / digest["run_dir"] / "findings.jsonl").read_text().splitlines()
+    prints = sorted(json.loads(line)["fingerprint"] for line in lines[1:])
+    assert prints == recorded["checks"]["ruff"]  # one fingerprint function for both
