@@ -162,33 +162,6 @@ class FindingSink:
         return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)
 
 
-
-#: (cwd, path) -> the path as locations show it; a report names each file many times.
-_SHOWN: dict[tuple[str, str], str] = {}
-
-
-def _shown_path(text: str, cwd: str) -> str:
-    """``text`` relative to ``cwd`` with forward slashes (absolute when outside it)."""
-    key = (cwd, text)
-    found = _SHOWN.get(key)
-    if found is not None:
-        return found
-    if os.path.isabs(text):
-        absolute = os.path.normpath(text)
-        try:
-            text = os.path.relpath(absolute, cwd)
-        except ValueError:  # another drive on Windows
-            text = absolute
-        if text.startswith(".." + os.sep) and not os.path.exists(os.path.join(cwd, text)):
-            text = absolute
-    text = text.replace(os.sep, "/")
-    if text.startswith("./"):
-        text = text[2:]
-    if len(_SHOWN) >= 4096:  # bounded: a report naming a new file per finding
-        _SHOWN.clear()
-    _SHOWN[key] = text
-    return text
-
 @record
 class ParseContext(Record):
     """What a parser may look at: the run directory, the log, its options.
@@ -241,7 +214,9 @@ class ParseContext(Record):
     def location(self, path: str | os.PathLike[str], line: int | None = None,
                  col: int | None = None) -> str:
         """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
-        text = _shown_path(os.fspath(path), self.cwd)
+        from ckdn.parsers._locations import shown_path  # lazy: only a finding needs it
+
+        text = shown_path(os.fspath(path), self.cwd)
         if line is not None and line >= 1:
             text += f":{line}"
             if col is not None and col >= 1:
