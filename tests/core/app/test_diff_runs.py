@@ -139,6 +139,27 @@ def test_diff_with_nothing_new_exits_0_and_lists_only_the_top_of_each_class(
     assert doc["top"] == 1
 
 
+def test_from_a_green_run_everything_is_new_and_to_a_green_run_everything_is_fixed(
+        ruff_project: Project) -> None:
+    (ruff_project.root / "app.py").write_text("def f():\n    return 2\n")
+    (ruff_project.root / "lib.py").write_text("")
+    assert ruff_project.ckdn("run", "ruff").returncode == 0
+    (ruff_project.root / "app.py").write_text(APP)
+    (ruff_project.root / "lib.py").write_text(LIB)
+    run_ruff(ruff_project)
+    rc, doc = diff(ruff_project, "-1", "latest")
+    assert (rc, doc["counts"]) == (1, {"new": 4, "fixed": 0, "moved": 0, "unchanged": 0})
+    assert doc["a"] == {"run_dir": doc["a"]["run_dir"], "status": "pass", "findings_total": 0}
+    (ruff_project.root / "app.py").write_text("def f():\n    return 2\n")
+    (ruff_project.root / "lib.py").write_text("")
+    assert ruff_project.ckdn("run", "ruff").returncode == 0
+    rc, doc = diff(ruff_project, "-1", "latest")
+    assert (rc, doc["counts"]) == (0, {"new": 0, "fixed": 4, "moved": 0, "unchanged": 0})
+    assert ids(doc["fixed"]) == ["app.py:1:8:F401", "app.py:2:8:F401", "app.py:6:5:F841",
+                                 "lib.py:1:8:F401"]
+    jsonschema.Draft202012Validator(load_schema("ckdn.diff/1")).validate(doc)
+
+
 def refused(project: Project, *refs: str) -> str:
     proc = project.ckdn("diff", *refs)
     assert proc.returncode == 2
