@@ -106,7 +106,7 @@ def _digest(store: Store, path: str) -> dict[str, Any]:
 
 def _before(store: Store, b_path: str, check: str, n: int) -> str:
     """The run ``n`` runs before ``b_path`` among ``check``'s stored runs."""
-    names = [info.name for info in store.runs(check)]  # newest first
+    names = store.run_names(check)  # newest first
     name = os.path.basename(b_path)
     where = names.index(name) if name in names else -1
     if where < 0 or where + n >= len(names):

@@ -251,6 +251,14 @@ class Store:
         except OSError as exc:
             raise self._unreadable(exc) from exc
 
+    def run_names(self, check: str) -> list[str]:
+        """The run dir names of ``check``, newest first, by name alone (its lock serializes
+        its runs): what a dir's mtime says, which any write into it changes, is not asked."""
+        try:
+            return names_of(self.runs_dir, check)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
     def _unreadable(self, exc: OSError) -> RefusedError:
         return RefusedError(
             f"cannot read runs dir {self.display(self.runs_dir)}: {os_reason(exc)};"

@@ -105,7 +105,10 @@ def test_diff_after_fixing_one_adding_one_and_moving_one_shows_exactly_that(
     assert doc["a"]["run_dir"] == first["run_dir"]
     assert doc["b"]["run_dir"] == second["run_dir"]
     jsonschema.Draft202012Validator(load_schema("ckdn.diff/1")).validate(doc)
-    # -1: the run of B's check before B, the same comparison
+    # -1: the run of B's check before B, the same comparison, by the runs' names: a write
+    # into A's dir since (its mtime newer than B's) does not make A the later run
+    later = (ruff_project.root / second["run_dir"]).stat().st_mtime + 60
+    os.utime(ruff_project.root / first["run_dir"], (later, later))
     assert diff(ruff_project, "-1", second["run_dir"]) == (rc, doc)
 
 
