@@ -69,19 +69,21 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
                     identities: Sequence[Fingerprinted]) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer)."""
     import json  # lazy: only a run with findings writes the file
+    import json.encoder
 
     # ASCII: a lone surrogate a parser kept is escaped, so the file always reads back
     dumps = json.JSONEncoder(separators=(",", ":")).encode
     yield (dumps({"schema": SCHEMA_FINDINGS, "check": check, "total": len(findings)})
            + "\n").encode("ascii")
+    # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
+    quoted = json.encoder.encode_basestring_ascii
     lines: list[str] = []
     for finding, item in zip(findings, identities, strict=True):
-        row: dict[str, str] = {"fingerprint": item.fingerprint, "id": finding.id[:MAX_TEXT],
-                               "kind": finding.kind[:MAX_TEXT]}
-        if finding.location is not None:
-            row["location"] = finding.location[:MAX_TEXT]
-        row["message"] = finding.message[:MAX_TEXT]
-        lines.append(dumps(row))
+        location = finding.location
+        where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
+        lines.append(f'{{"fingerprint":"{item.fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+                     f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
+                     f'"message":{quoted(finding.message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:
             yield _chunk(lines)
             lines = []

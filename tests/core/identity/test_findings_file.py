@@ -46,6 +46,19 @@ def test_every_finding_reads_back_with_its_fingerprint_in_order(tmp_path: Path) 
     assert data.isascii()  # a lone surrogate or an escape is JSON-escaped, never raw
 
 
+def test_each_line_is_the_compact_json_of_the_finding(tmp_path: Path) -> None:
+    import json
+
+    lines = encoded(tmp_path, FINDINGS).decode("ascii").splitlines()
+    prints = [i.fingerprint for i in fingerprints(FINDINGS, SourceLines(str(tmp_path)))]
+    for line, finding, fingerprint in zip(lines[1:], FINDINGS, prints, strict=True):
+        row = {"fingerprint": fingerprint, "id": finding.id, "kind": finding.kind}
+        if finding.location is not None:
+            row["location"] = finding.location
+        row["message"] = finding.message
+        assert line == json.dumps(row, separators=(",", ":"))
+
+
 def test_long_strings_are_cut_so_every_line_is_bounded(tmp_path: Path) -> None:
     huge = Finding("x" * 10**6, "k" * 10**6, "\U0001f600" * 10**6, "l" * 10**6)
     data = encoded(tmp_path, [huge])
