@@ -268,3 +268,26 @@ def test_with_a_baseline_the_findings_file_reuses_the_gates_identities_read_once
     lines = (ruff_project.root / digest["run_dir"] / "findings.jsonl").read_text().splitlines()
     prints = sorted(json.loads(line)["fingerprint"] for line in lines[1:])
     assert prints == recorded["checks"]["ruff"]  # one fingerprint function for both
+
+
+def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
+        ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn import app
+    from ckdn.app import _pipeline
+
+    ruff_project.config(CONFIG.format(top=1))
+    real_parse = _pipeline.parse_run
+
+    def short_reread(*args: Any, **kwargs: Any) -> Any:
+        result = real_parse(*args, **kwargs)
+        if kwargs.get("top") == _pipeline.ALL_FINDINGS:  # the report changed meanwhile, say
+            del result.findings[2:]
+        return result
+
+    monkeypatch.setattr(_pipeline, "parse_run", short_reread)
+    digest = app.run(app.load_config(str(ruff_project.root)), "ruff").digest
+    assert digest["status"] == "fail"
+    assert "findings.jsonl not written: 4 findings, only 2 could be read again" in digest["notes"]
+    assert "findings.jsonl" not in digest["artifacts"]
+    run_ruff(ruff_project)
+    assert "but no findings.jsonl" in refused(ruff_project, "-1", "latest")
