@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ckdn import DISTRIBUTION, __version__
 from ckdn._lite.argv import quick_run
 from ckdn.errors import CkdnError, UsageError, one_line, os_reason
 
@@ -33,81 +32,11 @@ EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
 
 
-def _parser_class() -> type[argparse.ArgumentParser]:
-    import argparse  # lazy: `ckdn run NAME` never needs it
-
-    class _Parser(argparse.ArgumentParser):
-        """argparse, but a usage error is one line and exit 2, like every other refusal."""
-
-        def error(self, message: str) -> NoReturn:
-            raise UsageError(f"{message} (see `{self.prog} --help`)")
-
-    return _Parser
-
-
-def _global_options() -> argparse.ArgumentParser:
-    import argparse
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", default=argparse.SUPPRESS, metavar="PATH",
-                        help="config file (default: $CKDN_CONFIG, else ./ckdn.toml)")
-    common.add_argument("--cwd", default=argparse.SUPPRESS, metavar="DIR",
-                        help="directory checks run in and paths resolve from "
-                             "(default: $CKDN_CWD, else the current directory)")
-    return common
-
-
 def build_parser() -> argparse.ArgumentParser:
-    import argparse
+    """The argparse reading of the command line (:mod:`ckdn.verbs`, loaded on demand)."""
+    from ckdn.verbs import build_parser as build
 
-    common = _global_options()
-    parser_class = _parser_class()
-    parser = parser_class(prog="ckdn", parents=[common],
-                          description="Deterministic check runner and log digester.")
-    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=parser_class)
-
-    p = sub.add_parser("run", parents=[common], help="run a check or an alias; digest on stdout")
-    p.add_argument("check", nargs="?", help="atomic check or alias name")
-    p.add_argument("--all", action="store_true", help="run every atomic check")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="print nothing when the status is pass")
-    p.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, default=None,
-                   help="stop an alias at its first non-green member (alias default: its "
-                        "fail_fast; --all default: no)")
-    p.add_argument("--gate", action="store_true",
-                   help="exit code follows the baseline gate: 0 pass, 1 fail (else the run's)")
-    p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
-
-    p = sub.add_parser("baseline", parents=[common],
-                       help="run a check or alias and record its findings in [run].baseline")
-    p.add_argument("check", help="atomic check or alias name")
-    p.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
-
-    p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
-    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
-    p.add_argument("--json", action="store_true", help="print the stored JSON as is")
-
-    p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
-    p.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
-    p.add_argument("--json", action="store_true", help="one JSON array")
-
-    p = sub.add_parser("checks", parents=[common], help="configured checks and aliases")
-    p.add_argument("--json", action="store_true", help="one JSON array")
-
-    p = sub.add_parser("gc", parents=[common], help="prune old run directories")
-    p.add_argument("--keep", type=int, default=None, metavar="N",
-                   help="finished runs to keep per check (default: [run].keep)")
-
-    p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
-    p.add_argument("--force", action="store_true", help="overwrite an existing file")
-
-    sub.add_parser("doctor", parents=[common],
-                   help="check this installation (exit 1 and one line per problem found)")
-
-    p = sub.add_parser("schema", parents=[common], help="print a packaged JSON Schema")
-    p.add_argument("id", nargs="?", help="schema id, e.g. ckdn.digest/2 (default: list ids)")
-    return parser
+    return build()
 
 
 def _split_extra(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -261,7 +190,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     verb = args.verb
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
-    handler = {"run": _cmd_run, "show": _cmd_show, "list": _cmd_list, "checks": _cmd_checks,
+    handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
+               "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
     return handler(args, extra)
@@ -315,6 +245,14 @@ def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
     doc = read_run(_load(args, required=False), args.run)
     _out(_json_line(doc) if args.json else render(doc))
     return 0
+
+
+def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.queries import diff_runs, render_diff
+
+    doc = diff_runs(_load(args, required=False), args.a, args.b)
+    _out(_json_line(doc) if args.json else render_diff(doc))
+    return 1 if doc["counts"]["new"] else 0
 
 
 def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:

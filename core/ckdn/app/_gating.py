@@ -15,35 +15,38 @@ from __future__ import annotations
 
 import os
 
+from ckdn.app._pipeline import ALL_FINDINGS, every_finding
 from ckdn.parsers.base import ParseResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any
 
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
+    from ckdn.identity import Fingerprinted
     from ckdn.parsers.base import Finding
 
 __all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "host_gating", "shown_path"]
 
-#: The most findings one run has classified; past it the gate is unavailable.
-ALL_FINDINGS = 1_000_000
 _UNTRUSTED = ("error", "parse_mismatch")
 
 
 class Gated:
-    """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``."""
+    """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``;
+    ``identities``, every finding (in the parser's order) with its fingerprint, when
+    the gate computed them (``findings.jsonl`` reuses them)."""
 
-    __slots__ = ("baseline", "baselined", "gate", "result")
+    __slots__ = ("baseline", "baselined", "gate", "identities", "result")
 
     def __init__(self, result: ParseResult, gate: GateDoc,
-                 baseline: BaselineCounts | None = None, baselined: range = range(0)) -> None:
+                 baseline: BaselineCounts | None = None, baselined: range = range(0),
+                 identities: tuple[list[Finding], list[Fingerprinted]] | None = None) -> None:
         self.result = result
         self.gate = gate
         self.baseline = baseline
         self.baselined = baselined
+        self.identities = identities
 
 
 def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,
@@ -103,26 +106,20 @@ def _classified(result: ParseResult, findings: list[Finding], entries: list[str]
     gate = decide(status, rc, total=total, classified=len(findings), new=len(new),
                   gate_failures=failures, first_new=new[0].id if new else "")
     return Gated(ordered, gate, {"known": len(old), "new": len(new)},
-                 range(len(new), len(new) + len(old)))
+                 range(len(new), len(new) + len(old)), (findings, identities))
 
 
 def gating_for(config: Config, check: Check, run_dir: str,
                rc: int) -> Callable[[str, ParseResult], Gated]:
     """The baseline gate of this run of ``check`` (its configured name keys the baseline)."""
-    from ckdn.app._pipeline import options_for, parse_run
-
     baseline = config.run.baseline
     assert baseline is not None
-
-    def every_finding() -> list[Any]:
-        return parse_run(config, check.name, check.parser, run_dir, rc,
-                         options=options_for(check, run_dir), top=ALL_FINDINGS,
-                         max_snippet_lines=0).findings
+    every = every_finding(config, check, run_dir, rc)
 
     def gate(status: str, result: ParseResult) -> Gated:
         return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
                         check=check.name, cwd=config.cwd, status=status, rc=rc,
-                        result=result, every_finding=every_finding)
+                        result=result, every_finding=every)
 
     return gate
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._gating import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.parsers.base import Finding
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
     from ckdn.store import RunDir
@@ -103,6 +104,22 @@ def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int
     return parse_safely(get_parser(parser_name), ctx)
 
 
+#: The most findings one run has read again in full (the gate, ``findings.jsonl``).
+ALL_FINDINGS = 1_000_000
+
+
+def every_finding(config: Config, check: Check, run_dir: str,
+                  rc: int) -> Callable[[], Sequence[Finding]]:
+    """Reads the finished run's findings again, all of them, with no snippets: what the
+    gate classifies and ``findings.jsonl`` records when the parser kept only ``top``."""
+    def read() -> Sequence[Finding]:
+        return parse_run(config, check.name, check.parser, run_dir, rc,
+                         options=options_for(check, run_dir), top=ALL_FINDINGS,
+                         max_snippet_lines=0).findings
+
+    return read
+
+
 def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
     """Run a parser; one that raises or returns nonsense is a confused parser, never a pass.
 
@@ -137,7 +154,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, publish: bool = True,
          notes: Sequence[str] = (), env_keys: Iterable[str] = (),
-         gating: Gating | None = None) -> Outcome:
+         gating: Gating | None = None,
+         every: Callable[[], Sequence[Finding]] | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
@@ -145,10 +163,16 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     ``notes`` are the host's facts about the run, after the store's and the runner's;
     ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
     ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
-    gate never changes the status.
+    gate never changes the status. A red run with findings gets ``findings.jsonl``
+    (:mod:`ckdn.app._findings`; ``every`` reads all of them again when the parser kept fewer).
     """
     verdict = reconcile(exit, result)
     gated = gating(verdict.status, result) if gating is not None else None
+    if verdict.status != PASS and result.total > 0:
+        from ckdn.app._findings import record_findings
+
+        notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
+                                          result=result, gated=gated, every=every)]
     if gated is not None:
         result = gated.result
     shown = store.display(rd.path)
@@ -288,7 +312,8 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
-                        notes=notes, env_keys=check.env, gating=gating)
+                        notes=notes, env_keys=check.env, gating=gating,
+                        every=every_finding(config, check, run_dir, ran.exit.rc))
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,

@@ -1,6 +1,6 @@
 """The door for questions: a project's stored runs, its checks, what they need.
 
-The CLI's ``list``, ``show``, ``checks``, ``gc``, ``init`` and ``schema``, the MCP
+The CLI's ``list``, ``show``, ``diff``, ``checks``, ``gc``, ``init`` and ``schema``, the MCP
 server's tools, and the nox and tox integrations (which install a check's
 ``requires`` and show the red members of an alias) ask the same questions; the
 answers are computed here once. Nothing here runs a check, and ``ckdn run``
@@ -33,6 +33,7 @@ __all__ = [
     "PLUGIN_FLAG",
     "checks_of",
     "describe_checks",
+    "diff_runs",
     "headline",
     "inert",
     "list_runs",
@@ -41,6 +42,7 @@ __all__ = [
     "read_run",
     "red_members",
     "render",
+    "render_diff",
     "requirements",
     "schema_ids",
     "shown_runs_dir",
@@ -53,6 +55,21 @@ def read_run(config: Config, ref: str | None = None) -> Document:
     """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
     store = store_for(config)
     return read_stored(store.resolve(ref), store.display)
+
+
+def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:
+    """``ckdn diff A B``: the ``ckdn.diff/1`` document of two runs of one check
+    (:mod:`ckdn.app._diffing`); ``a`` may be ``-N``, the N-th run of B's check before B."""
+    from ckdn.app._diffing import diff_runs as compare  # lazy: only `ckdn diff` asks
+
+    return compare(config, a, b)
+
+
+def render_diff(doc: Mapping[str, Any]) -> str:
+    """The short text summary of a ``ckdn.diff/1`` document."""
+    from ckdn.app._diffing import render_diff as text
+
+    return text(dict(doc))
 
 
 def list_runs(config: Config, limit: int = 10) -> list[dict[str, Any]]:

@@ -1,9 +1,10 @@
 """A finding's identity, and what is built on it: the baseline file and the gate.
 
-One fingerprint function (:func:`fingerprints`) serves the baseline gate, and
-later SARIF ``partialFingerprints``, MCP results, run comparison and shard
-merge. Domain room: it knows findings (duck-typed), never the app or the
-runner; it reads source lines and asks git for renames.
+One fingerprint function (:func:`fingerprints`) serves the baseline gate, a
+red run's ``findings.jsonl`` and run comparison (:func:`pair`), and later SARIF
+``partialFingerprints``, MCP results and shard merge. Domain room: it knows
+findings (duck-typed), never the app or the runner; it reads source lines and
+asks git for renames.
 
 Names are loaded when first asked for (PEP 562): a passing run with a baseline
 configured needs only the gate's decision, not hashing, patterns or git.
@@ -21,6 +22,14 @@ if TYPE_CHECKING:
         encode_baseline,
         read_baseline,
         write_baseline,
+    )
+    from ckdn.identity._diff import pair
+    from ckdn.identity._findings_file import (
+        FINDINGS_FILE,
+        SCHEMA_FINDINGS,
+        FindingRow,
+        encode_findings,
+        read_findings,
     )
     from ckdn.identity._fingerprint import (
         Fingerprinted,
@@ -46,23 +55,33 @@ _HOMES = {
     "POLICY": "_gate", "decide": "_gate", "worst_gate": "_gate",
     "Matched": "_match", "match": "_match",
     "git_renames": "_renames",
+    "pair": "_diff",
+    "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
+    "FindingRow": "_findings_file", "encode_findings": "_findings_file",
+    "read_findings": "_findings_file",
 }
 
 __all__ = [
+    "FINDINGS_FILE",
     "POLICY",
     "SCHEMA_BASELINE",
+    "SCHEMA_FINDINGS",
     "BaselineFile",
+    "FindingRow",
     "Fingerprinted",
     "Matched",
     "SourceLines",
     "decide",
     "encode_baseline",
+    "encode_findings",
     "fingerprints",
     "git_renames",
     "match",
     "normalise_line",
     "normalise_message",
+    "pair",
     "read_baseline",
+    "read_findings",
     "rule_of",
     "split_location",
     "worst_gate",

@@ -214,19 +214,9 @@ class ParseContext(Record):
     def location(self, path: str | os.PathLike[str], line: int | None = None,
                  col: int | None = None) -> str:
         """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
-        text = os.fspath(path)
-        if os.path.isabs(text):
-            absolute = os.path.normpath(text)
-            try:
-                text = os.path.relpath(absolute, self.cwd)
-            except ValueError:  # another drive on Windows
-                text = absolute
-            if text.startswith(".." + os.sep) and not os.path.exists(
-                    os.path.join(self.cwd, text)):
-                text = absolute
-        text = text.replace(os.sep, "/")
-        if text.startswith("./"):
-            text = text[2:]
+        from ckdn.parsers._locations import shown_path  # lazy: only a finding needs it
+
+        text = shown_path(os.fspath(path), self.cwd)
         if line is not None and line >= 1:
             text += f":{line}"
             if col is not None and col >= 1:

@@ -16,6 +16,10 @@ import stat
 
 from ckdn.store._names import parse_name
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 LATEST_LINK = "latest"
 LATEST_FILE = "LATEST"
 #: LATEST holds one short line; never read more than this.
@@ -46,8 +50,11 @@ def make_runs_dir(runs_dir: str) -> None:
         handle.write(GITIGNORE_TEXT)
 
 
-def write_atomic(path: str, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one.
+
+    ``data`` may be chunks (a file of a million findings is written as it is
+    encoded, never held whole).
 
     The temp file is a dot-entry in the same directory (``os.replace`` must not
     cross file systems), so it is never read as evidence and never left behind
@@ -59,7 +66,11 @@ def write_atomic(path: str, data: bytes, *, durable: bool = True) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         with open(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                for chunk in data:
+                    handle.write(chunk)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -221,7 +221,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------
 
-    def write_atomic(self, path: str, data: bytes) -> None:
+    def write_atomic(self, path: str, data: bytes | Iterable[bytes]) -> None:
         """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
         in one line when it cannot be written."""
         try:
@@ -248,6 +248,14 @@ class Store:
         """Every run dir (or every one of ``check``), newest first."""
         try:
             return list_runs(self.runs_dir, check)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
+    def run_names(self, check: str) -> list[str]:
+        """The run dir names of ``check``, newest first, by name alone (its lock serializes
+        its runs): what a dir's mtime says, which any write into it changes, is not asked."""
+        try:
+            return names_of(self.runs_dir, check)
         except OSError as exc:
             raise self._unreadable(exc) from exc
 

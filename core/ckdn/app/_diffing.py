@@ -1,0 +1,167 @@
+"""``ckdn diff A B``: two stored runs of one check compared by fingerprint.
+
+Each run's findings are read from its ``findings.jsonl`` (fingerprinted when it
+ran, so the comparison does not depend on what the source files hold now) and
+paired with :func:`ckdn.identity.pair`. Four disjoint classes: ``new`` (in B
+only), ``fixed`` (in A only), ``unchanged`` (the same finding at the same
+location) and ``moved`` (the same finding, another location: lines inserted
+above it, a reindent). So ``new + unchanged + moved`` is B's total and
+``fixed + unchanged + moved`` is A's. The document (``ckdn.diff/1``) holds the
+counts and the first ``[run].top`` findings of each class, every string cut:
+bounded whatever the runs hold.
+
+Refused in one line (exit 2): a reference that names no run, an unfinished or
+unreadable run, an alias run, runs of two checks, a run with findings whose
+file is missing or is not one ckdn wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ckdn.app._pipeline import store_for
+from ckdn.documents.stored import read_stored
+from ckdn.errors import UsageError, quote
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ckdn.config import Config
+    from ckdn.identity import FindingRow
+    from ckdn.store import Store
+
+__all__ = ["SCHEMA_DIFF", "classify", "diff_runs", "render_diff"]
+
+SCHEMA_DIFF = "ckdn.diff/1"
+#: Characters of a message the document shows.
+MESSAGE_CHARS = 300
+_PREVIOUS = re.compile(r"-([1-9]\d{0,5})")
+CLASSES = ("new", "fixed", "moved", "unchanged")
+
+
+def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
+    """The ``ckdn.diff/1`` document of runs ``a_ref`` (earlier) and ``b_ref`` (later)."""
+    store = store_for(config)
+    if _PREVIOUS.fullmatch(b_ref):
+        raise UsageError(f"B {quote(b_ref)}: -N names a run before B; name B itself "
+                         "(a run dir from `ckdn list`, or latest)")
+    b_path = store.resolve(b_ref)
+    b_doc = _digest(store, b_path)
+    check = b_doc["check"]
+    previous = _PREVIOUS.fullmatch(a_ref)
+    a_path = _before(store, b_path, check, int(previous[1])) if previous \
+        else store.resolve(a_ref)
+    a_doc = _digest(store, a_path)
+    if a_doc["check"] != check:
+        raise UsageError(f"{store.display(a_path)} is a run of {quote(a_doc['check'])} and "
+                         f"{store.display(b_path)} of {quote(check)}; ckdn diff compares two "
+                         "runs of one check")
+    before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
+    top = config.run.top
+    counts, lists = classify(before, after, top)
+    return {"schema": SCHEMA_DIFF, "check": check,
+            "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
+            "counts": counts, "top": top, **lists}
+
+
+def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
+             top: int) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
+    """The count of each class, and its first ``top`` findings as the document shows them."""
+    from ckdn.identity import pair
+
+    paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after])
+    lists: dict[str, list[dict[str, str]]] = {name: [] for name in CLASSES}
+    counts = dict.fromkeys(CLASSES, 0)
+    taken = bytearray(len(before))
+    for row, index in zip(after, paired, strict=True):
+        name = "new"
+        if index >= 0:
+            taken[index] = 1
+            was = before[index].location
+            name = "unchanged" if was == row.location else "moved"
+        counts[name] += 1
+        if len(lists[name]) < top:
+            shown = _shown(row)
+            if name == "moved":
+                shown["was"] = (was or "")[:MESSAGE_CHARS]
+            lists[name].append(shown)
+    for row, done in zip(before, taken, strict=True):
+        if not done:
+            counts["fixed"] += 1
+            if len(lists["fixed"]) < top:
+                lists["fixed"].append(_shown(row))
+    return counts, lists
+
+
+def _digest(store: Store, path: str) -> dict[str, Any]:
+    doc: dict[str, Any] = dict(read_stored(path, store.display))
+    if "check" not in doc:
+        raise UsageError(f"{store.display(path)} is an alias run ({doc.get('alias')}); "
+                         "ckdn diff compares two runs of one check: name a member's run")
+    return doc
+
+
+def _before(store: Store, b_path: str, check: str, n: int) -> str:
+    """The run ``n`` runs before ``b_path`` among ``check``'s stored runs."""
+    names = store.run_names(check)  # newest first
+    name = os.path.basename(b_path)
+    where = names.index(name) if name in names else -1
+    if where < 0 or where + n >= len(names):
+        have = len(names) - 1 - where if where >= 0 else 0
+        raise UsageError(f"-{n}: {store.display(b_path)} has {have} earlier run(s) of "
+                         f"{quote(check)} stored; `ckdn list` shows them")
+    return os.path.join(store.runs_dir, names[where + n])
+
+
+def _rows(store: Store, path: str, doc: dict[str, Any]) -> list[FindingRow]:
+    from ckdn.identity import FINDINGS_FILE, read_findings
+
+    total = doc.get("findings_total", 0)
+    if not isinstance(total, int) or total <= 0:
+        return []
+    file = os.path.join(path, FINDINGS_FILE)
+    shown = store.display(file)
+    if not os.path.lexists(file):
+        raise UsageError(f"{store.display(path)} has {total} finding(s) but no {FINDINGS_FILE} "
+                         "(a run from before ckdn recorded them, or a run whose findings "
+                         "could not all be read again); run the check again to compare it")
+    rows = read_findings(file, shown, doc["check"])
+    if len(rows) != total:
+        raise UsageError(f"{shown} holds {len(rows)} finding(s), its digest counts {total}; "
+                         "not this run's findings")
+    return rows
+
+
+def _side(store: Store, path: str, doc: dict[str, Any]) -> dict[str, Any]:
+    return {"run_dir": store.display(path), "status": doc["status"],
+            "findings_total": doc.get("findings_total", 0)}
+
+
+def _shown(row: FindingRow) -> dict[str, str]:
+    shown = row.as_json()
+    for key in ("id", "kind", "location"):
+        if key in shown:
+            shown[key] = shown[key][:MESSAGE_CHARS]
+    shown["message"] = row.message[:MESSAGE_CHARS]
+    return shown
+
+
+def render_diff(doc: dict[str, Any]) -> str:
+    """The short text form: a headline of counts, then the listed findings of each class."""
+    counts = doc["counts"]
+    lines = [f"{doc['check']}: {counts['new']} new, {counts['fixed']} fixed, "
+             f"{counts['moved']} moved, {counts['unchanged']} unchanged "
+             f"({doc['a']['run_dir']} -> {doc['b']['run_dir']})"]
+    for name in ("new", "fixed", "moved"):
+        for entry in doc[name]:
+            where = entry.get("location") or entry["id"]
+            if name == "moved":
+                where = f"{entry['was']} -> {where}"
+            lines.append(f"{name:5}  {where}  {entry['message']}")
+        more = counts[name] - len(doc[name])
+        if more > 0:
+            lines.append(f"{name:5}  ... and {more} more")
+    return "\n".join(lines)

@@ -1,0 +1,56 @@
+"""Writing a red run's ``findings.jsonl`` when it is sealed (:mod:`ckdn.identity`'s file).
+
+Called by :func:`~ckdn.app._pipeline.seal` for a non-green run with findings
+only. Every finding is recorded: the parser's kept ones when it kept them all,
+else the evidence read again with no limit (``every``), or the identities the
+baseline gate computed in this same run, which already cover all of them.
+Source lines are read now, from the check's cwd: they are the ones the tool saw.
+A run whose findings cannot all be read again, or whose file cannot be written,
+gets no file and a note saying so (``ckdn diff`` then refuses it); the digest is
+never lost for it. A host's own facts kept to ``top`` (the pytest plugin's) with
+nothing to read again get no file and no note: their digests stay as they were.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn.errors import CkdnError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ckdn.app._gating import Gated
+    from ckdn.parsers.base import Finding, ParseResult
+    from ckdn.store import Store
+
+__all__ = ["record_findings"]
+
+
+def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
+                    result: ParseResult, gated: Gated | None,
+                    every: Callable[[], Sequence[Finding]] | None) -> list[str]:
+    """Write ``findings.jsonl`` into ``run_dir``; the notes for the digest (none if written)."""
+    from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
+
+    total = result.total
+    if gated is not None and gated.identities is not None \
+            and len(gated.identities[0]) >= total:
+        findings, identities = gated.identities
+    else:
+        findings = list(result.findings)
+        if len(findings) < total:
+            if every is None:  # a host's own facts, kept to `top`: nothing to read again
+                return []
+            findings = list(every())
+            if len(findings) < total:
+                return [f"{FINDINGS_FILE} not written: {total} findings, only "
+                        f"{len(findings)} could be read again"]
+        identities = fingerprints(findings, SourceLines(cwd))
+    try:
+        store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
+                           encode_findings(check, findings, identities))
+    except CkdnError as exc:
+        return [f"{FINDINGS_FILE} not written: {exc.message}"]
+    return []

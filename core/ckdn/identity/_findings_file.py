@@ -1,0 +1,206 @@
+"""``findings.jsonl``: every finding of a red run with its fingerprint, as the run saw it.
+
+A fingerprint hashes the flagged source line, so it must be computed when the
+run ends: an hour later the line may be edited, and the run's identities with
+it. The file is written at seal time, for a run with findings only (a green
+run writes nothing and pays nothing), and is what ``ckdn diff`` compares::
+
+    {"schema":"ckdn.findings/1","check":"ruff","total":2}
+    {"fingerprint":"...","id":"src/a.py:1:8:F401","kind":"lint_violation","location":"src/a.py:1:8","message":"..."}
+
+one line per finding, in the parser's order, every one of them (not the
+digest's ``top``). Each string is cut to :data:`MAX_TEXT` characters, so a line
+is bounded; the reader refuses, in one line naming the file and the line, any
+line that is not one of these (a torn, hand-edited or planted file), and reads
+no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+from ckdn.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import BinaryIO
+
+    from ckdn.identity._fingerprint import FindingLike, Fingerprinted
+
+__all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "encode_findings",
+           "read_findings"]
+
+FINDINGS_FILE = "findings.jsonl"
+SCHEMA_FINDINGS = "ckdn.findings/1"
+#: Characters kept of a finding's id, kind, location and message.
+MAX_TEXT = 1000
+#: The longest line read: four cut strings, each character at worst a 12-byte escape.
+MAX_LINE = 64 << 10
+#: The most findings one file holds (as many as one run classifies).
+MAX_ROWS = 1_000_000
+_FINGERPRINT = re.compile(r"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}")
+
+
+class FindingRow:
+    """One line of the file: a finding as ``ckdn diff`` shows it."""
+
+    __slots__ = ("fingerprint", "id", "kind", "location", "message")
+
+    def __init__(self, fingerprint: str, id: str, kind: str, location: str | None,
+                 message: str) -> None:
+        self.fingerprint = fingerprint
+        self.id = id
+        self.kind = kind
+        self.location = location
+        self.message = message
+
+    def as_json(self) -> dict[str, str]:
+        out = {"fingerprint": self.fingerprint, "id": self.id, "kind": self.kind}
+        if self.location is not None:
+            out["location"] = self.location
+        out["message"] = self.message
+        return out
+
+
+def encode_findings(check: str, findings: Sequence[FindingLike],
+                    identities: Sequence[Fingerprinted]) -> Iterator[bytes]:
+    """The file's bytes, in chunks of a few thousand lines (for a streaming writer)."""
+    import json  # lazy: only a run with findings writes the file
+    import json.encoder
+
+    # ASCII: a lone surrogate a parser kept is escaped, so the file always reads back
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    yield (dumps({"schema": SCHEMA_FINDINGS, "check": check, "total": len(findings)})
+           + "\n").encode("ascii")
+    # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
+    quoted = json.encoder.encode_basestring_ascii
+    lines: list[str] = []
+    for finding, item in zip(findings, identities, strict=True):
+        location = finding.location
+        where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
+        lines.append(f'{{"fingerprint":"{item.fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+                     f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
+                     f'"message":{quoted(finding.message[:MAX_TEXT])}}}')
+        if len(lines) >= 4096:
+            yield _chunk(lines)
+            lines = []
+    if lines:
+        yield _chunk(lines)
+
+
+def _chunk(lines: Iterable[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
+def read_findings(path: str, shown: str, check: str) -> list[FindingRow]:
+    """Every row of the file at ``path`` (a file of ``check``); UsageError naming ``shown``."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise UsageError(f"{shown} is missing") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{shown}: cannot read: not a regular file")
+        of, total = _header(_line(handle, shown, 1), shown)
+        if of != check:
+            raise UsageError(f"{shown} is the findings of {of!r}, not of {check!r}")
+        return _rows(handle, shown, total)
+
+
+def _rows(handle: BinaryIO, shown: str, total: int) -> list[FindingRow]:
+    """The finding lines after the header, parsed one by one (each line is its own JSON)."""
+    import json
+
+    # raw_decode on each line: json.loads's per-call overhead was half the time
+    scan = json.JSONDecoder().raw_decode
+    rows: list[FindingRow] = []
+    append = rows.append
+    number = 1
+    for raw in _lines(handle, shown):
+        number += 1
+        if len(rows) >= total:
+            raise UsageError(f"{shown}:{number}: more findings than its header's "
+                             f"total {total}")
+        text = ""
+        try:
+            text = raw.decode("ascii")
+            value, end = scan(text)
+        except ValueError:
+            value, end = None, -1
+        if end != len(text) or type(value) is not dict:
+            raise UsageError(f"{shown}:{number}: not a finding line of {SCHEMA_FINDINGS}")
+        append(_row(value, shown, number))
+    if len(rows) != total:
+        raise UsageError(f"{shown}: {len(rows)} findings, its header says {total} "
+                         "(a torn file)")
+    return rows
+
+
+def _lines(handle: BinaryIO, shown: str) -> Iterator[bytes]:
+    """The lines left in ``handle``, without their newline, read in blocks; none longer
+    than :data:`MAX_LINE`, and the last one ended (a torn file is refused)."""
+    carry = b""
+    number = 1
+    while True:
+        block = handle.read(1 << 20)
+        if not block:
+            break
+        parts = (carry + block).split(b"\n")
+        carry = parts.pop()
+        for part in parts:
+            number += 1
+            if len(part) > MAX_LINE:
+                raise _too_long(shown, number)
+            yield part
+        if len(carry) > MAX_LINE:
+            raise _too_long(shown, number + 1)
+    if carry:
+        raise UsageError(f"{shown}:{number + 1}: the last line is cut short (a torn file)")
+
+
+def _too_long(shown: str, number: int) -> UsageError:
+    return UsageError(f"{shown}:{number}: a line longer than {MAX_LINE >> 10} KiB; "
+                      "not a findings file ckdn wrote")
+
+
+def _line(handle: BinaryIO, shown: str, number: int) -> bytes:
+    raw = handle.readline(MAX_LINE + 1)
+    if len(raw) > MAX_LINE:
+        raise _too_long(shown, number)
+    if raw and not raw.endswith(b"\n"):
+        raise UsageError(f"{shown}:{number}: the last line is cut short (a torn file)")
+    return raw
+
+
+def _header(raw: bytes, shown: str) -> tuple[str, int]:
+    """``(check, total)`` of the header line."""
+    import json
+
+    try:
+        head = json.loads(raw) if raw else None
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("schema") != SCHEMA_FINDINGS \
+            or set(head) != {"schema", "check", "total"} \
+            or not isinstance(head["check"], str) or type(head["total"]) is not int \
+            or not 0 <= head["total"] <= MAX_ROWS:
+        raise UsageError(f"{shown}:1: not a {SCHEMA_FINDINGS} header")
+    return head["check"], head["total"]
+
+
+def _row(value: dict[str, object], shown: str, number: int) -> FindingRow:
+    get = value.get
+    fingerprint, ident, kind, location, message = (
+        get("fingerprint"), get("id"), get("kind"), get("location"), get("message"))
+    if type(fingerprint) is str and type(ident) is str and type(kind) is str \
+            and type(message) is str and (location is None or type(location) is str) \
+            and len(value) == (4 if location is None else 5) \
+            and _FINGERPRINT.fullmatch(fingerprint):
+        return FindingRow(fingerprint, ident, kind, location, message)
+    raise UsageError(f"{shown}:{number}: not a finding line of {SCHEMA_FINDINGS}")

@@ -1,0 +1,101 @@
+"""The command line's verbs and options, as argparse reads them (for :mod:`ckdn.cli`).
+
+Apart from :mod:`ckdn.cli` because only a command line other than ``ckdn run
+NAME`` needs it (that one is read by :func:`ckdn._lite.argv.quick_run`), and so
+that the CLI's dispatch and printing stay one small module.
+"""
+
+from __future__ import annotations
+
+from ckdn import DISTRIBUTION, __version__
+from ckdn.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+    from typing import NoReturn
+
+__all__ = ["build_parser"]
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse  # lazy: `ckdn run NAME` never needs it
+
+    class _Parser(argparse.ArgumentParser):
+        """argparse, but a usage error is one line and exit 2, like every other refusal."""
+
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    return _Parser
+
+
+def _global_options() -> argparse.ArgumentParser:
+    import argparse
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, metavar="PATH",
+                        help="config file (default: $CKDN_CONFIG, else ./ckdn.toml)")
+    common.add_argument("--cwd", default=argparse.SUPPRESS, metavar="DIR",
+                        help="directory checks run in and paths resolve from "
+                             "(default: $CKDN_CWD, else the current directory)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    common = _global_options()
+    parser_class = _parser_class()
+    parser = parser_class(prog="ckdn", parents=[common],
+                          description="Deterministic check runner and log digester.")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=parser_class)
+
+    p = sub.add_parser("run", parents=[common], help="run a check or an alias; digest on stdout")
+    p.add_argument("check", nargs="?", help="atomic check or alias name")
+    p.add_argument("--all", action="store_true", help="run every atomic check")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing when the status is pass")
+    p.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, default=None,
+                   help="stop an alias at its first non-green member (alias default: its "
+                        "fail_fast; --all default: no)")
+    p.add_argument("--gate", action="store_true",
+                   help="exit code follows the baseline gate: 0 pass, 1 fail (else the run's)")
+    p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+
+    p = sub.add_parser("baseline", parents=[common],
+                       help="run a check or alias and record its findings in [run].baseline")
+    p.add_argument("check", help="atomic check or alias name")
+    p.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
+
+    p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
+    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    p.add_argument("--json", action="store_true", help="print the stored JSON as is")
+
+    p = sub.add_parser("diff", parents=[common], help="compare two runs of one check by "
+                       "fingerprint (exit 1 when B has new findings)")
+    p.add_argument("a", help="earlier run: dir name or path, latest, or -N (N runs before B)")
+    p.add_argument("b", help="later run: dir name or path, or latest")
+    p.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
+
+    p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
+    p.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
+    p.add_argument("--json", action="store_true", help="one JSON array")
+
+    p = sub.add_parser("checks", parents=[common], help="configured checks and aliases")
+    p.add_argument("--json", action="store_true", help="one JSON array")
+
+    p = sub.add_parser("gc", parents=[common], help="prune old run directories")
+    p.add_argument("--keep", type=int, default=None, metavar="N",
+                   help="finished runs to keep per check (default: [run].keep)")
+
+    p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    sub.add_parser("doctor", parents=[common],
+                   help="check this installation (exit 1 and one line per problem found)")
+
+    p = sub.add_parser("schema", parents=[common], help="print a packaged JSON Schema")
+    p.add_argument("id", nargs="?", help="schema id, e.g. ckdn.digest/2 (default: list ids)")
+    return parser
