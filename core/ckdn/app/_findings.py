@@ -5,6 +5,13 @@ only. Every finding is recorded: the parser's kept ones when it kept them all,
 else the evidence read again with no limit (``every``), or the identities the
 baseline gate computed in this same run, which already cover all of them.
 Source lines are read now, from the check's cwd: they are the ones the tool saw.
+
+Reading the evidence again costs what parsing it did (a 100,000-diagnostic ruff
+report: about a second with fingerprinting), so a run with no baseline does it
+only up to :data:`REREAD_LIMIT` findings: past that it gets no file and a note
+naming the way to have one (a baseline, which classifies every finding anyway,
+or a ``top`` that keeps them), and a red run with many findings costs what it
+did before the file existed.
 A run whose findings cannot all be read again, or whose file cannot be written,
 gets no file and a note saying so (``ckdn diff`` then refuses it); the digest is
 never lost for it. A host's own facts kept to ``top`` (the pytest plugin's) with
@@ -25,7 +32,11 @@ if TYPE_CHECKING:
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.store import Store
 
-__all__ = ["record_findings"]
+__all__ = ["REREAD_LIMIT", "record_findings"]
+
+#: The most findings read again for the file when the parser kept fewer and no
+#: baseline gate classified them.
+REREAD_LIMIT = 1000
 
 
 def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
@@ -43,6 +54,10 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
         if len(findings) < total:
             if every is None:  # a host's own facts, kept to `top`: nothing to read again
                 return []
+            if total > REREAD_LIMIT:
+                return [f"{FINDINGS_FILE} not written: {total:,} findings, more than the "
+                        f"{REREAD_LIMIT:,} read again for it without a baseline; set "
+                        "[run].baseline (or a top that keeps them all) for `ckdn diff`"]
             findings = list(every())
             if len(findings) < total:
                 return [f"{FINDINGS_FILE} not written: {total} findings, only "

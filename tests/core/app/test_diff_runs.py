@@ -291,3 +291,35 @@ def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
     assert "findings.jsonl" not in digest["artifacts"]
     run_ruff(ruff_project)
     assert "but no findings.jsonl" in refused(ruff_project, "-1", "latest")
+
+
+def test_past_the_reread_limit_a_run_without_a_baseline_gets_no_file_and_says_why(
+        ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn import app
+    from ckdn.app import _findings, _pipeline
+
+    monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)
+    reads: list[int | None] = []
+    real_parse = _pipeline.parse_run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("top"))
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    ruff_project.config(CONFIG.format(top=1))
+    config = app.load_config(str(ruff_project.root))
+    digest = app.run(config, "ruff").digest
+    assert digest["findings_total"] == 4
+    assert reads == [None]  # the evidence was not read again
+    assert "findings.jsonl" not in digest["artifacts"]
+    assert ("findings.jsonl not written: 4 findings, more than the 2 read again for it "
+            "without a baseline; set [run].baseline (or a top that keeps them all) for "
+            "`ckdn diff`") in digest["notes"]
+    ruff_project.config(CONFIG.format(top=20))  # the parser keeps them all: no re-read needed
+    config = app.load_config(str(ruff_project.root))
+    digest = app.run(config, "ruff").digest
+    assert "findings.jsonl" in digest["artifacts"]
+    proc = ruff_project.ckdn("diff", "-1", "latest")
+    assert proc.returncode == 2
+    assert "findings.jsonl" in proc.stderr
