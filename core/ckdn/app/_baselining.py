@@ -75,7 +75,6 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
     return out
 
 
-
 def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[str], list[Any]]:
     """Run ``check``; the fingerprints of all its findings (refused if they may be partial)."""
     from ckdn.identity import SourceLines, fingerprints
