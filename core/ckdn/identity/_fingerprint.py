@@ -47,8 +47,6 @@ _MESSAGES_KEPT: Final = 1 << 16
 PRIMARY_HEX: Final = 24
 SECONDARY_HEX: Final = 12
 
-# fullmatch: any text (line breaks included); a number past 18 digits is no line number
-_LOCATION = re.compile(r"(.*?)(?::(\d{1,18}))?(?::(\d{1,18}))?", re.S)
 _ID_POSITION = re.compile(r"^(?::(?:cell)?\d+)+")
 _NUMBERED = re.compile(r"#\d+$")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
@@ -109,9 +107,18 @@ def split_location(location: str | None) -> tuple[str, int]:
     """``(path, line)`` of ``path[:line[:col]]``; line 0 when there is none."""
     if not location:
         return "", 0
-    match = _LOCATION.fullmatch(location)
-    assert match is not None  # the pattern matches any text, line breaks included
-    return match.group(1), int(match.group(2) or 0)
+    path, sep, tail = location.rpartition(":")
+    if not (sep and _is_position(tail)):
+        return location, 0
+    head, sep, middle = path.rpartition(":")
+    if sep and _is_position(middle):
+        return head, int(middle)  # path:line:col
+    return path, int(tail)
+
+
+def _is_position(text: str) -> bool:
+    """A line or column number: ASCII digits, at most 18 (a longer run is part of a path)."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
 
 
 def rule_of(finding: FindingLike, path: str) -> str:
@@ -132,7 +139,7 @@ def normalise_message(message: str) -> str:
 
 def normalise_line(line: str) -> str:
     """A source line as identity sees it: no indentation, no repeated spaces."""
-    return _SPACE.sub(" ", line).strip()
+    return " ".join(line.split())
 
 
 class SourceLines:
