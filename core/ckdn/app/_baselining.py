@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ckdn.app._gating import ALL_FINDINGS, shown_path
-from ckdn.app._pipeline import options_for, parse_run, run_check
+from ckdn.app._gating import shown_path
+from ckdn.app._pipeline import every_finding, run_check
 from ckdn.config import Alias, Check, Config
 from ckdn.errors import ConfigError, RefusedError, UsageError
 
@@ -91,10 +91,7 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
     total = doc.get("findings_total", 0)
     findings: list[Any] = []
     if total:
-        run_dir = outcome.run_dir or ""
-        findings = parse_run(config, check.name, check.parser, run_dir, int(doc["rc"]),
-                             options=options_for(check, run_dir), top=ALL_FINDINGS,
-                             max_snippet_lines=0).findings
+        findings = list(every_finding(config, check, outcome.run_dir or "", int(doc["rc"]))())
         if len(findings) < total:
             raise RefusedError(f"{check.name}: {total} findings, only {len(findings)} could be "
                                f"read again; {shown} unchanged")

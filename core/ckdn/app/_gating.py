@@ -125,9 +125,10 @@ def gating_for(config: Config, check: Check, run_dir: str,
 
 
 def shown_path(config: Config, path: str) -> str:
-    """A path as the user wrote it: relative to the config's cwd when inside it."""
-    relative = os.path.relpath(path, config.cwd)
-    return path if relative.startswith("..") else relative
+    """The baseline file as every message shows a path (the store's one rule)."""
+    from ckdn.store import shown_path as shown
+
+    return shown(path, config.cwd)
 
 
 def host_gating(config: Config, check: str, rc: int) -> Callable[[str, ParseResult], Gated]:
