@@ -7,11 +7,11 @@ One atomic run is::
 :func:`run_check` is the whole of it; :func:`seal` is the last five steps on
 their own, which every run ends with, whoever ran the process: ``ckdn run``
 spawns it itself, the pytest plugin *is* the process, tox's observe mode watched
-tox run it (those two come through :mod:`ckdn.app.host`). An alias runs its
+tox run it, a shard merge read it (through :mod:`ckdn.app.host`). An alias runs its
 members in order and stores one aggregate. A host may run everything under its
-own names (``run_name``: tox runs ``pytest`` in env ``py312`` as
-``pytest@py312``), with its own base environment (``env``: a nox session's or a
-tox env's variables) and its own way to stop a run from another thread (``stop``).
+own names (``run_name``: tox runs ``pytest`` in env ``py312`` as ``pytest@py312``),
+with its own base environment (``env``: a nox session's or a tox env's variables)
+and its own way to stop a run from another thread (``stop``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._gating import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.identity import FindingRow
     from ckdn.parsers.base import Finding
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
@@ -155,7 +156,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          top: int | None = None, publish: bool = True,
          notes: Sequence[str] = (), env_keys: Iterable[str] = (),
          gating: Gating | None = None,
-         every: Callable[[], Sequence[Finding]] | None = None) -> Outcome:
+         every: Callable[[], Sequence[Finding]] | None = None,
+         identities: Sequence[FindingRow] | None = None) -> Outcome:  # a shard merge's rows
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
@@ -170,9 +172,9 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     gated = gating(verdict.status, result) if gating is not None else None
     if verdict.status != PASS and result.total > 0:
         from ckdn.app._findings import record_findings
-
         notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
-                                          result=result, gated=gated, every=every)]
+                                          result=result, gated=gated, every=every,
+                                          identities=identities)]
     if gated is not None:
         result = gated.result
     shown = store.display(rd.path)

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ckdn.config import Config
+    from ckdn.identity import FindingRow
     from ckdn.parsers.gates import WorstFiles
     from ckdn.store import RunDir, Store
 
@@ -156,12 +157,15 @@ class HostRun:
 
     def seal(self, *, argv: Sequence[str], rc: int, duration: float, interrupted: bool = False,
              result: ParseResult | None = None, parser: str = "generic",
-             top: int | None = None, gated: bool = False) -> Outcome:
+             top: int | None = None, gated: bool = False,
+             identities: Sequence[FindingRow] | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
         of the check the baseline keys by this run's name, so with ``[run].baseline`` set
-        its digest carries the gate (the pytest plugin). Refusals are CkdnError."""
+        its digest carries the gate (the pytest plugin). ``identities``: the fingerprints
+        of ``result``'s findings, one each, when the host has them (a shard merge keeps
+        the shards'). Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         exit = Exit(rc=rc, interrupted=interrupted, duration=duration)
@@ -176,7 +180,7 @@ class HostRun:
         return seal(self.config, self._store, self._rd, check=self.name, parser=parser,
                     argv=argv, exit=exit, result=result, started_at=self.started_at,
                     finished_at=time.time(), log_sha256=log_sha256, log_bytes=log_bytes,
-                    top=top, gating=gating)
+                    top=top, gating=gating, identities=identities)
 
     def release(self) -> None:
         """Drop the lock (idempotent); a run released unsealed stays unfinished."""

@@ -2,7 +2,7 @@
 
 One fingerprint function (:func:`fingerprints`) serves the baseline gate, a
 red run's ``findings.jsonl`` and run comparison (:func:`pair`), and later SARIF
-``partialFingerprints``, MCP results and shard merge. Domain room: it knows
+``partialFingerprints``, MCP results and shard merge (:func:`dedupe`). Domain room: it knows
 findings (duck-typed), never the app or the runner; it reads source lines and
 asks git for renames.
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     )
     from ckdn.identity._gate import POLICY, decide, worst_gate
     from ckdn.identity._match import Matched, match
+    from ckdn.identity._merge import Conflict, dedupe, merge_summaries, outcome_conflicts
     from ckdn.identity._renames import git_renames
 
 _HOMES = {
@@ -56,6 +57,8 @@ _HOMES = {
     "Matched": "_match", "match": "_match",
     "git_renames": "_renames",
     "pair": "_diff",
+    "Conflict": "_merge", "dedupe": "_merge", "merge_summaries": "_merge",
+    "outcome_conflicts": "_merge",
     "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
     "FindingRow": "_findings_file", "encode_findings": "_findings_file",
     "read_findings": "_findings_file",
@@ -67,18 +70,22 @@ __all__ = [
     "SCHEMA_BASELINE",
     "SCHEMA_FINDINGS",
     "BaselineFile",
+    "Conflict",
     "FindingRow",
     "Fingerprinted",
     "Matched",
     "SourceLines",
     "decide",
+    "dedupe",
     "encode_baseline",
     "encode_findings",
     "fingerprints",
     "git_renames",
     "match",
+    "merge_summaries",
     "normalise_line",
     "normalise_message",
+    "outcome_conflicts",
     "pair",
     "read_baseline",
     "read_findings",

@@ -66,7 +66,8 @@ class FindingRow:
 
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
-                    identities: Sequence[Fingerprinted]) -> Iterator[bytes]:
+                    identities: Sequence[Fingerprinted] | Sequence[FindingRow]
+                    ) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer)."""
     import json  # lazy: only a run with findings writes the file
     import json.encoder
@@ -78,10 +79,11 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
     quoted = json.encoder.encode_basestring_ascii
     lines: list[str] = []
-    for finding, item in zip(findings, identities, strict=True):
+    prints: Iterable[str] = (item.fingerprint for item in identities)
+    for finding, fingerprint in zip(findings, prints, strict=True):
         location = finding.location
         where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
-        lines.append(f'{{"fingerprint":"{item.fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+        lines.append(f'{{"fingerprint":"{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
                      f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
                      f'"message":{quoted(finding.message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:
