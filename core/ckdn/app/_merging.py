@@ -107,9 +107,9 @@ def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
         except UsageError:
             shard.problem = "not found (a run dir, its digest.json, or a run id)"
             return shard
-    shard.path = path
+    shard.path = _newest_run(config, path, check.name)
     try:
-        digest: dict[str, Any] = dict(read_stored(path, lambda p: shard.name))
+        digest: dict[str, Any] = dict(read_stored(shard.path, lambda p: shard.name))
     except UsageError as exc:
         shard.problem = exc.message.removeprefix(shard.name + ": ")
         return shard
@@ -118,6 +118,22 @@ def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
     if shard.problem is None:
         _read_facts(config, check, shard)
     return shard
+
+
+def _newest_run(config: Config, path: str, name: str) -> str:
+    """``path`` itself, or the newest run of ``name`` in it when it is a runs dir (a CI job's
+    whole ``.agent-runs`` uploaded and downloaded as one artifact)."""
+    from ckdn.store import FINISHED_MARKERS, Store
+
+    markers = [name for name, _kind in FINISHED_MARKERS] + ["full.log"]
+    if not os.path.isdir(path) or os.path.islink(path) \
+            or any(os.path.lexists(os.path.join(path, marker)) for marker in markers):
+        return path
+    try:
+        names = Store(path, config.cwd).run_names(name)
+    except OSError:
+        return path
+    return os.path.join(path, names[0]) if names else path
 
 
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
