@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_diff import PER_FILE, line, report, sources, timed  # noqa: E402
+from bench_diff import PER_FILE, line, report, sources, timed
 
 FLOOR = r"""
 import json, sys

@@ -23,7 +23,8 @@ from tests.tox_ckdn.yamlish import load
 
 PAGE = examples("merge.md")
 WORKFLOW: dict[str, Any] = load(PAGE[".github/workflows/tests.yml"])
-CALC = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"
+CALC = ("def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n"
+        "    return 0\n")
 TESTS = {
     "unit": "from calc import sign\n\n\ndef test_positive():\n    assert sign(2) == 1\n",
     "integration": "from calc import sign\n\n\ndef test_negative():\n    assert sign(-2) == -1\n",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn.app._pipeline import Outcome, options_for, store_for
+from ckdn.app._pipeline import Outcome, store_for
 from ckdn.config import Alias
 from ckdn.errors import UsageError, quote
 from ckdn.parsers.base import Finding, ParseResult
@@ -189,25 +189,12 @@ def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[Find
 
 
 def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
-    from ckdn.parsers.base import ArtifactError, ParseContext
-    from ckdn.parsers.junit import DEFAULT_JUNIT
-    from ckdn.parsers.outcomes import TEST_PARSERS, XmlError, read_outcomes
+    from ckdn.app._outcomes import run_outcomes
 
-    if check.parser not in TEST_PARSERS:
-        return
-    ctx = ParseContext(check.name, shard.path, config.cwd, shard.digest["rc"],
-                       options_for(check, shard.path))
     try:
-        report = ctx.artifact("junit", DEFAULT_JUNIT)
-    except ArtifactError as exc:
-        shard.problem = str(exc)
-        return
-    if not report.is_file():
-        return  # a plugin run, a digest copied alone: compared with nothing (a note says so)
-    try:
-        shard.outcomes = read_outcomes(report, config.cwd)
-    except (XmlError, OSError) as exc:
-        shard.problem = f"{report.name} cannot be read again: {exc}"
+        shard.outcomes = run_outcomes(config, check.name, shard.path, shard.digest["rc"])
+    except UsageError as exc:
+        shard.problem = exc.message
 
 
 def _coverage_files(path: str) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ckdn.parsers import TEST_PARSERS
 from ckdn.parsers._pytest_text import node_id
 from ckdn.parsers._xml import XmlError, XmlReader
 
@@ -27,8 +28,6 @@ __all__ = ["OUTCOMES", "TEST_PARSERS", "XmlError", "read_outcomes", "worse"]
 #: Outcomes from best to worst; a merge compares them by name.
 OUTCOMES = ("passed", "skipped", "xfailed", "failed", "error")
 _RANK = {name: rank for rank, name in enumerate(OUTCOMES)}
-#: The parsers whose checks write a JUnit report of every test.
-TEST_PARSERS = ("pytest", "coverage")
 
 
 def worse(a: str, b: str) -> str:
