@@ -73,24 +73,22 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
 
 def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
            b: tuple[str, dict[str, Any]], top: int) -> dict[str, Any] | None:
-    """Tests compared by node id (a check of a test parser only; :mod:`ckdn.app._outcomes`)."""
+    """Tests compared by node id (:mod:`ckdn.app._outcomes`): for a run that recorded every
+    test's outcome, or a check of a test parser; ``None`` for any other check."""
     from ckdn.app._outcomes import run_outcomes
     from ckdn.identity import compare_tests, read_source_state
+    from ckdn.parsers import TEST_PARSERS
 
-    name = check if check in config.checks else check.partition("@")[0]  # tox: pytest@py312
-    if name not in config.checks:
-        return None
-    from ckdn.parsers.outcomes import TEST_PARSERS
-
-    if config.checks[name].parser not in TEST_PARSERS:
-        return None
-    sides = [run_outcomes(config, name, path, doc["rc"]) for path, doc in (a, b)]
-    before, after = sides
+    before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
+    if before is None and after is None:
+        configured = config.checks.get(check) or config.checks.get(check.partition("@")[0])
+        if configured is None or configured.parser not in TEST_PARSERS:
+            return None
     if before is None or after is None:
-        which = " and ".join(label for label, side in zip("AB", sides, strict=True)
+        which = " and ".join(label for label, side in (("A", before), ("B", after))
                              if side is None)
-        return {"compared": False, "reason": f"{which}: no JUnit report of every test in "
-                                             "the run dir"}
+        return {"compared": False, "reason": f"{which}: no record of every test's outcome "
+                                             "(a JUnit report in the run dir, or tests.jsonl)"}
     states = [read_source_state(path) for path, _doc in (a, b)]
     same = states[0] is not None and states[0] == states[1]
     counts, lists = compare_tests(before, after, same_source=same, top=top)

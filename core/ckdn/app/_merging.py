@@ -296,7 +296,7 @@ def _outcome_notes(check: Check, usable: list[Shard], repeated: int) -> list[str
     unknown = [s.name for s in usable if s.outcomes is None]
     if unknown and len(usable) > 1 and check.parser in TEST_PARSERS:
         notes.append("test outcomes not compared for " + ", ".join(unknown[:10])
-                     + ": no JUnit report of every test in the run dir")
+                     + ": no record of every test's outcome (JUnit report or tests.jsonl)")
     if repeated:
         notes.append(f"{repeated} test(s) ran in more than one shard with the same outcome "
                      "(their counts are summed)")

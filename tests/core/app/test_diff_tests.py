@@ -125,7 +125,8 @@ def test_a_run_without_its_junit_report_is_not_compared_and_says_why(repo: Proje
     (runs[0] / "junit.xml").unlink()
     tests = diff(repo)
     assert tests == {"compared": False,
-                     "reason": "A: no JUnit report of every test in the run dir"}
+                     "reason": "A: no record of every test's outcome (a JUnit report in the "
+                               "run dir, or tests.jsonl)"}
 
 
 def test_the_tree_state_follows_tracked_edits_and_untracked_files_not_ignored_ones(
