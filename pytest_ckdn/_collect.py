@@ -253,7 +253,9 @@ class Collector:
     def test_report(self, report: Any) -> None:
         outcome = _outcome(report)
         known = self.outcomes.get(report.nodeid)
-        self.outcomes[report.nodeid] = outcome if known is None else worse_outcome(known, outcome)
+        if known != outcome:  # most phases repeat the one before: nothing to decide
+            self.outcomes[report.nodeid] = (outcome if known is None
+                                            else worse_outcome(known, outcome))
         if not report.failed:
             return
         key = order_key(TEST, report.nodeid, PHASES.get(report.when, len(PHASES)))
