@@ -136,10 +136,16 @@ def _newest_run(config: Config, path: str, name: str) -> str:
     return os.path.join(path, names[0]) if names else path
 
 
+def _of(digest: dict[str, Any], name: str) -> bool:
+    """A digest of a run of check ``name``: its own, or one tox ran in an env (``NAME@ENV``)."""
+    check = digest.get("check")
+    return isinstance(check, str) and (check == name or check.startswith(name + "@"))
+
+
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
     if "check" not in digest:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
-    if digest["check"] != name:
+    if not _of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
@@ -160,7 +166,8 @@ def _read_facts(config: Config, check: Check, shard: Shard) -> None:
     file = os.path.join(shard.path, FINDINGS_FILE)
     if total and os.path.lexists(file):
         try:
-            shard.rows = read_findings(file, f"{shard.name}/{FINDINGS_FILE}", check.name)
+            shard.rows = read_findings(file, f"{shard.name}/{FINDINGS_FILE}",
+                                       shard.digest["check"])
         except UsageError as exc:
             shard.problem = exc.message
             return
@@ -192,7 +199,8 @@ def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
     from ckdn.app._outcomes import run_outcomes
 
     try:
-        shard.outcomes = run_outcomes(config, check.name, shard.path, shard.digest["rc"])
+        shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
+                                      shard.digest["rc"])
     except UsageError as exc:
         shard.problem = exc.message
 
@@ -320,7 +328,7 @@ def _worst_rc(shards: list[Shard], name: str) -> int:
     zero one (an unusable shard too: an interrupted shard's 130 is the merge's)."""
     worst, rc = (-1, False), 0
     for shard in shards:
-        if shard.digest.get("check") != name:
+        if not _of(shard.digest, name):
             continue
         code = shard.digest["rc"]
         severity = (_SEVERITY.get(shard.digest["status"], 3), code != 0)
