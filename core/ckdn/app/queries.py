@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 
 from ckdn import DISTRIBUTION
+from ckdn.app._evidence import MAX_LIMIT, read_window, run_id
+from ckdn.app._locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._pipeline import store_for
+from ckdn.app._watching import Progress, RunWatch
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
@@ -30,7 +33,11 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Digest, Document
 
 __all__ = [
+    "CWD_ENV",
+    "MAX_LIMIT",
     "PLUGIN_FLAG",
+    "Progress",
+    "RunWatch",
     "checks_of",
     "describe_checks",
     "diff_runs",
@@ -38,12 +45,17 @@ __all__ = [
     "inert",
     "list_runs",
     "load_schema",
+    "locate_config",
+    "locate_cwd",
     "prune_runs",
     "read_run",
+    "read_window",
     "red_members",
     "render",
     "render_diff",
     "requirements",
+    "resolution_order",
+    "run_id",
     "schema_ids",
     "shown_runs_dir",
     "this_checkdown",
