@@ -66,15 +66,21 @@ async def run_watched(work: Callable[[StopRequest], Any], watch: RunWatch, repor
                     stop.request(STOP_REASON)
                 raise
 
+        failed: Exception | None = None
         async with anyio.create_task_group() as group:
             group.start_soon(progress)
             try:
                 # not abandoned on cancel: the thread's run ends first, evidence written
-                return await anyio.to_thread.run_sync(work, stop)
+                done = await anyio.to_thread.run_sync(work, stop)
+            except Exception as exc:  # raised below as itself, not inside an ExceptionGroup
+                failed = exc
             finally:
                 finished = True
                 _ACTIVE.discard(stop)
                 group.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+        return done
 
 
 async def stop_all(reason: str = TERMINATED) -> None:

@@ -1,0 +1,111 @@
+"""Long checks: progress while they run, a cancelled call stops the tree and leaves its
+evidence, a second call for a running check is refused as a result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_ckdn._running import STOP_REASON
+from tests.mcp_ckdn.conftest import HANG, connected, data, group_alive, wait_for_file
+from tests.project import Project
+
+SLOW = "sh -c 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.25; done'"
+
+
+@pytest.fixture
+def root(project: Project) -> Path:
+    project.config(f"""\
+        [check.slow]
+        command = "{SLOW}"
+        parser = "generic"
+
+        [check.slow2]
+        command = "{SLOW}"
+        parser = "generic"
+
+        [check.hang]
+        command = "{HANG}"
+        parser = "generic"
+
+        [check.pair]
+        members = ["slow", "slow2"]
+        """)
+    return project.root
+
+
+def test_progress_names_the_member_the_elapsed_time_and_the_log_size(root: Path) -> None:
+    seen: list[tuple[float, str]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, message or ""))
+
+    async def go() -> Any:
+        async with connected(root, progress_every=0.2) as client:
+            return await client.call_tool("run_group", {"alias": "pair"},
+                                          progress_callback=progress)
+
+    result = anyio.run(go)
+    assert data(result)["aggregate"]["status"] == "pass"
+    values = [value for value, _ in seen]
+    assert values == sorted(values)  # progress only grows
+    assert len(seen) >= 10  # about 3 s of running, one every 0.2 s
+    messages = [message for _, message in seen]
+    assert any(m.startswith("member 1 of 2 (slow)") for m in messages)
+    assert any(m.startswith("member 2 of 2 (slow2)") for m in messages)
+    sizes = [int(m.split("log ")[1].split()[0]) for m in messages if "member 2" in m]
+    assert max(sizes) > 0
+
+
+def test_the_default_progress_pace_keeps_a_client_timeout_of_15_s_alive() -> None:
+    from mcp_ckdn._main import _parser
+    from mcp_ckdn._tools import PROGRESS_EVERY
+
+    assert PROGRESS_EVERY <= 15
+    assert _parser().parse_args([]).progress_seconds == PROGRESS_EVERY
+
+
+def test_a_cancelled_call_stops_the_whole_tree_and_leaves_interrupted_evidence(
+        root: Path) -> None:
+    async def go() -> dict[str, Any]:
+        async with connected(root) as client:
+            with anyio.move_on_after(30) as scope:
+                async with anyio.create_task_group() as group:
+                    async def run_it() -> None:
+                        await client.call_tool("run_check", {"check": "hang"})
+
+                    group.start_soon(run_it)
+                    pgid = int(await wait_for_file(root / "hang.pid"))
+                    assert group_alive(pgid)
+                    group.cancel_scope.cancel()  # the client sends notifications/cancelled
+            assert not scope.cancelled_caught
+            with anyio.fail_after(20):
+                while group_alive(pgid):
+                    await anyio.sleep(0.05)
+            return data(await client.call_tool("get_digest", {}))
+
+    digest = anyio.run(go)["digest"]
+    assert digest["check"] == "hang"
+    assert digest["interrupted"] is True
+    assert (digest["status"], digest["rc"]) == ("error", 130)
+    assert any(STOP_REASON in note for note in digest["notes"])
+
+
+def test_a_second_call_for_a_running_check_is_refused_by_its_lock_as_a_result(
+        root: Path) -> None:
+    async def go() -> dict[str, Any]:
+        async with connected(root) as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "run_check", {"check": "hang"})
+                await wait_for_file(root / "hang.pid")
+                second = await client.call_tool("run_check", {"check": "hang"})
+                group.cancel_scope.cancel()
+            return data(second)
+
+    second = anyio.run(go)
+    assert second["exit_code"] == 2
+    assert "is already running" in second["refused"]
+    assert "digest" not in second
