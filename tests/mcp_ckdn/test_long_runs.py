@@ -40,8 +40,8 @@ def root(project: Project) -> Path:
 def test_progress_names_the_member_the_elapsed_time_and_the_log_size(root: Path) -> None:
     seen: list[tuple[float, str]] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append((value, message or ""))
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message or ""))
 
     async def go() -> Any:
         async with connected(root, progress_every=0.2) as client:

@@ -30,7 +30,7 @@ RUFF = shutil.which("ruff", path=BIN) or "ruff"
 def root(project: Project) -> Path:
     project.config(f"""\
         [check.ruff]
-        command = "{RUFF} check --no-cache --output-format json --output-file {{run_dir}}/ruff.json ."
+        command = "{RUFF} check --no-cache --output-format json --output-file {{run_dir}}/ruff.json"
         parser = "ruff"
 
         [check.hang]
@@ -89,7 +89,8 @@ def _raw(root: Path) -> subprocess.Popen[bytes]:
     """``ckdn-mcp`` with a call to ``hang`` in flight, by hand (the handshake of 2025-06-18)."""
     proc = subprocess.Popen([SERVER, "--cwd", str(root)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
 
     def send(message: dict[str, Any]) -> None:
         assert proc.stdin is not None
