@@ -11,9 +11,10 @@ import anyio
 import jsonschema
 import pytest
 
-from ckdn.app.queries import load_schema
+from ckdn.app.queries import load_schema, resolution_order
 from mcp_ckdn._schemas import OUTPUT_SCHEMAS
-from mcp_ckdn._server import TOOL_NAMES
+from mcp_ckdn._server import TOOL_NAMES, instructions
+from tests.core.app.test_locating import CONFIG_ORDER, CWD_ORDER
 from tests.mcp_ckdn.conftest import call, connected, data, error_text, valid
 from tests.project import Project, py
 
@@ -218,3 +219,13 @@ def test_diff_compares_two_runs_of_one_check(root: Path) -> None:
     valid(result["diff"], "ckdn.diff/1")
     relative = data(call(root, "diff", {"a": "-1", "b": second["run_id"]}))
     assert relative == result
+
+
+def test_the_instructions_advertise_the_order_the_resolver_walks() -> None:
+    order = resolution_order()
+    config, cwd = order.split("; ")
+    positions = [config.index(source) for source in CONFIG_ORDER]
+    assert positions == sorted(positions)
+    positions = [cwd.index(source) for source in CWD_ORDER]
+    assert positions == sorted(positions)
+    assert order in instructions("/some/project")
