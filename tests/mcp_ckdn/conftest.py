@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import jsonschema
+import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
@@ -23,6 +24,13 @@ from tests.project import running
 #: A check that records its pid (its process group: ckdn gives it its own session) and
 #: keeps two processes alive until it is stopped.
 HANG = "sh -c 'echo $$ > hang.pid; sleep 300 & sleep 300; wait'"
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server under test finds the test's project, not one the shell names."""
+    monkeypatch.delenv("CKDN_CONFIG", raising=False)
+    monkeypatch.delenv("CKDN_CWD", raising=False)
 
 
 @asynccontextmanager
