@@ -63,7 +63,7 @@ def round_trips(project: Path, runs: int) -> list[float]:
                 start = time.perf_counter()
                 result = await client.call_tool("run_check", {"check": "ok"})
                 times.append(time.perf_counter() - start)
-                assert result.structured_content["exit_code"] == 0  # type: ignore[index]
+                assert result.structured_content["exit_code"] == 0
         return times
 
     return anyio.run(go)
