@@ -126,6 +126,8 @@ class Tools:
         if isinstance(target, Alias):
             raise _Asked(f"{check!r} is an alias ({', '.join(target.members)}); call run_group")
         extra = tuple(args or ())
+        if any("\0" in arg for arg in extra):
+            raise _Asked("an argument in args holds a NUL character; no program can receive it")
         return await self._run(ctx, cfg, check, key="digest", gate=gate,
                                work=lambda stop: run(cfg, check, extra_args=extra, stop=stop))
 

@@ -102,6 +102,7 @@ def test_error_and_parse_mismatch_are_results_not_tool_errors(root: Path, check:
     ("get_digest", {"run": ".locks"}, "is not a run"),
     ("get_digest", {"run": "20990101T000000Z-ok"}, "no run"),
     ("get_evidence", {"run": "../x"}, "is a path"),
+    ("run_check", {"check": "argv", "args": ["a\0b"]}, "holds a NUL character"),
     ("diff", {"a": "/tmp", "b": "x"}, "no run"),
 ])
 def test_impossible_calls_are_tool_errors_with_one_line(root: Path, tool: str,

@@ -75,7 +75,11 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
     if file not in listed:
         raise UsageError(f"{quote(file)} is not evidence of run {quote(name)}; choose one of: "
                          + ", ".join(listed))
-    window = _window(_open(os.path.join(path, file), name, file), offset, limit)
+    target = os.path.join(path, file)
+    if offset < -limit:  # far from the end: count the lines first, rather than keep them
+        total = sum(1 for _ in _lines(_open(target, name, file)))
+        offset = max(0, total + offset)
+    window = _window(_open(target, name, file), offset, limit)
     return {"run_id": name, "file": file, **window}
 
 
@@ -128,7 +132,7 @@ def _window(fd: int, offset: int, limit: int) -> dict[str, Any]:
     from collections import deque
 
     total = 0
-    if offset < 0:  # the last -offset lines, then `limit` of them from there
+    if offset < 0:  # the last -offset (at most `limit`) lines
         tail: deque[tuple[str, int]] = deque(maxlen=-offset)
         for item in _lines(fd):
             total += 1
