@@ -109,3 +109,33 @@ def test_a_second_call_for_a_running_check_is_refused_by_its_lock_as_a_result(
     assert second["exit_code"] == 2
     assert "is already running" in second["refused"]
     assert "digest" not in second
+
+
+def test_a_cancelled_run_all_stops_its_running_member_and_skips_the_rest(
+        project: Project) -> None:
+    project.config(f"""\
+        [check.hang]
+        command = "{HANG}"
+        parser = "generic"
+
+        [check.after]
+        command = "true"
+        parser = "generic"
+        """)
+    root = project.root
+
+    async def go() -> dict[str, Any]:
+        async with connected(root) as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "run_all", {})
+                pgid = int(await wait_for_file(root / "hang.pid"))
+                group.cancel_scope.cancel()
+            with anyio.fail_after(20):
+                while group_alive(pgid):
+                    await anyio.sleep(0.05)
+            return data(await client.call_tool("get_digest", {}))
+
+    aggregate = anyio.run(go)["aggregate"]
+    assert aggregate["alias"] == "*"
+    assert [m["status"] for m in aggregate["members"]] == ["error", "skipped"]
+    assert aggregate["interrupted"] is True

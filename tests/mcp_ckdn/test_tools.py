@@ -162,6 +162,8 @@ def test_run_group_returns_the_aggregate_and_its_members_digests_are_readable(
     red = next(m for m in aggregate["members"] if m["status"] == "fail")
     member = data(call(root, "get_digest", {"run": os.path.basename(red["run_dir"])}))
     assert member["digest"]["check"] == "bad"
+    stored = data(call(root, "get_digest", {"run": result["run_id"]}))
+    assert stored == {"run_id": result["run_id"], "aggregate": aggregate}
 
 
 def test_fail_fast_stops_a_group_at_its_first_red_member(root: Path) -> None:
