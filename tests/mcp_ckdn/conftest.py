@@ -98,4 +98,12 @@ async def wait_for_file(path: Path, timeout: float = 20) -> str:
     return path.read_text().strip()
 
 
+async def sealed(root: Path, check: str, timeout: float = 20) -> None:
+    """Until every run of ``check`` has its digest: a stopped tree is gone before its
+    evidence is written."""
+    runs = root / ".agent-runs"
+    await eventually(lambda: all((run / "digest.json").exists()
+                                 for run in runs.glob(f"*-{check}")), timeout)
+
+
 Report = Callable[[float, float | None, str | None], Awaitable[None]]

@@ -10,7 +10,15 @@ import anyio
 import pytest
 
 from mcp_ckdn._running import STOP_REASON
-from tests.mcp_ckdn.conftest import HANG, connected, data, group_alive, wait_for_file
+from tests.mcp_ckdn.conftest import (
+    HANG,
+    connected,
+    data,
+    eventually,
+    group_alive,
+    sealed,
+    wait_for_file,
+)
 from tests.project import Project
 
 SLOW = "sh -c 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.25; done'"
@@ -85,6 +93,7 @@ def test_a_cancelled_call_stops_the_whole_tree_and_leaves_interrupted_evidence(
             with anyio.fail_after(20):
                 while group_alive(pgid):
                     await anyio.sleep(0.05)
+            await sealed(root, "hang")
             return data(await client.call_tool("get_digest", {}))
 
     digest = anyio.run(go)["digest"]
@@ -133,6 +142,7 @@ def test_a_cancelled_run_all_stops_its_running_member_and_skips_the_rest(
             with anyio.fail_after(20):
                 while group_alive(pgid):
                     await anyio.sleep(0.05)
+            await eventually(lambda: any((root / ".agent-runs").glob("*/aggregate.json")))
             return data(await client.call_tool("get_digest", {}))
 
     aggregate = anyio.run(go)["aggregate"]

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_ckdn._server import TOOL_NAMES
-from tests.mcp_ckdn.conftest import HANG, data, group_alive, wait_for_file
+from tests.mcp_ckdn.conftest import HANG, data, group_alive, sealed, wait_for_file
 from tests.project import Project, clean_env
 
 BIN = os.path.dirname(sys.executable)
@@ -66,6 +66,7 @@ def test_the_real_server_over_stdio_runs_real_checks_and_stops_a_cancelled_one(
             with anyio.fail_after(20):
                 while group_alive(pgid):
                     await anyio.sleep(0.05)
+            await sealed(root, "hang")
             found["stopped"] = data(await client.call_tool("get_digest", {}))
         return found
 
