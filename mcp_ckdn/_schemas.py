@@ -77,8 +77,10 @@ def _build() -> dict[str, dict[str, Any]]:
         "run_check": _run_result("digest"),
         "run_group": _run_result("aggregate"),
         "run_all": _run_result("aggregate"),
-        "get_digest": _object({"run_id": _STR, "digest": digest, "aggregate": aggregate},
-                              ["run_id"], [["digest"], ["aggregate"]], digest_defs),
+        "get_digest": _object({"run_id": _STR, "digest": digest, "aggregate": aggregate,
+                               "unfinished": _STR},
+                              ["run_id"], [["digest"], ["aggregate"], ["unfinished"]],
+                              digest_defs),
         "list_runs": _object({"runs": {"type": "array", "items": row}}, ["runs"]),
         "get_evidence": _object(
             {"run_id": _STR, "file": _STR, "offset": _INT, "limit": _INT, "returned": _INT,

@@ -29,7 +29,7 @@ from ckdn.app.queries import (
     diff_runs,
     list_runs,
     locate_config,
-    read_run,
+    read_document,
     read_window,
     run_id,
     shown_runs_dir,
@@ -159,15 +159,10 @@ class Tools:
                                work=lambda stop: run_all(cfg, fail_fast=fail_fast, stop=stop))
 
     def get_digest(self, run: RunRef = None) -> CallToolResult:
-        """A stored run's document: {run_id, digest}, or {run_id, aggregate} for an alias run."""
+        """A stored run's document: {run_id, digest}, or {run_id, aggregate} for an alias
+        run, or {run_id, unfinished} for a run that is still going (or was killed)."""
         cfg = self._config()
-
-        def ask() -> dict[str, Any]:
-            name = run_id(cfg, run)
-            doc = read_run(cfg, name)
-            return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
-
-        return _answer(ask)
+        return _answer(lambda: read_document(cfg, run))
 
     def list_runs(
         self, limit: Annotated[int, Field(ge=1, le=100, description="how many")] = 10,

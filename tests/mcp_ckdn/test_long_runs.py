@@ -103,7 +103,7 @@ def test_a_cancelled_call_stops_the_whole_tree_and_leaves_interrupted_evidence(
     assert any(STOP_REASON in note for note in digest["notes"])
 
 
-def test_a_second_call_for_a_running_check_is_refused_by_its_lock_as_a_result(
+def test_a_second_call_for_a_running_check_is_refused_and_its_digest_is_unfinished(
         root: Path) -> None:
     async def go() -> dict[str, Any]:
         async with connected(root) as client:
@@ -111,10 +111,14 @@ def test_a_second_call_for_a_running_check_is_refused_by_its_lock_as_a_result(
                 group.start_soon(client.call_tool, "run_check", {"check": "hang"})
                 await wait_for_file(root / "hang.pid")
                 second = await client.call_tool("run_check", {"check": "hang"})
+                meanwhile = await client.call_tool("get_digest", {})
                 group.cancel_scope.cancel()
-            return data(second)
+            return {"second": data(second), "meanwhile": data(meanwhile)}
 
-    second = anyio.run(go)
+    found = anyio.run(go)
+    second = found["second"]
+    assert "is unfinished: no digest yet" in found["meanwhile"]["unfinished"]
+    assert found["meanwhile"]["run_id"].endswith("-hang")
     assert second["exit_code"] == 2
     assert "is already running" in second["refused"]
     assert "digest" not in second

@@ -50,6 +50,24 @@ def run_id(config: Config, ref: str | None) -> str:
     return os.path.basename(store.resolve(ref, name_only=True))
 
 
+def read_document(config: Config, ref: str | None) -> dict[str, Any]:
+    """``{run_id, digest}`` or ``{run_id, aggregate}`` of run ``ref`` (None: the latest), or
+    ``{run_id, unfinished}`` (why there is no document yet) for a run still going or
+    killed: not a mistake in the call. UsageError for a bad reference or a corrupt file."""
+    from ckdn.store import FINISHED_MARKERS
+
+    store = store_for(config)
+    path = store.resolve(ref, name_only=True)
+    name = os.path.basename(path)
+    try:
+        doc = read_stored(path, store.display)
+    except UsageError as exc:
+        if any(os.path.lexists(os.path.join(path, marker)) for marker, _ in FINISHED_MARKERS):
+            raise
+        return {"run_id": name, "unfinished": str(exc)}
+    return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
+
+
 def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 0,
                 limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     """Lines ``offset`` .. ``offset + limit`` of ``file`` in run ``ref`` (None: the latest).

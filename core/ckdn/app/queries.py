@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ckdn import DISTRIBUTION
-from ckdn.app._evidence import MAX_LIMIT, read_window, run_id
+from ckdn.app._evidence import MAX_LIMIT, read_document, read_window, run_id
 from ckdn.app._locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._pipeline import store_for
 from ckdn.app._watching import Progress, RunWatch
@@ -49,6 +49,7 @@ __all__ = [
     "locate_config",
     "locate_cwd",
     "prune_runs",
+    "read_document",
     "read_run",
     "read_window",
     "red_members",
