@@ -171,3 +171,15 @@ def test_the_docs_show_the_example_files_as_they_are() -> None:
     assert set(shown) >= expected
     for path, body in shown.items():
         assert (ROOT / path).read_text() == body, path
+
+
+def test_the_sdist_ships_every_package_of_the_wheel_and_the_examples_the_skill_links_to(
+        ) -> None:
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    shipped = set(build["targets"]["sdist"]["include"])
+    packages = {path.split("/")[0] for path in build["targets"]["wheel"]["packages"]}
+    assert packages <= shipped
+    assert "examples" in shipped
+    link = ROOT / "core" / "ckdn" / "skills" / "verified-fix-loop" / "SKILL.md"
+    assert link.is_symlink()
+    assert link.resolve() == (EXAMPLES / "skills" / "verified-fix-loop" / "SKILL.md").resolve()
