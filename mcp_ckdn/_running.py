@@ -60,7 +60,10 @@ async def run_watched(work: Callable[[StopRequest], Any], watch: RunWatch, repor
                 while True:
                     await anyio.sleep(every)
                     elapsed = time.monotonic() - started
-                    await report(elapsed, _message(watch, elapsed))
+                    try:
+                        await report(elapsed, _message(watch, elapsed))
+                    except Exception:  # a notification that cannot be sent ends the reports,
+                        return  # never the run: a client that went away cancels the call
             except anyio.get_cancelled_exc_class():
                 if not finished:
                     stop.request(STOP_REASON)

@@ -3,6 +3,7 @@ evidence, a second call for a running check is refused as a result."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,25 @@ def test_a_cancelled_run_all_stops_its_running_member_and_skips_the_rest(
     assert aggregate["alias"] == "*"
     assert [m["status"] for m in aggregate["members"]] == ["error", "skipped"]
     assert aggregate["interrupted"] is True
+
+
+def test_a_progress_report_that_fails_ends_the_reports_not_the_run(project: Project) -> None:
+    from ckdn.app import load_config
+    from ckdn.app.host import StopRequest
+    from ckdn.app.queries import RunWatch
+    from mcp_ckdn._running import run_watched
+
+    project.config('[check.x]\ncommand = "true"\nparser = "generic"\n')
+    watch = RunWatch(load_config(str(project.root)), "x")
+    reports = []
+
+    async def report(elapsed: float, message: str) -> None:
+        reports.append(message)
+        raise BrokenPipeError("the client went away")
+
+    def work(stop: StopRequest) -> str:
+        time.sleep(0.5)
+        return "ran to its end"
+
+    assert anyio.run(run_watched, work, watch, report, 0.05) == "ran to its end"
+    assert len(reports) == 1
