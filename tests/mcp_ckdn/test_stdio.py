@@ -165,3 +165,17 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) ->
     assert proc.returncode == 2
     assert len(proc.stderr.splitlines()) == 1
     assert proc.stderr.startswith("ckdn-mcp: ")
+
+
+def test_the_core_never_imports_the_sdk_or_what_it_brings() -> None:
+    import ast
+
+    core = Path(__file__).resolve().parents[2] / "core" / "ckdn"
+    foreign = {"mcp", "mcp_types", "anyio", "pydantic", "mcp_ckdn"}
+    found = []
+    for path in core.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in foreign]
+    assert found == []
