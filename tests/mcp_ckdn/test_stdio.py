@@ -156,6 +156,7 @@ def test_without_the_sdk_ckdn_mcp_says_in_one_line_how_to_install_it(tmp_path: P
     assert proc.stdout == ""
     assert proc.stderr == ("ckdn-mcp: the MCP SDK is not installed; install the extra:"
                            " pip install 'checkdown[mcp]'\n")
+    assert proc.stderr.strip() in (repo / "docs" / "mcp.md").read_text()
 
 
 @pytest.mark.parametrize("args", [["--cwd", "/no/such/dir"], ["--progress-seconds", "60"]])
