@@ -89,7 +89,8 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
     if "check" not in doc:
         raise UsageError(f"run {quote(name)} is an alias run (its aggregate); read the evidence"
                          " of one of its members' runs")
-    listed = [LOG, *(a for a in doc.get("artifacts", ()) if not a.endswith("/"))]
+    # a name in the run dir itself, whatever a (planted) digest lists
+    listed = [LOG, *(a for a in doc.get("artifacts", ()) if isinstance(a, str) and _plain(a))]
     if file not in listed:
         raise UsageError(f"{quote(file)} is not evidence of run {quote(name)}; choose one of: "
                          + ", ".join(listed))
@@ -99,6 +100,12 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
         offset = max(0, total + offset)
     window = _window(_open(target, name, file), offset, limit)
     return {"run_id": name, "file": file, **window}
+
+
+def _plain(name: str) -> bool:
+    """A file directly in the run dir: no separator, not ``.``/``..`` nor a dot-file."""
+    return bool(name) and "/" not in name and "\0" not in name and not name.startswith(".") \
+        and (os.altsep is None or os.altsep not in name)
 
 
 def _open(path: str, run: str, file: str) -> int:

@@ -99,3 +99,16 @@ def test_a_planted_symlink_or_fifo_is_never_read(project: Project) -> None:
     os.mkfifo(log)
     with pytest.raises(UsageError, match="not a regular file"):
         read_window(config, name)
+
+
+def test_a_planted_digest_listing_a_path_never_opens_it(project: Project) -> None:
+    config, name = _run_printing(project, b"hi\n")
+    digest_path = project.root / ".agent-runs" / name / "digest.json"
+    digest = json.loads(digest_path.read_text())
+    planted = ["../../ckdn.toml", "/etc/passwd", "..", "sub/x"]
+    digest["artifacts"] = [*digest.get("artifacts", []), *planted]
+    digest_path.write_text(json.dumps(digest))
+    for file in planted:
+        with pytest.raises(UsageError, match="is not evidence of run"):
+            read_window(config, name, file)
+    assert read_window(config, name, "full.log")["lines"] == ["hi"]
