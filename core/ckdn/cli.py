@@ -323,8 +323,12 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import write_starter
+    from ckdn.app.queries import write_skills, write_starter
 
+    if args.skill is not None:
+        for path in write_skills(args.skill, force=args.force):
+            _out(f"wrote {path}")
+        return 0
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
     return 0

@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--skill", metavar="DIR", default=None,
+                   help="instead, install the agent skill into DIR (DIR/verified-fix-loop/)")
 
     sub.add_parser("doctor", parents=[common],
                    help="check this installation (exit 1 and one line per problem found)")

@@ -247,11 +247,13 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
                      as_name=run_name(target.name), host_bins=host_bins)
 
 
-def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
-    """``ckdn run --all``: every atomic check in config order, all of them unless told to stop."""
+def run_all(config: Config, *, fail_fast: bool | None = None,
+            env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
+    """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
     if not config.checks:
         raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
-    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast))
+    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
+                     stop=stop)
 
 
 def _config_name(config: Config) -> str:
