@@ -20,6 +20,7 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
+from ckdn.app._policy import blocked_run, child_env, verdict
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
@@ -72,7 +73,7 @@ class Outcome(Record):
 
 
 def store_for(config: Config) -> Store:
-    return Store(config.run.runs_dir, config.cwd)
+    return Store(config.run.runs_dir, config.cwd, private=config.run.private)
 
 
 def substitute(value: str, run_dir: str) -> str:
@@ -263,23 +264,6 @@ def _config_name(config: Config) -> str:
     return os.path.basename(config.path) if config.path else "the configuration"
 
 
-def child_env(check: Check, name: str, run_dir: str,
-              base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours, ``PYTHONUNBUFFERED=1``, the check's ``env`` (with
-    ``{run_dir}``), the ckdn markers.
-
-    A Python tool writing to a file buffers its output, and a tool stopped at its timeout
-    or by Ctrl-C took the buffer with it: the log said nothing of where it hung. The
-    check's ``env`` may still say otherwise (``PYTHONUNBUFFERED = ""`` buffers again).
-    """
-    env = dict(os.environ if base is None else base)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
-    env["CKDN_RUN_DIR"] = run_dir
-    env["CKDN_CHECK"] = name
-    return env
-
-
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               as_name: str | None = None, publish: bool = True,
@@ -294,11 +278,14 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         run_dir = rd.path
         rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
-        child = child_env(check, name, run_dir, env)
+        child = child_env(config, check, name, run_dir, env)
         notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
-        ran = run_process(argv, cwd=config.cwd, env=child,
-                          log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
-                          label=name, stop=stop, on_spawn=rd.record_child)
+        log = os.path.join(run_dir, LOG)
+        refused = verdict(config, check, argv, run_dir, child)
+        ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
+               else run_process(argv, cwd=config.cwd, env=child, log_path=log,
+                                timeout=check.timeout, label=name, stop=stop,
+                                on_spawn=rd.record_child, private=config.run.private))
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)
                   if ran.exit.started else ParseResult())

@@ -94,7 +94,8 @@ class Store:
     is renamed into place: ``digest.json`` is the finished marker, and after a
     power cut a new file renamed without fsync can survive empty on ext4 and
     XFS, which would read as a finished run with no digest. A flush per
-    document, a few per run, is small beside running any tool.
+    document, a few per run, is small beside running any tool. ``private`` makes
+    the runs dir, the run dirs and the documents owner-only (0700, 0600).
     """
 
     def __init__(
@@ -104,10 +105,13 @@ class Store:
         *,
         clock: Callable[[], float] = time.time,
         durable: bool = True,
+        private: bool = True,
     ) -> None:
         self.cwd = os.path.abspath(cwd)  # normalised too
         self.runs_dir = os.path.normpath(os.path.join(self.cwd, runs_dir))
         self.durable = durable
+        #: Owner-only: the runs dir and every run dir 0700, documents 0600.
+        self.private = private
         self._clock = clock
 
     # -- paths -----------------------------------------------------------------
@@ -178,7 +182,7 @@ class Store:
         """The runs dir, made on first use (with its ``.gitignore``); refused when its
         ``.locks`` is a symlink: lock files are never made through one."""
         try:
-            _publish.make_runs_dir(self.runs_dir)
+            _publish.make_runs_dir(self.runs_dir, 0o700 if self.private else 0o777)
         except OSError as exc:
             raise self._unwritable(exc) from exc
         locks = os.path.join(self.runs_dir, _runlock.LOCKS)
@@ -195,7 +199,7 @@ class Store:
         while True:
             path = os.path.join(self.runs_dir, run_name(stamp, seq, label))
             try:
-                os.mkdir(path)
+                os.mkdir(path, 0o700 if self.private else 0o777)
             except FileExistsError:
                 seq += 1
                 continue
@@ -225,7 +229,8 @@ class Store:
         """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
         in one line when it cannot be written."""
         try:
-            _publish.write_atomic(path, data, durable=self.durable)
+            _publish.write_atomic(path, data, durable=self.durable,
+                                  mode=0o600 if self.private else 0o644)
         except OSError as exc:
             raise RefusedError(
                 f"cannot write {self.display(path)}: {os_reason(exc)}; free space or fix"
