@@ -48,8 +48,10 @@ __all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "blocked_run", "v
 FORBIDDEN_ROOTS = ("/etc", "/proc", "/sys", "/dev")
 FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
 LOADER_VARS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
-#: Where a value holds several paths (``xml:PATH``, ``a,b``, ``KEY=PATH``).
-_SEPARATORS = ":,;="
+#: Schemes whose URLs name another machine: not a path here. Any other ``x://``
+#: (``xml://etc``) is read as text that may hold a path; ``file:`` names one.
+_NETWORK_SCHEMES = frozenset({"http", "https", "ftp", "ftps", "ssh", "git", "svn", "s3", "gs",
+                              "ws", "wss", "git+https", "git+ssh", "git+http", "hg+https"})
 #: ``sha256`` of the empty log a blocked run leaves (no hashlib on the run path).
 _EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -178,8 +180,8 @@ class _Rules:
             return None
         if value.startswith("file:"):  # a file URL names a path
             value = "/" + value[5:].lstrip("/")
-        elif "://" in value:
-            return None  # another URL: not a path on this machine
+        elif _network_url(value):
+            return None  # not a path on this machine
         candidates = [value]
         if value.startswith("~"):
             candidates.append(os.path.expanduser(value))  # many tools expand it themselves
@@ -201,6 +203,11 @@ class _Rules:
         return None
 
 
+def _network_url(text: str) -> bool:
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and scheme.lower() in _NETWORK_SCHEMES
+
+
 def _values(token: str) -> list[tuple[str, str]]:
     """Every string in ``token`` that may name a path, and what it is, for the note."""
     found = [(token, "argument")]
@@ -214,11 +221,12 @@ def _values(token: str) -> list[tuple[str, str]]:
         if value.startswith("="):
             found.append((value[1:], "option value"))
     for text in (token, value):
-        if text is None or ("://" in text and not text.startswith("file:")):
+        if text is None or _network_url(text):
             continue
         pieces = [text]
-        for sep in _SEPARATORS:
+        for sep in ",;=":
             pieces = [p for piece in pieces for p in piece.split(sep)]
+        pieces = [p for piece in pieces if not _network_url(piece) for p in piece.split(":")]
         found.extend((p, "part") for p in pieces if p and p != text)
     return found
 
