@@ -195,7 +195,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
-    store.prune(check, settings.keep, holding=rd if rd.locked else None)
+    store.prune(check, settings.keep, holding=rd if rd.locked else None,
+                max_age_days=settings.max_age_days, max_bytes=settings.max_bytes)
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
@@ -213,7 +214,8 @@ def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = No
         where = store.new_dir(alias)
     store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
     store.publish(where)
-    store.prune(alias, config.run.keep)
+    store.prune(alias, config.run.keep, max_age_days=config.run.max_age_days,
+                max_bytes=config.run.max_bytes)
     return where
 
 
@@ -239,6 +241,7 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
     outside them is named in a note (:mod:`ckdn.app._whence`).
     """
     target = config.get(name)
+    locked(config, (name,))
     if isinstance(target, Alias):
         if extra_args:
             raise UsageError(
@@ -257,7 +260,18 @@ def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
     """``ckdn run --all``: every atomic check in config order, all of them unless told to stop."""
     if not config.checks:
         raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
+    locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast))
+
+
+def locked(config: Config, names: Iterable[str]) -> None:
+    """Refuse checks changed since ``ckdn.lock.toml`` when a lock is required (one stat
+    when there is no lock file: :mod:`ckdn.app._locking` is loaded only beside one)."""
+    folder = os.path.dirname(config.path) if config.path is not None else config.cwd
+    if config.run.require_lock or os.path.exists(os.path.join(folder, "ckdn.lock.toml")):
+        from ckdn.app._locking import enforce
+
+        enforce(config, names)
 
 
 def _config_name(config: Config) -> str:
