@@ -89,7 +89,8 @@ def test_each_spelling_of_a_place_outside_is_blocked_naming_the_token_and_the_ru
     why = judge(tmp_path, command)
     assert why is not None
     assert why.startswith("blocked by the command policy (workspace): ")
-    assert token in why and rule in why
+    assert token in why
+    assert rule in why
 
 
 @pytest.mark.parametrize("secret", FORBIDDEN_HOME)
@@ -97,7 +98,8 @@ def test_the_home_secrets_are_blocked_even_when_the_cwd_is_home(tmp_path: Path,
                                                                 secret: str) -> None:
     child = {"HOME": str(tmp_path)}
     why = judge(tmp_path, f"cat {secret}/x", child=child)
-    assert why is not None and f"is under {tmp_path / secret}" in why
+    assert why is not None
+    assert f"is under {tmp_path / secret}" in why
     assert judge(tmp_path, f"cat ~/{secret}", child=child) is not None
 
 
@@ -109,7 +111,9 @@ def test_a_symlink_in_the_cwd_must_resolve_inside_it(tmp_path: Path) -> None:
     (tmp_path / "ok").symlink_to(tmp_path / "inside.txt")
     (tmp_path / "host").symlink_to("/etc/hostname")
     why = judge(tmp_path, "cat leak")
-    assert why is not None and "'leak' resolves outside" in why and "through a link" in why
+    assert why is not None
+    assert "'leak' resolves outside" in why
+    assert "through a link" in why
     assert "is under /etc" in (judge(tmp_path, "cat host") or "")
     assert "is under /etc" in (judge(tmp_path, "cat --file=host") or "")
     assert judge(tmp_path, "cat ok inside.txt") is None
@@ -126,7 +130,8 @@ def test_a_runs_dir_outside_the_cwd_is_allowed_for_run_dir(tmp_path: Path) -> No
 @pytest.mark.parametrize("name", ["LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"])
 def test_an_env_that_loads_code_into_the_program_is_refused(tmp_path: Path, name: str) -> None:
     why = judge(tmp_path, "true", env=f'env = {{ {name} = "x.so" }}')
-    assert why is not None and f"env sets {name}" in why
+    assert why is not None
+    assert f"env sets {name}" in why
 
 
 def test_an_absolute_program_runs_only_from_the_cwd_or_the_checks_path(tmp_path: Path) -> None:
@@ -136,7 +141,8 @@ def test_an_absolute_program_runs_only_from_the_cwd_or_the_checks_path(tmp_path:
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
     why = judge(tmp_path, str(program))
-    assert why is not None and "outside the working directory and in no directory on the" \
+    assert why is not None
+    assert "outside the working directory and in no directory on the" \
         " check's PATH" in why
     assert judge(tmp_path, str(program), child={"PATH": f"/usr/bin:{tools}"}) is None
     assert judge(tmp_path, str(program), env=f'env = {{ PATH = "{tools}" }}',
@@ -163,10 +169,12 @@ def test_the_allowlist_admits_its_prefixes_then_confines_their_paths(tmp_path: P
     assert judge(tmp_path, ".venv/bin/ruff check src", run=run) is None
     assert judge(tmp_path, "python -m pytest", run=run) is None
     why = judge(tmp_path, "ruff format .", run=run)
-    assert why is not None and "starts with none of [run.command_allowlist] prefixes" in why
+    assert why is not None
+    assert "starts with none of [run.command_allowlist] prefixes" in why
     assert judge(tmp_path, "ruffian check", run=run) is not None  # words, not characters
     why = judge(tmp_path, "ruff check /etc", run=run)
-    assert why is not None and why.startswith("blocked by the command policy (allowlist): ")
+    assert why is not None
+    assert why.startswith("blocked by the command policy (allowlist): ")
     assert "is under /etc" in why
 
 
@@ -232,14 +240,16 @@ def test_a_blocked_command_leaves_an_empty_log_rc_126_and_a_note_and_never_ran(
     proc = project.ckdn("run", "leak")
     assert proc.returncode == 126, proc.stderr
     doc = project.digest(proc)
-    assert doc["status"] == "error" and doc["rc"] == 126
+    assert doc["status"] == "error"
+    assert doc["rc"] == 126
     assert any("blocked by the command policy (workspace): argument '/etc/hostname' is under"
                " /etc" in note for note in doc["notes"])
     run_dir = project.root / doc["run_dir"]
     assert (run_dir / "full.log").read_bytes() == b""
     assert not marker.exists()
     meta = json.loads((run_dir / "meta.json").read_text())
-    assert meta["rc"] == 126 and meta["log_bytes"] == 0
+    assert meta["rc"] == 126
+    assert meta["log_bytes"] == 0
 
 
 def test_real_tools_run_under_the_default_policy(project: Project) -> None:
@@ -268,3 +278,38 @@ def test_a_runs_dir_outside_the_project_takes_the_report_of_a_real_run(
     proc = project.ckdn("run", "py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (runs / "latest" / "out.txt").read_text() == "x"
+
+
+# -- doctor and run: one function, one verdict ----------------------------------------------
+
+AGREEMENT = [
+    "true",
+    "true /etc/hostname",
+    "true {run_dir}/report.json --out={run_dir}/x",
+    "true ../elsewhere",
+    "true -I/etc",
+    "true leak",
+    "/bin/true",
+    f"{sys.executable} -c pass",
+    "true --config=file:///etc/passwd",
+    "true ~/.ssh/id_rsa",
+]
+
+
+@pytest.mark.parametrize("command", AGREEMENT)
+def test_doctor_and_run_give_every_command_the_same_verdict(tmp_path: Path, command: str) -> None:
+    from ckdn import app
+    from ckdn.app.doctor import diagnose
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "leak").symlink_to(tmp_path)
+    runs = f'runs_dir = "{tmp_path / "runs"}"'  # outside the cwd: {run_dir} is still allowed
+    config = config_of(project, command, runs)
+    report = diagnose(config)  # type: ignore[arg-type]
+    [verdict_of] = report["checks"]
+    outcome = app.run(config, "c")  # type: ignore[arg-type]
+    blocked = [n for n in outcome.digest.get("notes", []) if n.startswith("blocked by")]
+    assert (verdict_of["verdict"] == "blocked") == (outcome.exit_code == 126) == bool(blocked)
+    if blocked:
+        assert blocked == [verdict_of["reason"]]
