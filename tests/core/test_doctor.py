@@ -13,9 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import ckdn
+from ckdn.schema import load_schema
 from tests.project import clean_env
 
 PY = sys.executable
@@ -98,6 +100,7 @@ def test_the_projects_own_config_is_sound_under_doctor() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["problems"] == []
+    jsonschema.Draft202012Validator(load_schema("ckdn.doctor/1")).validate(doc)
     assert {c["name"]: c["verdict"] for c in doc["checks"]} == {
         "ruff": "allowed", "mypy": "allowed", "layers": "allowed", "pytest": "allowed"}
 
@@ -129,6 +132,7 @@ def test_each_static_problem_is_one_line_with_its_level_and_rule(
         tmp_path: Path, table: str, level: str, rule: str, fragment: str) -> None:
     proc = doctor_in(tmp_path, f"[check.c]\n{table}\n", "--json")
     doc = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator(load_schema("ckdn.doctor/1")).validate(doc)
     assert [(p["level"], p["rule"], p["check"]) for p in doc["problems"]] == [(level, rule, "c")]
     assert fragment in doc["problems"][0]["message"]
     assert proc.returncode == (1 if level == "error" else 0)

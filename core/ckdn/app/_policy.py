@@ -110,6 +110,24 @@ def _allowed_prefix(prefixes: Sequence[str], argv: Sequence[str], run_dir: str) 
     return False
 
 
+#: The forbidden places for a set of home directories: (as shown, as a path), each also
+#: as its real path where that differs (``/etc`` is ``/private/etc`` on macOS). Made
+#: once per process and set of homes (an alias asks for every member).
+_FORBIDDEN: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+
+
+def _forbidden(homes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    found = _FORBIDDEN.get(homes)
+    if found is None:
+        places = [*FORBIDDEN_ROOTS, *(f"{h.rstrip('/')}/{d}" for h in homes
+                                      for d in FORBIDDEN_HOME)]
+        pairs = [(p, p) for p in places]
+        pairs.extend((p, real) for p in places
+                     for real in (_plain(os.path.realpath(p)),) if real != p)
+        found = _FORBIDDEN[homes] = tuple(pairs)
+    return found
+
+
 def _plain(path: str) -> str:
     """Normalised, with POSIX's two leading slashes (``//etc``) made one."""
     path = os.path.normpath(path)
@@ -125,31 +143,57 @@ class _Rules:
 
     def __init__(self, cwd: str, run_dir: str, env: Mapping[str, str]) -> None:
         self.cwd = _plain(cwd)
-        self.roots = (self.cwd, _plain(run_dir))
-        self.real_roots = tuple(_plain(os.path.realpath(r)) for r in self.roots)
+        self.run_dir = _plain(run_dir)
         self.env = env
-        homes = {h for h in (os.environ.get("HOME"), env.get("HOME")) if h}
-        homes.add(os.path.expanduser("~"))
-        self.forbidden = (*FORBIDDEN_ROOTS, *(os.path.join(_plain(h), d)
-                                              for h in sorted(homes) for d in FORBIDDEN_HOME))
-        self.real_forbidden: tuple[str, ...] | None = None
+        self._roots: tuple[tuple[str, str], ...] | None = None
+        self._forbidden: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def roots(self) -> tuple[tuple[str, str], ...]:
+        """(cwd, its real path) and (run dir, its real path): made when a path needs them."""
+        if self._roots is None:
+            self._roots = tuple((root, _plain(os.path.realpath(root)))
+                                for root in (self.cwd, self.run_dir))
+        return self._roots
+
+    @property
+    def real_roots(self) -> tuple[str, ...]:
+        return tuple(real for _, real in self.roots)
 
     def forbidden_place(self, path: str) -> str | None:
-        for place in self.forbidden:
-            if _under(path, place):
-                return place
-        if self.real_forbidden is None:  # /etc may itself be a link somewhere (macOS)
-            self.real_forbidden = tuple(_plain(os.path.realpath(p)) for p in self.forbidden)
-        for place, real in zip(self.forbidden, self.real_forbidden, strict=True):
+        if self._forbidden is None:
+            homes = {h for h in (os.environ.get("HOME"), self.env.get("HOME")) if h}
+            homes.add(os.path.expanduser("~"))
+            self._forbidden = _forbidden(tuple(sorted(_plain(h) for h in homes)))
+        for place, real in self._forbidden:
             if _under(path, real):
                 return place
         return None
+
+    def resolve(self, lexical: str) -> str:
+        """``os.path.realpath(lexical)``, cheaply for a path under a root: only what lies
+        below the root is looked at (one ``lstat`` per part, until one does not exist)."""
+        for root, real in self.roots:
+            if not _under(lexical, root):
+                continue
+            rest = lexical[len(root):].strip("/")
+            path = root
+            for part in rest.split("/") if rest else ():
+                path = f"{path.rstrip('/')}/{part}"
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    break  # nothing more exists: no link further down
+                if mode & 0o170000 == 0o120000:  # a symlink: resolve it all
+                    return _plain(os.path.realpath(lexical))
+            return real if not rest else f"{real.rstrip('/')}/{rest}"
+        return _plain(os.path.realpath(lexical))
 
     def executable(self, program: str) -> str | None:
         if "/" not in program:
             return None  # looked up on the check's PATH, as the runner will
         lexical = _plain(os.path.join(self.cwd, program))
-        real = _plain(os.path.realpath(lexical))
+        real = self.resolve(lexical)
         for path in (lexical, real):
             place = self.forbidden_place(path)
             if place is not None:
@@ -190,7 +234,7 @@ class _Rules:
             pathlike = "/" in candidate or candidate.startswith(("~", ".."))
             if not pathlike and not os.path.lexists(lexical):
                 continue  # a word, not a path in the cwd
-            real = _plain(os.path.realpath(lexical))
+            real = self.resolve(lexical)
             shown = f"{what} {value!r}" + (f" of {token!r}" if value != token else "")
             for path in (lexical, real):
                 place = self.forbidden_place(path)
