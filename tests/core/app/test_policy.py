@@ -313,3 +313,20 @@ def test_doctor_and_run_give_every_command_the_same_verdict(tmp_path: Path, comm
     assert (verdict_of["verdict"] == "blocked") == (outcome.exit_code == 126) == bool(blocked)
     if blocked:
         assert blocked == [verdict_of["reason"]]
+
+
+@given(name=st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12).filter(
+           lambda n: n != "sub"),
+       target=st.sampled_from(["/etc", "/etc/hostname", "/proc/self", "/dev", "/tmp", "/"]),
+       wrap=st.sampled_from(["{}", "./{}", "{}/", "{}/x", "-I{}", "--x={}", "--x=a:{}/y",
+                             "sub/../{}", "./sub/../{}/z"]))
+@HYPOTHESIS
+def test_no_spelling_of_a_symlink_out_of_the_cwd_is_ever_allowed(name: str, target: str,
+                                                                 wrap: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="policy-links-") as tmp:
+        root = Path(tmp)
+        (root / "sub").mkdir()
+        (root / name).symlink_to(target)
+        assert judge(root, ["tool", wrap.format(name)]) is not None, (name, target, wrap)
