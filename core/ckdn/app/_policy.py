@@ -10,7 +10,8 @@ run gets an empty ``full.log``, rc 126 and a note naming the token and the rule
 * ``workspace`` (the default): every path-like token of the argv must resolve,
   symlinks followed, inside the working directory or the run's own dir. A token
   is read whole, as the value of ``--opt=value``, as the value glued to a short
-  option (``-I/etc``), and split at ``:``, ``,``, ``;`` and ``=`` (``xml:/etc/x``);
+  option (``-I/etc``), as the file of ``@file``, and split at ``:``, ``,``, ``;``
+  and ``=`` (``xml:/etc/x``);
   a bare word is a path only when it names an entry of the cwd (a symlink there
   must resolve inside). ``/etc``, ``/proc``, ``/sys``, ``/dev`` and ``~/.ssh``,
   ``~/.aws``, ``~/.gnupg``, ``~/.netrc``, ``~/.docker``, ``~/.kube`` are never
@@ -255,6 +256,8 @@ def _network_url(text: str) -> bool:
 def _values(token: str) -> list[tuple[str, str]]:
     """Every string in ``token`` that may name a path, and what it is, for the note."""
     found = [(token, "argument")]
+    if token.startswith("@") and len(token) > 1:  # a response file: gcc, javac, pip's -r kin
+        found.append((token[1:], "response file"))
     value = None
     if token.startswith("--") and "=" in token:
         value = token.split("=", 1)[1]

@@ -81,6 +81,7 @@ def test_ordinary_commands_are_allowed_by_the_workspace_policy(tmp_path: Path,
     ("tool --cov-report=xml:/sys/x", "part '/sys/x'", "is under /sys"),
     ("tool -o/dev/tcp/1.2.3.4/80", "'/dev/tcp/1.2.3.4/80'", "is under /dev"),
     ("tool file:///etc/passwd", "'/etc/passwd'", "is under /etc"),
+    ("gcc @/etc/opts x.c", "response file '/etc/opts' of '@/etc/opts'", "is under /etc"),
     ("cat ../outside.txt", "'../outside.txt'", "resolves outside the working directory"),
     ("cat /tmp", "'/tmp'", "resolves outside the working directory"),
 ])
@@ -205,7 +206,7 @@ def spellings(draw: st.DrawFn, cwd: str) -> str:
             depth = len(Path(cwd).parts) - 1 + draw(st.integers(0, 3))
             target = "../" * depth + target.lstrip("/")
     wrap = draw(st.sampled_from(["{}", "-I{}", "-o{}", "--x={}", "--cov-report=xml:{}",
-                                 "--files=a,{}", "-D=a:{}", "file://{}"]))
+                                 "--files=a,{}", "-D=a:{}", "file://{}", "@{}"]))
     return wrap.format(target)
 
 
