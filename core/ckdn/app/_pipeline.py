@@ -20,7 +20,7 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
-from ckdn.app._policy import blocked_run, child_env, verdict
+from ckdn.app._policy import blocked_run, child_env, locked, verdict
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
@@ -262,16 +262,6 @@ def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
         raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
     locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast))
-
-
-def locked(config: Config, names: Iterable[str]) -> None:
-    """Refuse checks changed since ``ckdn.lock.toml`` when a lock is required (one stat
-    when there is no lock file: :mod:`ckdn.app._locking` is loaded only beside one)."""
-    folder = os.path.dirname(config.path) if config.path is not None else config.cwd
-    if config.run.require_lock or os.path.exists(os.path.join(folder, "ckdn.lock.toml")):
-        from ckdn.app._locking import enforce
-
-        enforce(config, names)
 
 
 def _config_name(config: Config) -> str:

@@ -40,11 +40,12 @@ from ckdn.process import RC_NOT_EXECUTABLE, Exit, Ran
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from ckdn.config import Check, Config
 
-__all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "blocked_run", "verdict"]
+__all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "LOCK_REQUIRED", "blocked_run",
+           "child_env", "locked", "verdict"]
 
 FORBIDDEN_ROOTS = ("/etc", "/proc", "/sys", "/dev")
 FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
@@ -306,3 +307,27 @@ def child_env(config: Config, check: Check, name: str, run_dir: str,
     env["CKDN_RUN_DIR"] = run_dir
     env["CKDN_CHECK"] = name
     return env
+
+
+#: The line a lock file written from a config with ``require_lock = true`` holds (the
+#: SHA-256 of ``true``; :mod:`ckdn.app._locking` writes it, a test holds the two together).
+LOCK_REQUIRED = (b'require_lock = "sha256:'
+                 b'b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b"')
+
+
+def locked(config: Config, names: Iterable[str]) -> None:
+    """Refuse checks changed since ``ckdn.lock.toml`` when a lock is required, by the config
+    or by the lock (:mod:`ckdn.app._locking`). Without a lock file this is one ``stat``; beside
+    one that requires nothing, one small read: the lock module loads only when it must judge."""
+    folder = os.path.dirname(config.path) if config.path is not None else config.cwd
+    required = config.run.require_lock
+    if not required:
+        try:
+            with open(os.path.join(folder, "ckdn.lock.toml"), "rb") as handle:
+                required = LOCK_REQUIRED in handle.read(1 << 20)
+        except OSError:  # no lock file (or none readable: verify-config says why)
+            return
+    if required:
+        from ckdn.app._locking import enforce
+
+        enforce(config, names)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ckdn.store._reading import RunInfo
     from ckdn.store._store import Pruner
 
-__all__ = ["collect", "expired", "run_bytes"]
+__all__ = ["collect", "expired", "run_bytes", "sweep_trash"]
 
 _DAY = 86400.0
 
@@ -100,3 +100,23 @@ def collect(runs: Sequence[RunInfo], pruner: Pruner, keep: int,
         if dry_run or pruner.remove_run(info):
             removed.append(info.path)
     return removed
+
+
+def sweep_trash(pruner: Pruner) -> None:
+    """Remove what an interrupted prune left behind (its ``.pruning.*`` entries)."""
+    from ckdn.store._store import TRASH_PREFIX
+
+    try:
+        names = os.listdir(pruner.runs_dir)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise pruner.unremovable(pruner.runs_dir, exc) from exc
+    from ckdn._lite.rmtree import rmtree
+
+    for name in names:
+        if name.startswith(TRASH_PREFIX):
+            try:
+                rmtree(os.path.join(pruner.runs_dir, name))
+            except OSError as exc:
+                raise pruner.unremovable(os.path.join(pruner.runs_dir, name), exc) from exc

@@ -319,13 +319,13 @@ class Store:
         then sweep what an interrupted prune left behind; ``dry_run`` removes nothing and
         returns what would go."""
         validate_keep(keep)
-        from ckdn.store._retention import collect
+        from ckdn.store._retention import collect, sweep_trash
 
         pruner = self._pruner()
         removed = collect(self.runs(), pruner, keep, self._protect, max_age_days=max_age_days,
                           max_bytes=max_bytes, dry_run=dry_run)
         if not dry_run:
-            pruner.sweep_trash()
+            sweep_trash(pruner)
         return removed
 
     def _protect(self, check: str) -> set[str]:
@@ -391,19 +391,3 @@ class Pruner:
         except OSError as exc:
             raise self.unremovable(info.path, exc) from exc
         return True
-
-    def sweep_trash(self) -> None:
-        try:
-            names = os.listdir(self.runs_dir)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise self.unremovable(self.runs_dir, exc) from exc
-        from ckdn._lite.rmtree import rmtree
-
-        for name in names:
-            if name.startswith(TRASH_PREFIX):
-                try:
-                    rmtree(os.path.join(self.runs_dir, name))
-                except OSError as exc:
-                    raise self.unremovable(os.path.join(self.runs_dir, name), exc) from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from ckdn.app import load_config
 from ckdn.errors import RefusedError
-from tests.project import Project
+from tests.project import Project, clean_env
 
 CONFIG = """\
 [run]
@@ -171,3 +172,24 @@ def test_a_host_running_through_the_door_is_refused_the_same(project: Project) -
         app.run(config, "all")
     with pytest.raises(RefusedError):
         app.run_all(config)
+
+
+def test_the_run_path_recognises_a_required_lock_by_the_line_the_lock_writes(
+        project: Project) -> None:
+    from ckdn.app._locking import render
+    from ckdn.app._policy import LOCK_REQUIRED
+
+    write(project, run="require_lock = true")
+    assert LOCK_REQUIRED.decode() in render(load_config(project.root)).splitlines()
+    write(project)
+    assert LOCK_REQUIRED.decode() not in render(load_config(project.root))
+
+
+def test_a_lock_that_requires_nothing_costs_a_run_no_lock_module(project: Project) -> None:
+    write(project)
+    project.ckdn("lock-config")
+    code = ("import sys; from ckdn.cli import main; main(['run', 'lint']);"
+            " print('ckdn.app._locking' in sys.modules, 'hashlib' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True,
+                          text=True, check=False, env=clean_env())
+    assert proc.stdout.splitlines()[-1] == "False False"
