@@ -331,3 +331,16 @@ def test_no_spelling_of_a_symlink_out_of_the_cwd_is_ever_allowed(name: str, targ
         (root / "sub").mkdir()
         (root / name).symlink_to(target)
         assert judge(root, ["tool", wrap.format(name)]) is not None, (name, target, wrap)
+
+
+_SAFE = st.text("abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8).filter(
+    lambda part: part not in {"-", "--"} and not part.startswith("-"))
+
+
+@given(parts=st.lists(_SAFE, min_size=1, max_size=5), dot=st.booleans(),
+       wrap=st.sampled_from(["{}", "--x={}", "-I{}", "--cov-report=xml:{}", "{{run_dir}}/{}"]))
+@HYPOTHESIS
+def test_a_path_inside_the_project_or_the_run_dir_is_always_allowed(
+        tmp_path: Path, parts: list[str], dot: bool, wrap: str) -> None:
+    path = ("./" if dot else "") + "/".join(parts)
+    assert judge(tmp_path, ["tool", wrap.format(path)]) is None, path
