@@ -299,7 +299,7 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
     keep = config.run.keep if args.keep is None else args.keep
     removed = prune_runs(config, args.keep, dry_run=args.dry_run)
     kept = (f"kept up to {keep} finished runs per check" if keep else
-            "kept every run ([run].keep = 0 means never prune; pass --keep N)")
+            "no limit by count ([run].keep = 0 means never prune by count; pass --keep N)")
     for path in removed if args.dry_run else ():
         _out(f"would remove {path}")
     did = "would remove" if args.dry_run else "removed"
