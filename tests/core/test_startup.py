@@ -140,3 +140,24 @@ def test_a_config_beyond_plain_toml_is_read_by_tomllib(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "pass"
     assert "tomllib" in loaded
+
+
+GUARDED_CONFIG = """\
+[run]
+keep = 3
+inherit_env = false
+
+[check.ok]
+command = "true ./src {run_dir}/report.json --out={run_dir}/x -Iinclude xml:cov.xml"
+parser = "generic"
+"""
+
+
+def test_the_command_policy_and_a_minimal_env_load_nothing_costly(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(GUARDED_CONFIG)
+    (tmp_path / "src").mkdir()
+    for _ in range(5):
+        proc, loaded = loaded_by_ckdn(tmp_path, "run", "ok")
+        assert proc.returncode == 0, proc.stderr
+    assert {name for name in loaded if name.startswith("ckdn")} == RUN_PATH
+    assert sorted(loaded.intersection(COSTLY)) == []
