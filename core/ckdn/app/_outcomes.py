@@ -62,19 +62,17 @@ def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[st
 def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
     """The outcomes of a ``tests.jsonl``; UsageError naming the file for one ckdn did not write."""
     import json
-    import stat
 
     from ckdn.parsers.outcomes import OUTCOMES
+    from ckdn.regular import open_regular
 
     known = frozenset(OUTCOMES)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_regular(path)
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     out: dict[str, str] = {}
     with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"{shown}: cannot read: not a regular file")
         total = -1
         for number, raw in enumerate(iter(lambda: handle.readline(_MAX_LINE + 1), b""), 1):
             try:

@@ -137,13 +137,12 @@ def read_source_state(run_dir: str) -> str | None:
     """The state a run recorded in its ``source.json``; ``None`` for none or a bad file."""
     import json
 
-    path = os.path.join(run_dir, SOURCE_FILE)
+    from ckdn.regular import read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(os.path.join(run_dir, SOURCE_FILE), 4096)
     except OSError:
         return None
-    with open(fd, "rb") as handle:
-        data = handle.read(4096)
     try:
         doc = json.loads(data)
     except ValueError:

@@ -11,10 +11,8 @@ time, since what says how to read them (the schema) is written after them.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 
 from ckdn.parsers._jsonreport import kind_of
 from ckdn.parsers._jsonstream import JsonStream
@@ -39,18 +37,12 @@ def no_constant(name: str) -> Any:
 def open_no_follow(path: str | os.PathLike[str]) -> int:
     """A descriptor of the regular file at ``path``; :class:`ValueError` for a symlink or
     anything else (a FIFO does not block the open: ``O_NONBLOCK``)."""
-    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_CLOEXEC", 0))
+    from ckdn.regular import NotRegular, open_regular
+
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(path):
-            raise ValueError("it is a symlink: refused (never read through a symlink)") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError("not a regular file: refused")
-    return fd
+        return open_regular(path)
+    except NotRegular as exc:
+        raise ValueError(f"{exc.strerror}: refused") from None
 
 
 def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
@@ -60,21 +52,15 @@ def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
     than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
     does not block the open (``O_NONBLOCK``), it is refused like any non-file.
     """
-    fd = open_no_follow(path)
+    from ckdn.regular import NotRegular, read_regular
+
     try:
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
+        data = read_regular(path, limit)
+    except NotRegular as exc:
+        raise ValueError(f"{exc.strerror}: refused") from None
+    if len(data) > limit:
         raise ValueError(f"larger than {limit} bytes")
-    return b"".join(chunks)
+    return data
 
 
 def json_bytes(data: bytes) -> Any:

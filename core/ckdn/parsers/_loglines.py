@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import codecs
 import errno
-import os
-import stat
 
 from ckdn.documents.textcap import Cut
 
@@ -51,19 +49,15 @@ def open_log(path: str) -> IO[bytes]:
     Raises ``FileNotFoundError`` for a missing log and ``OSError`` naming the refusal
     for a symlink or anything that is not a regular file (a FIFO would block forever).
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
-        | getattr(os, "O_CLOEXEC", 0)
+    from ckdn.regular import NotRegular, open_regular
+
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
-            raise OSError(exc.errno, "full.log is a symlink, not followed") from None
-        raise
-    handle = open(fd, "rb")  # noqa: SIM115 - the caller closes it
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        handle.close()
-        raise OSError(errno.EINVAL, "full.log is not a regular file, not read")
-    return handle
+        fd = open_regular(path)
+    except NotRegular as exc:
+        symlink = exc.errno in (errno.ELOOP, errno.EMLINK)
+        raise OSError(exc.errno, "full.log is a symlink, not followed" if symlink
+                      else "full.log is not a regular file, not read") from None
+    return open(fd, "rb")
 
 
 def count_lines(path: str) -> int:

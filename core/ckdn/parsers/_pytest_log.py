@@ -49,9 +49,10 @@ def stopped(rc: int) -> bool:
 
 def _tail_lines(log_path: str) -> list[str]:
     """The last lines of the log, decoded leniently; none when it cannot be read."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    from ckdn.regular import open_regular
+
     try:
-        fd = os.open(log_path, flags)
+        fd = open_regular(log_path)
     except OSError:
         return []
     try:

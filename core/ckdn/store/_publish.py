@@ -12,8 +12,8 @@ pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
 from __future__ import annotations
 
 import os
-import stat
 
+from ckdn.regular import read_regular
 from ckdn.store._names import parse_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -114,20 +114,11 @@ def published(runs_dir: str) -> list[str]:
         pass  # absent, or not a symlink: not published that way
     try:
         # Never through a symlink, never blocking on a FIFO planted under that name.
-        fd = os.open(os.path.join(runs_dir, LATEST_FILE),
-                     os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-        try:
-            data = os.pread(fd, _SMALL_READ, 0) if _is_regular(fd) else b""
-        finally:
-            os.close(fd)
+        data = read_regular(os.path.join(runs_dir, LATEST_FILE), _SMALL_READ)
     except OSError:  # absent, unreadable, a symlink: the symlink or a listing decides
         return names
     names.extend(data.decode("utf-8", "surrogateescape").splitlines()[:1])
     return names
-
-
-def _is_regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def _swap_symlink(name: str, tmp: str, link: str) -> bool:

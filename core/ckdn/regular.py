@@ -1,0 +1,75 @@
+"""Opening a file ckdn reads as evidence: a regular file, never through a symlink.
+
+Everything in a run dir, a runs dir or a shard copied from CI may be planted:
+``full.log`` as a symlink to a secret, ``digest.json`` as a FIFO that blocks
+the reader forever. So every reader opens its file the one way here: without
+following a symlink (``O_NOFOLLOW``), without blocking on a FIFO
+(``O_NONBLOCK``), not inherited by a child (``O_CLOEXEC``), and keeps it only
+when it is a regular file. What is refused is an :class:`NotRegular` (an
+``OSError``, so a caller that treats any unreadable file alike needs nothing
+more) whose text says why in words a reader understands; each caller turns it
+into its own refusal (a note, a one-line error, an empty answer).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+__all__ = ["NotRegular", "open_regular", "read_regular"]
+
+_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+          | getattr(os, "O_CLOEXEC", 0))
+
+
+class NotRegular(OSError):
+    """The file is a symlink, or not a regular file: refused, not read."""
+
+
+def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None) -> int:
+    """A descriptor of the regular file at ``path`` (relative to ``dir_fd`` if given).
+
+    ``FileNotFoundError`` for a missing file, :class:`NotRegular` for a symlink or
+    anything but a regular file, ``OSError`` for any other failure to open it.
+    """
+    try:
+        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and _is_link(path, dir_fd):
+            raise NotRegular(exc.errno, "it is a symlink, and ckdn reads nothing through "
+                                        "one") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(path: str | os.PathLike[str], dir_fd: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *,
+                 dir_fd: int | None = None) -> bytes:
+    """At most ``limit`` bytes of the regular file at ``path`` (:func:`open_regular`);
+    one more byte than that is read, so a caller can tell a longer file (``len > limit``)."""
+    fd = open_regular(path, dir_fd=dir_fd)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
