@@ -25,6 +25,7 @@ from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
+from ckdn.redact import Redaction
 from ckdn.store import Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -154,7 +155,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, publish: bool = True,
          notes: Sequence[str] = (), env_keys: Iterable[str] = (),
-         gating: Gating | None = None,
+         gating: Gating | None = None, env: Mapping[str, str] | None = None,
          every: Callable[[], Sequence[Finding]] | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
@@ -165,18 +166,22 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
     gate never changes the status. A red run with findings gets ``findings.jsonl``
     (:mod:`ckdn.app._findings`; ``every`` reads all of them again when the parser kept fewer).
+    ``env``: what the command ran with (default ours), whose secrets :mod:`ckdn.redact` hides.
     """
     verdict = reconcile(exit, result)
     gated = gating(verdict.status, result) if gating is not None else None
+    redaction = Redaction(config.run.redact, env)
     if verdict.status != PASS and result.total > 0:
         from ckdn.app._findings import record_findings
 
         notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
-                                          result=result, gated=gated, every=every)]
-    if gated is not None:
-        result = gated.result
+                                          result=result, gated=gated, every=every,
+                                          redaction=redaction)]
+    log_sha256, log_bytes = redaction.sealed_log(os.path.join(rd.path, LOG), store.write_atomic,
+                                                 log_sha256, log_bytes)  # [run.redact].full_log
+    result = gated.result if gated is not None else result
     shown = store.display(rd.path)
-    meta = build_meta(check=check, argv=argv, exit=exit, started_at=started_at,
+    meta = build_meta(check=check, argv=redaction.argv(argv), exit=exit, started_at=started_at,
                       finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
                       parser=parser, env_keys=env_keys)
     store.write_atomic(os.path.join(rd.path, "meta.json"), canonical(meta) + b"\n")
@@ -190,7 +195,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
                           bounds=bounds, notes=[*rd.notes, *exit.notes, *notes],
                           gate=gated.gate if gated is not None else None,
                           baseline=gated.baseline if gated is not None else None,
-                          baselined=gated.baselined if gated is not None else ())
+                          baselined=gated.baselined if gated is not None else (),
+                          redaction=redaction)
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
@@ -295,7 +301,11 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         child = child_env(check, name, run_dir, env)
-        notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
+        notes: tuple[str, ...] = ()
+        if host_bins is not None:  # a host's run: where its program was found
+            from ckdn.app._whence import host_notes
+
+            notes = host_notes(argv[0], child, str(config.cwd), host_bins)
         ran = run_process(argv, cwd=config.cwd, env=child,
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
                           label=name, stop=stop, on_spawn=rd.record_child)
@@ -312,16 +322,8 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         exit=ran.exit, result=result, started_at=ran.started_at,
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
-                        notes=notes, env_keys=check.env, gating=gating,
+                        notes=notes, env_keys=check.env, gating=gating, env=child,
                         every=every_finding(config, check, run_dir, ran.exit.rc))
-
-
-def _host_notes(program: str, env: Mapping[str, str], config: Config,
-                host_bins: Sequence[str]) -> tuple[str, ...]:
-    from ckdn.app._whence import outside_note  # lazy: only a host's run asks
-
-    note = outside_note(program, env, str(config.cwd), host_bins)
-    return () if note is None else (note,)
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,

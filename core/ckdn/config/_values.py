@@ -11,6 +11,8 @@ from types import MappingProxyType
 
 from ckdn._lite.record import Record, record
 from ckdn.errors import UsageError
+from ckdn.redact import DEFAULT as DEFAULT_REDACT
+from ckdn.redact import RedactSettings
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -27,20 +29,22 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 @record
 class RunSettings(Record):
     """The ``[run]`` table; ``runs_dir`` and ``baseline`` are absolute, taken from the
-    invocation cwd (``baseline`` None: no baseline gate)."""
+    invocation cwd (``baseline`` None: no baseline gate); ``redact`` is ``[run].redact``."""
 
-    __slots__ = ("baseline", "keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
+    __slots__ = ("baseline", "keep", "log_tail_lines", "max_snippet_lines", "redact",
+                 "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
     max_snippet_lines: int
     log_tail_lines: int
     baseline: str | None
+    redact: RedactSettings
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
-                 baseline: str | None = None) -> None:
-        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline)
+                 baseline: str | None = None, redact: RedactSettings = DEFAULT_REDACT) -> None:
+        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline, redact)
 
 
 @record
