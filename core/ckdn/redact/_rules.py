@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["BUILTIN", "ENTROPY", "PatternRule", "compile_user"]
 
 #: Characters of base64 (standard and URL-safe), the body of most tokens.
-_B64 = "A-Za-z0-9+/_-"
+_B64 = "A-Za-z0-9+/=_-"
 
 
 class PatternRule:
@@ -127,7 +127,7 @@ BUILTIN: tuple[PatternRule, ...] = (
 
 #: The generic rule, off by default: a long token mixing cases and digits with
 #: high Shannon entropy. It also takes base64 test data and random ids, hence off.
-ENTROPY = PatternRule(ENTROPY_RULE, (), rf"[{_B64}=]{{24,}}")
+ENTROPY = PatternRule(ENTROPY_RULE, (), rf"[{_B64}]{{24,}}")
 #: The bits per character an ENTROPY match needs.
 ENTROPY_BITS = 4.0
 
