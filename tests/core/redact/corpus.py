@@ -99,7 +99,8 @@ def secrets() -> list[Secret]:
     add("google-api-key", "requests.get('https://maps.googleapis.com/maps/api?key={s}')",
         "AIza" + _pick(rng, ALNUM + "-_", 35))
     add("npm-token", "npm ERR! 401 Unauthorized token {s}", "npm_" + _pick(rng, ALNUM, 36))
-    add("npm-token", "//registry.npmjs.org/:_authToken={s}", str(uuid.UUID(int=rng.getrandbits(128))))
+    add("npm-token", "//registry.npmjs.org/:_authToken={s}",
+        str(uuid.UUID(int=rng.getrandbits(128))))
     add("pypi-token", "twine upload --password {s} dist/*", "pypi-AgEIcHlwaS5vcmc"
         + _pick(rng, B64URL, 120))
     for template in ("E       assert response.json() == {{'token': '{s}'}}",

@@ -8,6 +8,7 @@ file's cut.
 from __future__ import annotations
 
 import io
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from ckdn.documents import _logtail
 from ckdn.documents._logtail import read_log_tail
 from ckdn.documents.textcap import LINE_WIDTH, MESSAGE_WIDTH, Cut, clean_line
-from ckdn.redact import RedactSettings, Redaction
+from ckdn.redact import Redaction, RedactSettings
 from ckdn.redact._stream import redacted_chunks
 from tests.core.redact.corpus import ENV_VALUES, env_secrets, near_misses, pem_blocks, secrets
 
@@ -62,7 +63,7 @@ def test_a_log_split_in_two_at_every_offset_is_redacted_as_if_whole() -> None:
 @given(st.lists(st.integers(0, len(LOG)), max_size=12))
 def test_a_log_read_in_any_pieces_is_redacted_as_if_whole(cuts: list[int]) -> None:
     edges = sorted({0, len(LOG), *cuts})
-    assert stream([LOG[a:b] for a, b in zip(edges, edges[1:], strict=False)]) == WHOLE
+    assert stream([LOG[a:b] for a, b in pairwise(edges)]) == WHOLE
 
 
 def test_a_key_block_across_read_blocks_is_redacted_as_if_whole() -> None:
