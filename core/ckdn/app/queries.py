@@ -123,13 +123,15 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
     configured: the string, or the array), ``timeout`` and ``options`` (its parser
     options) when set, plus ``description`` and ``requires``. An alias: ``name``,
     ``kind: "alias"``, ``members``, ``fail_fast``, ``description``. The values of a
-    check's ``env`` are never shown: they may be secrets.
+    check's ``env`` are never shown: they may be secrets. Neither are the secret-looking
+    values of a command (``--token=...``, a URL's password, a provider's token: the rules
+    of ``[run].redact``, :mod:`ckdn.redact`): a command with one is shown re-joined from
+    its redacted arguments.
     """
     rows: list[dict[str, Any]] = []
     for check in config.checks.values():
         row: dict[str, Any] = {"name": check.name, "kind": "atomic", "parser": check.parser,
-                               "command": (check.command if isinstance(check.command, str)
-                                           else list(check.command))}
+                               "command": _shown_command(config, check)}
         if check.timeout is not None:
             row["timeout"] = check.timeout
         if check.options:
@@ -146,6 +148,21 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
             row["description"] = alias.description
         rows.append(row)
     return sorted(rows, key=lambda row: str(row["name"]))
+
+
+def _shown_command(config: Config, check: Check) -> str | list[str]:
+    """A check's command as configured, unless a value in it looks secret."""
+    from ckdn.redact import Redaction
+
+    redaction = Redaction(config.run.redact, {**os.environ, **check.env})
+    shown = redaction.argv(check.argv)
+    if shown == list(check.argv):
+        return check.command if isinstance(check.command, str) else list(check.command)
+    if isinstance(check.command, str):
+        import shlex
+
+        return shlex.join(shown)
+    return shown
 
 
 def checks_of(config: Config, name: str) -> list[Check]:

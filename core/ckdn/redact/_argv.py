@@ -59,8 +59,9 @@ def redact_argv(argv: Sequence[str], redaction: Redaction) -> list[str]:
 def _token(token: str, program: str, redaction: Redaction) -> tuple[str, str]:
     """One token as shown, and what the next one is (see :func:`redact_argv`)."""
     head, equals, value = token.partition("=")
-    if equals and value and (secret_option(head) or (
-            head.isidentifier() and secret_name(head, redaction.settings.names))):
+    named = head.lstrip("-")
+    if equals and value and named.replace("-", "_").isidentifier() and (
+            secret_option(head) or (head == named and secret_name(head, redaction.settings.names))):
         return f"{head}={_hidden(redaction)}", ""
     if token.startswith("--") and not equals and secret_option(token):
         return token, "value"

@@ -1,0 +1,159 @@
+"""Real commands that print secrets, run by the real `ckdn`: what a reader gets is clean.
+
+The digest (printed and stored), `ckdn show` (text and JSON), meta.json's command,
+`ckdn checks` and findings.jsonl hide every secret; full.log keeps them (raw
+evidence) unless `[run.redact].full_log` asks otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import sys
+
+import pytest
+
+from tests.core.redact.corpus import pem_blocks, secrets
+from tests.project import Project, py
+
+CASES = secrets()
+KEY = pem_blocks()[0][1]
+ENV_SECRET = "s3cr3t-from-the-env-2026"
+CHECK_SECRET = "check-own-password-value"
+PRINTER = "\n".join([
+    "import os, sys",
+    f"for line in {[case.line for case in CASES]!r}: print(line)",
+    f"print('\\n'.join({KEY!r}))",
+    "print('from env:', os.environ['CI_DEPLOY_TOKEN'], os.environ['DB_PASSWORD'])",
+    "sys.exit(3)",
+])
+CONFIG = f"""\
+[run]
+log_tail_lines = 200
+
+[check.leaky]
+command = {json.dumps(py(PRINTER) + " --api-token=tok-in-argv-123 -p no:cacheprovider")}
+parser = "generic"
+env = {{ DB_PASSWORD = "{CHECK_SECRET}" }}
+"""
+ENV = {"CI_DEPLOY_TOKEN": ENV_SECRET}
+EVERY_SECRET = [case.secret for case in CASES] + KEY[1:-1] + [ENV_SECRET, CHECK_SECRET,
+                                                              "tok-in-argv-123"]
+
+
+def leaks(text: str) -> list[str]:
+    return [secret for secret in EVERY_SECRET if secret in text]
+
+
+@pytest.fixture
+def leaky(project: Project) -> Project:
+    project.config(CONFIG)
+    proc = project.ckdn("run", "leaky", env=ENV)
+    assert proc.returncode == 3, proc.stderr
+    project.printed = proc.stdout  # type: ignore[attr-defined]
+    return project
+
+
+def test_the_printed_and_stored_digest_hide_every_secret(leaky: Project) -> None:
+    printed = leaky.printed  # type: ignore[attr-defined]
+    assert leaks(printed) == []
+    stored = (leaky.runs / "latest" / "digest.json").read_text()
+    assert leaks(stored) == []
+    doc = json.loads(stored)
+    assert doc["rc"] == 3
+    assert doc["notes"][0].startswith("redacted ")
+    for rule in {case.rule for case in CASES} | {"env", "private-key"}:
+        assert f"{rule} " in doc["notes"][0], rule
+    assert any("[REDACTED:github-token]" in line for line in doc["log_tail"])
+
+
+def test_ckdn_show_hides_every_secret(leaky: Project) -> None:
+    for args in (("show",), ("show", "--json")):
+        proc = leaky.ckdn(*args, env=ENV)
+        assert proc.returncode == 0, proc.stderr
+        assert leaks(proc.stdout) == []
+        assert "[REDACTED:" in proc.stdout
+
+
+def test_meta_json_shows_the_command_with_its_secret_values_redacted(leaky: Project) -> None:
+    meta = json.loads((leaky.runs / "latest" / "meta.json").read_text())
+    assert leaks(json.dumps(meta)) == []
+    assert meta["command"][0] == sys.executable
+    assert meta["command"][-3:] == ["--api-token=[REDACTED:argv]", "-p", "no:cacheprovider"]
+    assert meta["env_keys"] == ["DB_PASSWORD"]
+    notes = json.loads((leaky.runs / "latest" / "digest.json").read_text())["notes"]
+    assert any(note.startswith("meta.json command: redacted ") for note in notes)
+
+
+def test_full_log_stays_raw_evidence(leaky: Project) -> None:
+    raw = (leaky.runs / "latest" / "full.log").read_bytes()
+    log = raw.decode()
+    assert set(leaks(log)) == set(EVERY_SECRET) - {"tok-in-argv-123"}  # all printed ones
+    meta = json.loads((leaky.runs / "latest" / "meta.json").read_text())
+    assert meta["log_sha256"] == hashlib.sha256(raw).hexdigest()
+
+
+def test_full_log_is_redacted_too_when_asked_and_meta_hashes_what_is_kept(
+        project: Project) -> None:
+    project.config(CONFIG.replace("[run]\n", "[run]\nredact = { full_log = true }\n"))
+    proc = project.ckdn("run", "leaky", env=ENV)
+    assert proc.returncode == 3, proc.stderr
+    log = (project.runs / "latest" / "full.log").read_bytes()
+    assert leaks(log.decode()) == []
+    printed = [case.line for case in CASES] + KEY + ["from env"]
+    assert log.count(b"\n") == "\n".join(printed).count("\n") + 1  # every line kept
+    meta = json.loads((project.runs / "latest" / "meta.json").read_text())
+    assert meta["log_sha256"] == hashlib.sha256(log).hexdigest()
+    assert meta["log_bytes"] == len(log)
+
+
+def test_redaction_can_be_turned_off(project: Project) -> None:
+    project.config(CONFIG.replace("[run]\n", "[run]\nredact = false\n"))
+    proc = project.ckdn("run", "leaky", env=ENV)
+    assert ENV_SECRET in proc.stdout
+    assert "redacted" not in proc.stdout
+
+
+def test_ckdn_checks_shows_no_secret_of_a_command(project: Project) -> None:
+    project.config(CONFIG)
+    for args in (("checks",), ("checks", "--json")):
+        proc = project.ckdn(*args, env=ENV)
+        assert proc.returncode == 0, proc.stderr
+        assert leaks(proc.stdout) == []
+        assert "--api-token=[REDACTED:argv]" in proc.stdout
+
+
+def test_a_command_without_secrets_is_shown_as_configured(project: Project) -> None:
+    project.config('[check.t]\ncommand = "pytest -p no:cacheprovider -q \'tests/a b.py\'"\n'
+                   'parser = "generic"\n')
+    proc = project.ckdn("checks", "--json")
+    command = json.loads(proc.stdout)["checks"][0]["command"]
+    assert command == "pytest -p no:cacheprovider -q 'tests/a b.py'"
+
+
+TEST_FILE = '''\
+def test_login():
+    token = "ghp_''' + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2" + '''"
+    assert token == "expected", f"bad token {token}"
+'''
+
+
+def test_a_real_pytest_runs_junit_messages_and_findings_file_are_redacted(
+        project: Project) -> None:
+    (project.root / "test_login.py").write_text(TEST_FILE)
+    command = (f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p no:randomly"
+               " --junitxml={run_dir}/junit.xml test_login.py")
+    project.config(f'[check.tests]\ncommand = {json.dumps(command)}\nparser = "pytest"\n'
+                   'junit = "{run_dir}/junit.xml"\n')
+    proc = project.ckdn("run", "tests")
+    assert proc.returncode == 1, proc.stderr
+    token = "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    doc = project.digest(proc)
+    assert token not in proc.stdout
+    assert doc["findings"][0]["id"] == "test_login.py::test_login"  # ids are never touched
+    assert "[REDACTED:github-token]" in doc["findings"][0]["message"]
+    findings = (project.runs / "latest" / "findings.jsonl").read_text()
+    assert token not in findings
+    assert "[REDACTED:github-token]" in findings
+    assert token in (project.runs / "latest" / "full.log").read_text()
