@@ -31,7 +31,7 @@ ARGV_RULE = "argv"
 _MYSQL = frozenset(PASSWORD_PROGRAMS - {"sshpass", "redis-cli", "curl", "wget", "docker",
                                         "podman", "openssl"})
 #: (program, short option): the next token (or the rest of this one) is a password.
-_SHORT = {"sshpass": "-p", "redis-cli": "-a", "docker": "-p", "podman": "-p"}
+_SHORT = {"sshpass": "-p", "redis-cli": "-a", "docker login": "-p", "podman login": "-p"}
 _USER = ("-u", "--user", "--proxy-user")  # curl and wget: user:password
 
 
@@ -43,6 +43,9 @@ def redact_argv(argv: Sequence[str], redaction: Redaction) -> list[str]:
         base = token.rpartition("/")[2]
         if base in PASSWORD_PROGRAMS and not token.startswith("-"):
             program, pending = base, ""
+            out.append(token)
+        elif program in ("docker", "podman") and token == "login":
+            program += " login"  # `docker run -p 8080:80` publishes a port
             out.append(token)
         elif pending == "value" and not token.startswith("-"):
             out.append(_hidden(redaction))
