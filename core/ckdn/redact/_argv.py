@@ -44,7 +44,7 @@ def redact_argv(argv: Sequence[str], redaction: Redaction) -> list[str]:
         if base in PASSWORD_PROGRAMS and not token.startswith("-"):
             program, pending = base, ""
             out.append(token)
-        elif program in ("docker", "podman") and token == "login":
+        elif program in ("docker", "podman") and token == "login":  # noqa: S105
             program += " login"  # `docker run -p 8080:80` publishes a port
             out.append(token)
         elif pending == "value" and not token.startswith("-"):

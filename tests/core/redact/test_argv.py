@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ckdn
-from ckdn.redact import RedactSettings, Redaction
+from ckdn.redact import Redaction, RedactSettings
 
 H = "[REDACTED:argv]"
 
