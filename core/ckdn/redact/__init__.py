@@ -52,7 +52,7 @@ ENTROPY_RULE = "high-entropy"
 #: Literals one of which every built-in pattern match contains (the anchors of
 #: :data:`ckdn.redact._rules.BUILTIN` and the PEM rule; a test holds them equal).
 ANCHORS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-           "xox", "sk_live_", "rk_live_", "AIza", "npm_", "pypi-Ag", "eyJ", "://",
+           "xox", "k_live_", "AIza", "npm_", "pypi-Ag", "eyJ", "://",
            "PRIVATE KEY")
 #: Anchors of the case-insensitive rules, searched in the lowered text.
 LOWERED_ANCHORS = ("secret_access_key", "secretaccesskey", "secret-access-key", "_authtoken",

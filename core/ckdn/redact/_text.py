@@ -21,8 +21,9 @@ from ckdn.redact._rules import BUILTIN, ENTROPY, PatternRule, compile_user, high
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from typing import AnyStr
 
-__all__ = ["PRIVATE_KEY", "Redactor", "encoded_forms"]
+__all__ = ["ENV", "PRIVATE_KEY", "Redactor", "candidate_lines", "encoded_forms"]
 
 PRIVATE_KEY = "private-key"
 ENV = "env"
@@ -73,6 +74,23 @@ class Redactor:
         if high_entropy:
             rules.append(ENTROPY)
         self.rules = tuple(rules)
+        self.lowered_rules = any(rule.lowered for rule in self.rules)
+        self.anchored = [(rule, rule.anchors) for rule in self.rules if rule.anchors]
+        self.unanchored_rules = [rule for rule in self.rules if not rule.anchors]
+        #: what a stream searches its bytes for: a line without any is left as it is
+        self.unanchored = bool(self.unanchored_rules)
+        self.needles = [anchor.encode() for rule in self.rules if not rule.lowered
+                        for anchor in rule.anchors]
+        self.needles += [form.encode("utf-8", "surrogateescape") for form in self.literals]
+        # a needle holding another finds no line that one does not
+        self.needles = [n for n in self.needles
+                        if not any(other != n and other in n for other in self.needles)]
+        self.lowered_needles = [anchor.encode() for rule in self.rules if rule.lowered
+                                for anchor in rule.anchors]
+        #: rank of each rule name: a merged span is named after its best-ranked rule
+        self.rank = {PRIVATE_KEY: 0, ENV: 1}
+        for index, rule in enumerate(self.rules):
+            self.rank.setdefault(rule.name, index + 2)
         self.counts: dict[str, int] = {} if counts is None else counts
         longest = max((len(form) for form in self.literals), default=0)
         #: characters past a cut worth reading to redact what straddles it
@@ -113,24 +131,43 @@ class Redactor:
         if PEM_ANCHOR in text:
             found += [(start, end, PRIVATE_KEY) for start, end in pem_spans(text)[0]]
         for literal in self.literals:
-            start = text.find(literal)
+            start = text.find(literal) if literal in text else -1
             while start >= 0:
                 found.append((start, start + len(literal), ENV))
                 start = text.find(literal, start + len(literal))
-        lowered = text.lower() if any(rule.lowered for rule in self.rules) else text
-        for rule in self.rules:
-            if rule.anchors and not rule.present(text, lowered):
-                continue
-            group = rule.group
-            for match in rule.pattern.finditer(text):
-                start, end = match.span(group)
-                if end <= start:
-                    continue
-                if rule is ENTROPY and not high_entropy(text[start:end]):
-                    continue
-                found.append((start, end, rule.name))
+        lowered = text.lower() if self.lowered_rules else text
+        # a character whose lower case is longer shifts positions: then the lowered text
+        # only says whether an anchor is there, and the rule searches the whole text
+        exact = len(lowered) == len(text)
+        whole = [(0, len(text))]
+        single = "\n" not in text
+        for rule, anchors in self.anchored:
+            haystack = lowered if rule.lowered else text
+            for anchor in anchors:
+                if anchor in haystack:
+                    break
+            else:
+                continue  # the usual case, and cheap on a short text
+            # A rule never matches across a line break, so only the lines that hold an
+            # anchor are searched (in a 4 MiB range of a log, a handful of them).
+            lines = whole if single or not exact else candidate_lines(haystack, anchors)
+            found += self._matches(rule, text, lines)
+        for rule in self.unanchored_rules:
+            found += self._matches(rule, text, whole)
         if self.allow:
             found = [span for span in found if text[span[0]:span[1]] not in self.allow]
+        return found
+
+    @staticmethod
+    def _matches(rule: PatternRule, text: str, lines: Iterable[tuple[int, int]]) -> list[Span]:
+        found: list[Span] = []
+        pattern, group = rule.pattern, rule.group
+        for line_start, line_end in lines:
+            for match in pattern.finditer(text, line_start, line_end):
+                start, end = match.span(group)
+                if end <= start or (rule is ENTROPY and not high_entropy(text[start:end])):
+                    continue
+                found.append((start, end, rule.name))
         return found
 
     def edge_spans(self, text: str) -> list[Span]:
@@ -161,11 +198,13 @@ class Redactor:
     def apply(self, text: str, spans: list[Span]) -> str:
         """``text`` with the merged ``spans`` replaced, each counted once."""
         spans.sort(key=lambda span: (span[0], -span[1]))
+        rank = self.rank
         merged: list[Span] = []
         for start, end, rule in spans:
             if merged and start < merged[-1][1]:
                 first, last, name = merged[-1]
-                merged[-1] = (first, max(last, end), name)
+                better = rule if rank.get(rule, 99) < rank.get(name, 99) else name
+                merged[-1] = (first, max(last, end), better)
             else:
                 merged.append((start, end, rule))
         pieces: list[str] = []
@@ -184,6 +223,23 @@ class Redactor:
             position = end
         pieces.append(text[position:])
         return "".join(pieces)
+
+
+def candidate_lines(haystack: AnyStr, needles: Iterable[AnyStr]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line of ``haystack`` holding one of ``needles``, in order."""
+    newline = "\n" if isinstance(haystack, str) else b"\n"
+    size = len(haystack)
+    lines: dict[int, int] = {}
+    for needle in needles:
+        position = haystack.find(needle)
+        while position >= 0:
+            start = haystack.rfind(newline, 0, position) + 1  # type: ignore[arg-type]
+            end = haystack.find(newline, position)  # type: ignore[arg-type]
+            if end < 0:
+                end = size
+            lines[start] = end
+            position = haystack.find(needle, end)
+    return sorted(lines.items())
 
 
 def rule_names() -> list[str]:
