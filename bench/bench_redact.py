@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "core"))
 
-from ckdn.redact import RedactSettings, Redaction  # noqa: E402
+from ckdn.redact import Redaction, RedactSettings  # noqa: E402
 from ckdn.redact._stream import BLOCK, redacted_chunks  # noqa: E402
 from tests.core.redact.corpus import (  # noqa: E402
     ENV_VALUES,
@@ -119,7 +119,7 @@ def bench_build_digest(n: int, tmp: Path) -> None:
     cases = secrets()
     findings = [Finding(id=f"tests/test_m.py::test_{i}", kind="test_failure",
                         message=cases[i % len(cases)].line, location=f"tests/test_m.py:{i}",
-                        detail=[f"E   {cases[(i + 1) % len(cases)].line}", "    x = 1"] * 4)
+                        detail=(f"E   {cases[(i + 1) % len(cases)].line}", "    x = 1") * 4)
                 for i in range(40)]
     result = ParseResult(findings=findings, summary={"counts": {"tests": 40, "failures": 40}})
     exit = Exit(rc=1)
@@ -165,7 +165,8 @@ def bench_full_log(megabytes: int, n: int, tmp: Path, lines: list[str]) -> None:
         _full_log(log, size, n, tmp, label, env)
 
 
-def _full_log(log: Path, size: int, n: int, tmp: Path, label: str, env: dict[str, str]) -> None:
+def _full_log(log: Path, size: int, n: int, tmp: Path, label: str,  # noqa: PLR0917
+              env: dict[str, str]) -> None:
     dest = tmp / "out.log"
 
     def copy() -> None:
@@ -182,13 +183,13 @@ def _full_log(log: Path, size: int, n: int, tmp: Path, label: str, env: dict[str
                 out.write(chunk)
 
     copy()
-    floor, floor_median = timed(copy, n)
+    floor, _ = timed(copy, n)
     best, median = timed(redact, n)
     mb = size / 1e6
     out = dest.read_bytes()
     left = sum(out.count(case.secret.encode()) for case in secrets())
-    print(f"full.log, {label}: {mb:.0f} MB: redacted at {mb / best:.0f} MB/s best, {mb / median:.0f} "
-          f"MB/s median ({best:.2f} s); plain copy {mb / floor:.0f} MB/s "
+    print(f"full.log, {label}: {mb:.0f} MB: redacted at {mb / best:.0f} MB/s best, "
+          f"{mb / median:.0f} MB/s median ({best:.2f} s); plain copy {mb / floor:.0f} MB/s "
           f"({floor:.2f} s), x{best / floor:.1f}; secrets left in the output: {left}")
 
 
@@ -216,7 +217,7 @@ def bench_corpora() -> None:
             red = Redaction(RedactSettings(high_entropy=high_entropy), ENV_VALUES)
             out = red.text(case.line)
             negatives += case.secret in out or f"[REDACTED:{case.rule}]" not in out
-        for rule, block in pem_blocks():
+        for _rule, block in pem_blocks():
             out = "\n".join(Redaction(RedactSettings(high_entropy=high_entropy)).lines(block))
             negatives += any(line in out for line in block[1:-1])
         near = near_misses()

@@ -233,8 +233,8 @@ def candidate_lines(haystack: AnyStr, needles: Iterable[AnyStr]) -> list[tuple[i
     for needle in needles:
         position = haystack.find(needle)
         while position >= 0:
-            start = haystack.rfind(newline, 0, position) + 1  # type: ignore[arg-type]
-            end = haystack.find(newline, position)  # type: ignore[arg-type]
+            start = haystack.rfind(newline, 0, position) + 1
+            end = haystack.find(newline, position)
             if end < 0:
                 end = size
             lines[start] = end
