@@ -52,9 +52,22 @@ __all__ = [
 
 
 def read_run(config: Config, ref: str | None = None) -> Document:
-    """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
+    """The document of the run ``ref`` names (None: the latest); UsageError if unusable.
+
+    Its strings are redacted again with today's ``[run].redact`` and environment, so a
+    run stored before a rule existed is shown without its secrets (a note says what
+    this pass took; a document redacted when it was written comes back unchanged).
+    """
     store = store_for(config)
-    return read_stored(store.resolve(ref), store.display)
+    doc = read_stored(store.resolve(ref), store.display)
+    if not config.run.redact.enabled:
+        return doc
+    from ckdn.documents.redacting import redact_document
+    from ckdn.redact import Redaction
+
+    check = config.checks.get(str(doc.get("check", "")))
+    env = {**os.environ, **check.env} if check is not None else None
+    return redact_document(doc, Redaction(config.run.redact, env))  # type: ignore[return-value]
 
 
 def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:

@@ -182,11 +182,11 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
 
 
 def redacted(redaction: Redaction | None, value: object, width: int) -> object:
-    """``value`` redacted before it is cut to ``width`` (:mod:`ckdn.documents._redacting`,
+    """``value`` redacted before it is cut to ``width`` (:mod:`ckdn.documents.redacting`,
     loaded by the first string to redact: a green run may have none)."""
     if redaction is None or not redaction.enabled:
         return value
-    from ckdn.documents._redacting import redacted as shown
+    from ckdn.documents.redacting import redacted as shown
 
     return shown(redaction, value, width)
 
@@ -256,7 +256,7 @@ def _snippet(lines: Iterable[object] | str, limit: int, omitted: int,
             else:
                 omitted += 1
     if redaction is not None and redaction.enabled:
-        from ckdn.documents._redacting import redacted_pieces
+        from ckdn.documents.redacting import redacted_pieces
 
         kept = redacted_pieces(redaction, kept, LINE_WIDTH)
     return [clean_cap(Cut(piece, last) if last else piece, LINE_WIDTH)

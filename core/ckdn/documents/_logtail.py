@@ -50,7 +50,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
     With a ``redaction``, each line's first ``width`` characters and a margin are kept
     (ANSI stripped) and the lines redacted together before they are cut: a secret the
     width cut or a chunk edge splits is read whole, and a key block across lines is
-    found (:mod:`ckdn.documents._redacting`).
+    found (:mod:`ckdn.documents.redacting`).
     """
     if lines <= 0:
         return []
@@ -73,7 +73,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
             heads = [_short_line(blob[start - first:stop - first], keep)
                      for start, stop in spans]
     if keep != width:
-        from ckdn.documents._redacting import redacted_pieces
+        from ckdn.documents.redacting import redacted_pieces
 
         heads = redacted_pieces(redaction, heads, width)
     return [_shown(head, omitted, width) for head, omitted in heads]

@@ -154,6 +154,8 @@ class Redactor:
             found += self._matches(rule, text, lines)
         for rule in self.unanchored_rules:
             found += self._matches(rule, text, whole)
+        if found and MARKER_HEAD in text:  # a marker is what is left of a secret: never one
+            found = _outside_markers(text, found)
         if self.allow:
             found = [span for span in found if text[span[0]:span[1]] not in self.allow]
         return found
@@ -223,6 +225,23 @@ class Redactor:
             position = end
         pieces.append(text[position:])
         return "".join(pieces)
+
+
+MARKER_HEAD = "[REDACTED:"
+
+
+def _outside_markers(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` less those that lie within a ``[REDACTED:rule]`` marker."""
+    markers: list[tuple[int, int]] = []
+    start = text.find(MARKER_HEAD)
+    while start >= 0:
+        end = text.find("]", start)
+        if end < 0:
+            break
+        markers.append((start, end + 1))
+        start = text.find(MARKER_HEAD, end)
+    return [span for span in spans
+            if not any(first <= span[0] and span[1] <= last for first, last in markers)]
 
 
 def candidate_lines(haystack: AnyStr, needles: Iterable[AnyStr]) -> list[tuple[int, int]]:

@@ -157,3 +157,21 @@ def test_a_real_pytest_runs_junit_messages_and_findings_file_are_redacted(
     assert token not in findings
     assert "[REDACTED:github-token]" in findings
     assert token in (project.runs / "latest" / "full.log").read_text()
+
+
+def test_ckdn_show_redacts_a_run_stored_without_redaction_and_says_so(
+        project: Project) -> None:
+    project.config(CONFIG.replace("[run]\n", "[run]\nredact = false\n"))
+    assert ENV_SECRET in project.ckdn("run", "leaky", env=ENV).stdout  # stored raw
+    project.config(CONFIG)
+    proc = project.ckdn("show", "--json", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert leaks(proc.stdout) == []
+    assert json.loads(proc.stdout)["notes"][0].startswith("redacted when shown: ")
+    assert leaks(project.ckdn("show", env=ENV).stdout) == []
+
+
+def test_ckdn_show_gives_a_redacted_run_back_unchanged(leaky: Project) -> None:
+    stored = json.loads((leaky.runs / "latest" / "digest.json").read_text())
+    shown = json.loads(leaky.ckdn("show", "--json", env=ENV).stdout)
+    assert shown == stored
