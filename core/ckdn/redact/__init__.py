@@ -23,8 +23,6 @@ screened token by token (:meth:`Redaction.argv`).
 
 from __future__ import annotations
 
-from ckdn._lite.record import Record, record
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -64,11 +62,15 @@ def marker(rule: str) -> str:
     return f"[REDACTED:{rule}]"
 
 
-@record
-class RedactSettings(Record):
+class RedactSettings:
     """``[run].redact``: on by default; ``full_log`` redacts full.log too; ``allow`` values
     are never redacted; ``names`` are more variable names (``*`` globs) whose values are
-    secrets; ``patterns`` are ``(rule name, regular expression)`` pairs."""
+    secrets; ``patterns`` are ``(rule name, regular expression)`` pairs.
+
+    Frozen and compared by value, written out rather than a :mod:`ckdn._lite.record`:
+    this module is on every run's path, and making a record class costs as much as
+    the rest of the module.
+    """
 
     __slots__ = ("allow", "enabled", "full_log", "high_entropy", "names", "patterns")
     enabled: bool
@@ -82,7 +84,28 @@ class RedactSettings(Record):
                  high_entropy: bool = False, allow: tuple[str, ...] = (),
                  names: tuple[str, ...] = (),
                  patterns: tuple[tuple[str, str], ...] = ()) -> None:
-        self._assign(enabled, full_log, high_entropy, allow, names, patterns)
+        for name, value in zip(self.__slots__, (tuple(allow), enabled, full_log,
+                                                high_entropy, tuple(names), tuple(patterns)),
+                               strict=True):
+            object.__setattr__(self, name, value)
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"RedactSettings is frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not RedactSettings:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"RedactSettings({fields})"
 
 
 DEFAULT = RedactSettings()
