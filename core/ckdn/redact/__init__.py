@@ -215,9 +215,10 @@ class Redaction:
             return True
         if any(anchor in text for anchor in ANCHORS):
             return True
-        values = self.values
-        if values and (encoded or any(value in text for value in values)):
-            return True
+        if len(text) >= MIN_SECRET:  # the env is looked at only for a text that could hold one
+            values = self.values
+            if values and (encoded or any(value in text for value in values)):
+                return True
         lowered = text.lower()
         return any(anchor in lowered for anchor in LOWERED_ANCHORS)
 
