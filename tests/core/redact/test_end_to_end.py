@@ -175,3 +175,28 @@ def test_ckdn_show_gives_a_redacted_run_back_unchanged(leaky: Project) -> None:
     stored = json.loads((leaky.runs / "latest" / "digest.json").read_text())
     shown = json.loads(leaky.ckdn("show", "--json", env=ENV).stdout)
     assert shown == stored
+
+
+def test_every_redacted_document_keeps_its_schema(leaky: Project) -> None:
+    from jsonschema import Draft202012Validator
+
+    from ckdn.schema import load_schema
+
+    latest = leaky.runs / "latest"
+    for name, schema in (("digest.json", "ckdn.digest/2"), ("meta.json", "ckdn.meta/1")):
+        doc = json.loads((latest / name).read_text())
+        errors = list(Draft202012Validator(load_schema(schema)).iter_errors(doc))
+        assert errors == [], (name, [e.message for e in errors])
+
+
+def test_a_log_that_cannot_be_rewritten_stays_raw_and_the_digest_says_why(
+        project: Project) -> None:
+    code = ("import os; print('token ghp_' + 'a' * 36); "
+            "p = os.path.join(os.environ['CKDN_RUN_DIR'], 'full.log'); "
+            "os.rename(p, p + '.real'); os.symlink(p + '.real', p); raise SystemExit(1)")
+    project.config('[run.redact]\nfull_log = true\n[check.swap]\n'
+                   f'command = {json.dumps(py(code))}\nparser = "generic"\n')
+    proc = project.ckdn("run", "swap")
+    assert proc.returncode == 1, proc.stderr
+    doc = project.digest(proc)
+    assert any(note.startswith("full.log kept raw, not redacted: ") for note in doc["notes"])
