@@ -68,8 +68,6 @@ def pem_spans(text: AnyStr, open_prefix: AnyStr | None = None
         if still_open:
             return spans, open_prefix
         pos = end
-    if marks.anchor not in text:
-        return spans, None
     size = len(text)
     while True:
         found = text.find(marks.anchor, pos)

@@ -105,9 +105,7 @@ def _redact_range(raw: bytes, redactor: Redactor, state: bytes | None
     passed on as it is, untouched. A configured pattern or the entropy rule has no
     anchor: then the whole range is decoded and redacted.
     """
-    blocks: list[tuple[int, int]] = []
-    if state is not None or PEM_BYTES in raw:
-        blocks, state = pem_spans(raw, state)
+    blocks, state = pem_spans(raw, state)  # one pass: most ranges hold no key
     if redactor.unanchored:
         return _redact_whole(raw, redactor, blocks), state
     lines = lines_holding(raw, redactor.needles)
