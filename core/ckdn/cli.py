@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
     from typing import Any, NoReturn
 
-    from ckdn.app import Config
+    from ckdn.app import Config, Outcome
 
 __all__ = ["main"]
 
@@ -193,7 +193,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
-               "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
+               "doctor": _cmd_doctor, "baseline": _cmd_baseline,
+               "merge": _cmd_merge}[verb]
     return handler(args, extra)
 
 
@@ -225,11 +226,28 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
         _out(_json_line(outcome.document))
+    return _exit(args, config, outcome)
+
+
+def _exit(args: SimpleNamespace, config: Config, outcome: Outcome) -> int:
     if getattr(args, "gate", False):
+        from ckdn import app
+
         if config.run.baseline is None:
             raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
         return app.gate_exit_code(outcome)
     return outcome.exit_code
+
+
+def _cmd_merge(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn import app
+
+    config = _load(args)
+    if args.gate and config.run.baseline is None:
+        raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
+    outcome = app.merge_runs(config, args.check, args.runs, expect=args.expect)
+    _out(_json_line(outcome.document))
+    return _exit(args, config, outcome)
 
 
 def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
@@ -305,8 +323,12 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import write_starter
+    from ckdn.app.queries import write_skills, write_starter
 
+    if args.skill is not None:
+        for path in write_skills(args.skill, force=args.force):
+            _out(f"wrote {path}")
+        return 0
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
     return 0

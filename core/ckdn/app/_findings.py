@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from ckdn.app._gating import Gated
+    from ckdn.identity import FindingRow, Fingerprinted
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.redact import Redaction
     from ckdn.store import Store
@@ -43,8 +44,10 @@ REREAD_LIMIT = 1000
 def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
                     result: ParseResult, gated: Gated | None,
                     every: Callable[[], Sequence[Finding]] | None,
+                    identities: Sequence[FindingRow] | None = None,
                     redaction: Redaction | None = None) -> list[str]:
     """Write ``findings.jsonl`` into ``run_dir``; the notes for the digest (none if written).
+    ``identities``: the fingerprints of all of ``result``'s findings, when the host has them.
 
     Fingerprints are computed from the raw findings, and only the messages written are
     redacted (``redaction``, counted apart from the digest's): a finding keeps its
@@ -53,9 +56,13 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
     from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
 
     total = result.total
-    if gated is not None and gated.identities is not None \
+    rows: Sequence[Fingerprinted] | Sequence[FindingRow]
+    if identities is not None and len(identities) == len(result.findings) == total:
+        findings: Sequence[Finding] = result.findings
+        rows = identities
+    elif gated is not None and gated.identities is not None \
             and len(gated.identities[0]) >= total:
-        findings, identities = gated.identities
+        findings, rows = gated.identities
     else:
         findings = list(result.findings)
         if len(findings) < total:
@@ -69,11 +76,10 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
             if len(findings) < total:
                 return [f"{FINDINGS_FILE} not written: {total} findings, only "
                         f"{len(findings)} could be read again"]
-        identities = fingerprints(findings, SourceLines(cwd))
+        rows = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
-                           encode_findings(check, findings, identities,
-                                           shown=_shown(redaction)))
+                           encode_findings(check, findings, rows, shown=_shown(redaction)))
     except CkdnError as exc:
         return [f"{FINDINGS_FILE} not written: {exc.message}"]
     return []

@@ -66,7 +66,7 @@ class FindingRow:
 
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
-                    identities: Sequence[Fingerprinted],
+                    identities: Sequence[Fingerprinted] | Sequence[FindingRow],
                     shown: Callable[[str], str] | None = None) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
     ``shown`` makes a message what the file keeps (the app's redaction), before the cut."""
@@ -80,11 +80,12 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
     quoted = json.encoder.encode_basestring_ascii
     lines: list[str] = []
-    for finding, item in zip(findings, identities, strict=True):
+    prints: Iterable[str] = (item.fingerprint for item in identities)
+    for finding, fingerprint in zip(findings, prints, strict=True):
         location = finding.location
         where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
         message = finding.message if shown is None else shown(finding.message)
-        lines.append(f'{{"fingerprint":"{item.fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+        lines.append(f'{{"fingerprint":"{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
                      f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
                      f'"message":{quoted(message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:

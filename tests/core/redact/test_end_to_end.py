@@ -200,3 +200,38 @@ def test_a_log_that_cannot_be_rewritten_stays_raw_and_the_digest_says_why(
     assert proc.returncode == 1, proc.stderr
     doc = project.digest(proc)
     assert any(note.startswith("full.log kept raw, not redacted: ") for note in doc["notes"])
+
+
+def test_the_door_for_agents_reads_windows_and_documents_redacted(
+        leaky: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the MCP server's get_evidence and get_digest answer: full.log stays raw on
+    disk, its windows do not. The reader's environment is the runs' (the server starts
+    them), and the check's own env comes from the config."""
+    from ckdn.app import load_config
+    from ckdn.app.queries import read_document, read_window
+
+    monkeypatch.setenv("CI_DEPLOY_TOKEN", ENV_SECRET)
+    config = load_config(str(leaky.root))
+    window = read_window(config, None, offset=0, limit=200)
+    assert leaks(json.dumps(window)) == []
+    assert window["total_lines"] == len(CASES) + len(KEY) + 2  # one case holds a \r\n
+    assert sum("[REDACTED:private-key]" in line for line in window["lines"]) == len(KEY)
+    tail = read_window(config, None, offset=-4, limit=4)  # starts inside nothing but the key
+    assert leaks(json.dumps(tail)) == []
+    assert leaks(json.dumps(read_document(config, None))) == []
+
+
+def test_a_window_of_a_run_stored_without_redaction_is_redacted(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn.app import load_config
+    from ckdn.app.queries import read_document, read_window
+
+    project.config(CONFIG.replace("[run]\n", "[run]\nredact = false\n"))
+    project.ckdn("run", "leaky", env=ENV)
+    project.config(CONFIG)
+    monkeypatch.setenv("CI_DEPLOY_TOKEN", ENV_SECRET)
+    config = load_config(str(project.root))
+    assert leaks(json.dumps(read_window(config, None, limit=200))) == []
+    doc = read_document(config, None)
+    assert leaks(json.dumps(doc)) == []
+    assert doc["digest"]["notes"][0].startswith("redacted when shown: ")
