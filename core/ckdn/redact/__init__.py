@@ -152,7 +152,7 @@ def secret_values(env: Mapping[str, str], settings: RedactSettings = DEFAULT
 
 class Redaction:
     """The redaction of one run: screens texts cheaply, redacts what may hold a secret,
-    counts what it redacted per rule (:meth:`note`).
+    counts what it redacted per rule (:meth:`notes`).
 
     ``env`` is the environment the check ran with (ours, the host's, with the check's
     own ``env``). Disabled settings make every method the identity.
