@@ -235,3 +235,22 @@ def test_a_window_of_a_run_stored_without_redaction_is_redacted(
     doc = read_document(config, None)
     assert leaks(json.dumps(doc)) == []
     assert doc["digest"]["notes"][0].startswith("redacted when shown: ")
+
+
+def test_ckdn_diff_shows_no_secret_of_findings_recorded_without_redaction(
+        project: Project) -> None:
+    (project.root / "test_login.py").write_text(TEST_FILE)
+    command = (f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p no:randomly"
+               " --junitxml={run_dir}/junit.xml test_login.py")
+    check = (f'[check.tests]\ncommand = {json.dumps(command)}\nparser = "pytest"\n'
+             'junit = "{run_dir}/junit.xml"\n')
+    token = "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    project.config("[run]\nredact = false\n" + check)
+    assert project.ckdn("run", "tests").returncode == 1
+    (project.root / "test_login.py").write_text(TEST_FILE.replace("test_login", "test_other"))
+    assert project.ckdn("run", "tests").returncode == 1
+    assert token in (project.runs / "latest" / "findings.jsonl").read_text()  # stored raw
+    project.config(check)
+    proc = project.ckdn("diff", "-1", "latest", "--json")
+    assert token not in proc.stdout, proc.stdout
+    assert "[REDACTED:github-token]" in proc.stdout
