@@ -152,7 +152,8 @@ def lines_holding(raw: bytes, needles: Sequence[bytes]) -> dict[int, int]:
     byte stands for. A byte that is not rare here (a needle made of common letters)
     falls back to finding its needles one by one.
     """
-    sample = raw[:_SAMPLE]
+    step = max(_SAMPLE // 4, len(raw) // 4)  # four pieces across the range, not its head
+    sample = b"".join(raw[at:at + _SAMPLE // 4] for at in range(0, len(raw), step))
     scale = max(1, len(raw) // max(1, len(sample)))
     counts: dict[int, int] = {}
     groups: dict[int, list[tuple[bytes, int]]] = {}
