@@ -29,7 +29,8 @@ CONTRACTS = {
     "infrastructure": "The runner and the store know no parser, no document, no config",
 }
 #: Rooms of the core: a module ``ckdn.<room>._x`` is private to ``ckdn.<room>``.
-ROOMS = ("app", "config", "process", "store", "documents", "parsers", "testing", "_lite")
+ROOMS = ("app", "config", "process", "store", "documents", "parsers", "testing", "_lite",
+         "redact")
 #: No core module passes this many lines (DESIGN.md: small modules, one concern each).
 MAX_LINES = 400
 

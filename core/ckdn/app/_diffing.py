@@ -62,6 +62,12 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
     before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
     top = config.run.top
     counts, lists = classify(before, after, top)
+    if config.run.redact.enabled:  # a run's findings file from before redaction shows none
+        from ckdn.redact import Redaction
+
+        redaction = Redaction(config.run.redact)
+        for entry in (entry for listed in lists.values() for entry in listed):
+            entry["message"] = redaction.text(entry["message"])
     doc = {"schema": SCHEMA_DIFF, "check": check,
            "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
            "counts": counts, "top": top, **lists}

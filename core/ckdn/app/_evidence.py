@@ -7,7 +7,10 @@ bounded three ways: at most :data:`MAX_LIMIT` lines, each cut to
 :data:`LINE_WIDTH` characters (cuts counted), and :data:`MAX_CHARS` characters in
 all. The file is read once, line by line in constant memory, so the window also
 says how many lines the file has. Every line is made inert (:func:`inert`): a log
-cannot forge a document or act on a terminal.
+cannot forge a document or act on a terminal. And every line is redacted (with the
+margin its head keeps past the cut, a key block across lines found): a window
+reaches a model as a digest does, while ``full.log`` itself stays the raw evidence;
+so is a stored document (:func:`read_document`), with today's rules.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.config import Config
+    from ckdn.redact import Redaction
 
 #: The most lines one window holds, and the default.
 MAX_LIMIT = 200
@@ -65,7 +69,24 @@ def read_document(config: Config, ref: str | None) -> dict[str, Any]:
         if any(os.path.lexists(os.path.join(path, marker)) for marker, _ in FINISHED_MARKERS):
             raise
         return {"run_id": name, "unfinished": str(exc)}
+    redaction = _redaction(config, doc)
+    if redaction is not None:
+        from ckdn.documents.redacting import redact_document
+
+        doc = redact_document(doc, redaction)  # type: ignore[assignment]
     return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
+
+
+def _redaction(config: Config, doc: Any) -> Redaction | None:
+    """Today's redaction for a stored run of ``doc``'s check (its ``env`` too, if it is
+    a configured check), or None when ``[run].redact`` is off."""
+    if not config.run.redact.enabled:
+        return None
+    from ckdn.redact import Redaction
+
+    check = config.checks.get(str(doc.get("check", "")))
+    return Redaction(config.run.redact,
+                     {**os.environ, **check.env} if check is not None else None)
 
 
 def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 0,
@@ -98,7 +119,7 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
     if offset < -limit:  # far from the end: count the lines first, rather than keep them
         total = sum(1 for _ in _lines(_open(target, name, file)))
         offset = max(0, total + offset)
-    window = _window(_open(target, name, file), offset, limit)
+    window = _window(_open(target, name, file), offset, limit, _redaction(config, doc))
     return {"run_id": name, "file": file, **window}
 
 
@@ -153,7 +174,8 @@ def _shown(text: str, omitted: int) -> tuple[str, bool]:
     return line, bool(omitted) or len(text) > LINE_WIDTH
 
 
-def _window(fd: int, offset: int, limit: int) -> dict[str, Any]:
+def _window(fd: int, offset: int, limit: int, redaction: Redaction | None = None
+            ) -> dict[str, Any]:
     from collections import deque
 
     total = 0
@@ -170,6 +192,10 @@ def _window(fd: int, offset: int, limit: int) -> dict[str, Any]:
             total += 1
             if start < total <= start + limit:
                 picked.append(item)
+    if redaction is not None:
+        from ckdn.documents.redacting import redacted_pieces
+
+        picked = redacted_pieces(redaction, picked, LINE_WIDTH)
     shown: list[str] = []
     cut = 0
     chars = 0

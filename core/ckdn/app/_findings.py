@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ckdn.app._gating import Gated
     from ckdn.identity import FindingRow, Fingerprinted
     from ckdn.parsers.base import Finding, ParseResult
+    from ckdn.redact import Redaction
     from ckdn.store import Store
 
 __all__ = ["REREAD_LIMIT", "record_findings"]
@@ -43,9 +44,15 @@ REREAD_LIMIT = 1000
 def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
                     result: ParseResult, gated: Gated | None,
                     every: Callable[[], Sequence[Finding]] | None,
-                    identities: Sequence[FindingRow] | None = None) -> list[str]:
+                    identities: Sequence[FindingRow] | None = None,
+                    redaction: Redaction | None = None) -> list[str]:
     """Write ``findings.jsonl`` into ``run_dir``; the notes for the digest (none if written).
-    ``identities``: the fingerprints of all of ``result``'s findings, when the host has them."""
+    ``identities``: the fingerprints of all of ``result``'s findings, when the host has them.
+
+    Fingerprints are computed from the raw findings, and only the messages written are
+    redacted (``redaction``, counted apart from the digest's): a finding keeps its
+    identity whatever rule is added or allowlisted later.
+    """
     from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
 
     total = result.total
@@ -72,7 +79,28 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
         rows = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
-                           encode_findings(check, findings, rows))
+                           encode_findings(check, findings, rows, shown=_shown(redaction)))
     except CkdnError as exc:
         return [f"{FINDINGS_FILE} not written: {exc.message}"]
     return []
+
+
+def _shown(redaction: Redaction | None) -> Callable[[str], str] | None:
+    """A message as the file keeps it (its first ``MAX_TEXT`` characters), redacted first
+    with a margin past the cut, so what straddles the cut is redacted whole."""
+    if redaction is None or not redaction.enabled:
+        return None
+    from ckdn.documents.textcap import marked, parts
+    from ckdn.identity import MAX_TEXT
+
+    own = redaction.fork()
+
+    def shown(message: str) -> str:
+        body, omitted = parts(message)
+        window = body[:MAX_TEXT + own.margin] if own.may_hold(body[:MAX_TEXT + 1024]) else ""
+        if not window:
+            return message
+        text = own.text(window, edge=bool(omitted) or len(body) > len(window))
+        return marked(text, omitted) if omitted else text
+
+    return shown

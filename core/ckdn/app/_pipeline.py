@@ -27,6 +27,7 @@ from ckdn.documents import Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
+from ckdn.redact import Redaction
 from ckdn.store import Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -148,7 +149,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          gating: Gating | None = None,
          every: Callable[[], Sequence[Finding]] | None = None,
          identities: Sequence[FindingRow] | None = None,  # a shard merge's rows
-         source: SourceWatch | None = None) -> Outcome:
+         source: SourceWatch | None = None, env: Mapping[str, str] | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
@@ -161,18 +162,20 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     """
     verdict = reconcile(exit, result)
     gated = gating(verdict.status, result) if gating is not None else None
+    redaction = Redaction(config.run.redact, env)
     if verdict.status != PASS and result.total > 0:
         from ckdn.app._findings import record_findings
 
         notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
                                           result=result, gated=gated, every=every,
-                                          identities=identities)]
-    if gated is not None:
-        result = gated.result
+                                          identities=identities, redaction=redaction)]
+    log_sha256, log_bytes = redaction.sealed_log(os.path.join(rd.path, LOG), store.write_atomic,
+                                                 log_sha256, log_bytes)  # [run.redact].full_log
+    result = gated.result if gated is not None else result
     if source is not None:
         record_source(store, rd.path, source)
     shown = store.display(rd.path)
-    meta = build_meta(check=check, argv=argv, exit=exit, started_at=started_at,
+    meta = build_meta(check=check, argv=redaction.argv(argv), exit=exit, started_at=started_at,
                       finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
                       parser=parser, env_keys=env_keys)
     store.write_atomic(os.path.join(rd.path, "meta.json"), canonical(meta) + b"\n")
@@ -186,7 +189,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
                           bounds=bounds, notes=[*rd.notes, *exit.notes, *notes],
                           gate=gated.gate if gated is not None else None,
                           baseline=gated.baseline if gated is not None else None,
-                          baselined=gated.baselined if gated is not None else ())
+                          baselined=gated.baselined if gated is not None else (),
+                          redaction=redaction)
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
@@ -303,15 +307,14 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
                         notes=notes, env_keys=check.env, gating=gating,
                         every=every_finding(config, check, run_dir, ran.exit.rc),
-                        source=source)
+                        source=source, env=child)
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,
                 host_bins: Sequence[str]) -> tuple[str, ...]:
-    from ckdn.app._whence import outside_note  # lazy: only a host's run asks
+    from ckdn.app._whence import host_notes  # lazy: only a host's run asks
 
-    note = outside_note(program, env, str(config.cwd), host_bins)
-    return () if note is None else (note,)
+    return host_notes(program, env, str(config.cwd), host_bins)
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,

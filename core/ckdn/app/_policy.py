@@ -52,8 +52,13 @@ FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
 LOADER_VARS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
 #: Schemes whose URLs name another machine: not a path here. Any other ``x://``
 #: (``xml://etc``) is read as text that may hold a path; ``file:`` names one.
-_NETWORK_SCHEMES = frozenset({"http", "https", "ftp", "ftps", "ssh", "git", "svn", "s3", "gs",
-                              "ws", "wss", "git+https", "git+ssh", "git+http", "hg+https"})
+_NETWORK_SCHEMES = frozenset({
+    "http", "https", "ftp", "ftps", "sftp", "ssh", "rsync", "git", "svn", "s3", "gs", "ws",
+    "wss", "git+https", "git+ssh", "git+http", "hg+https", "grpc", "grpcs", "tcp", "udp",
+    # services a test talks to (connection strings in a program's text or an option)
+    "postgres", "postgresql", "mysql", "mariadb", "redis", "rediss", "amqp", "amqps",
+    "mongodb", "mongodb+srv", "ldap", "ldaps", "smtp", "smtps", "imap", "imaps", "kafka",
+    "nats", "mqtt", "memcached", "clickhouse", "cockroachdb", "mssql", "oracle"})
 #: ``sha256`` of the empty log a blocked run leaves (no hashlib on the run path).
 _EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -254,6 +259,36 @@ def _network_url(text: str) -> bool:
     return bool(sep) and scheme.lower() in _NETWORK_SCHEMES
 
 
+#: What ends a URL inside a longer text (a program given with ``-c``, a quoted list).
+_URL_END = frozenset(" \t\r\n'\"`<>()[]{},;")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+
+
+def _without_urls(text: str) -> str:
+    """``text`` with every network URL inside it blanked (a ``-c`` program that prints
+    ``https://host/path`` names no path here; its ``//host/path`` once split at ``:`` would
+    look like one). String methods only: ``re`` is not loaded on ``ckdn run``'s path."""
+    at = text.find("://")
+    if at < 0:
+        return text
+    out: list[str] = []
+    done = 0
+    while at >= 0:
+        start = at
+        while start > done and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        end = at + 3
+        if text[start:at].lower() in _NETWORK_SCHEMES:
+            while end < len(text) and text[end] not in _URL_END:
+                end += 1
+            out.append(text[done:start])
+            out.append(" ")
+            done = end
+        at = text.find("://", end)
+    out.append(text[done:])
+    return "".join(out)
+
+
 def _values(token: str) -> list[tuple[str, str]]:
     """Every string in ``token`` that may name a path, and what it is, for the note."""
     found = [(token, "argument")]
@@ -271,7 +306,7 @@ def _values(token: str) -> list[tuple[str, str]]:
     for text in (token, value):
         if text is None or _network_url(text):
             continue
-        pieces = [text]
+        pieces = [_without_urls(text)]
         for sep in ",;=":
             pieces = [p for piece in pieces for p in piece.split(sep)]
         pieces = [p for piece in pieces if not _network_url(piece) for p in piece.split(":")]

@@ -22,7 +22,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["outside_note"]
+__all__ = ["host_notes", "outside_note"]
+
+
+def host_notes(program: str, env: Mapping[str, str], cwd: str,
+               host_bins: Sequence[str]) -> tuple[str, ...]:
+    """The digest notes of a host's run: :func:`outside_note`, if there is one."""
+    note = outside_note(program, env, cwd, host_bins)
+    return () if note is None else (note,)
 
 
 def outside_note(program: str, env: Mapping[str, str], cwd: str,

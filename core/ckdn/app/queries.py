@@ -69,9 +69,22 @@ __all__ = [
 
 
 def read_run(config: Config, ref: str | None = None) -> Document:
-    """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
+    """The document of the run ``ref`` names (None: the latest); UsageError if unusable.
+
+    Its strings are redacted again with today's ``[run].redact`` and environment, so a
+    run stored before a rule existed is shown without its secrets (a note says what
+    this pass took; a document redacted when it was written comes back unchanged).
+    """
     store = store_for(config)
-    return read_stored(store.resolve(ref), store.display)
+    doc = read_stored(store.resolve(ref), store.display)
+    if not config.run.redact.enabled:
+        return doc
+    from ckdn.documents.redacting import redact_document
+    from ckdn.redact import Redaction
+
+    check = config.checks.get(str(doc.get("check", "")))
+    env = {**os.environ, **check.env} if check is not None else None
+    return redact_document(doc, Redaction(config.run.redact, env))  # type: ignore[return-value]
 
 
 def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:
@@ -172,13 +185,15 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
     configured: the string, or the array), ``timeout`` and ``options`` (its parser
     options) when set, plus ``description`` and ``requires``. An alias: ``name``,
     ``kind: "alias"``, ``members``, ``fail_fast``, ``description``. The values of a
-    check's ``env`` are never shown: they may be secrets.
+    check's ``env`` are never shown: they may be secrets. Neither are the secret-looking
+    values of a command (``--token=...``, a URL's password, a provider's token: the rules
+    of ``[run].redact``, :mod:`ckdn.redact`): a command with one is shown re-joined from
+    its redacted arguments.
     """
     rows: list[dict[str, Any]] = []
     for check in config.checks.values():
         row: dict[str, Any] = {"name": check.name, "kind": "atomic", "parser": check.parser,
-                               "command": (check.command if isinstance(check.command, str)
-                                           else list(check.command))}
+                               "command": _shown_command(config, check)}
         if check.timeout is not None:
             row["timeout"] = check.timeout
         if check.options:
@@ -195,6 +210,21 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
             row["description"] = alias.description
         rows.append(row)
     return sorted(rows, key=lambda row: str(row["name"]))
+
+
+def _shown_command(config: Config, check: Check) -> str | list[str]:
+    """A check's command as configured, unless a value in it looks secret."""
+    from ckdn.redact import Redaction
+
+    redaction = Redaction(config.run.redact, {**os.environ, **check.env})
+    shown = redaction.argv(check.argv)
+    if shown == list(check.argv):
+        return check.command if isinstance(check.command, str) else list(check.command)
+    if isinstance(check.command, str):
+        import shlex
+
+        return shlex.join(shown)
+    return shown
 
 
 def checks_of(config: Config, name: str) -> list[Check]:

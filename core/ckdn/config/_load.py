@@ -17,6 +17,7 @@ from ckdn._lite.toml import read_plain
 from ckdn.config._tables import ALIAS_KEYS, BARE_KEY, CHECK_KEYS, Tables, show, toml_key, unknown
 from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
 from ckdn.errors import ConfigError
+from ckdn.redact import DEFAULT as DEFAULT_REDACT
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
-             "max_age_days", "max_bytes")
+             "max_age_days", "max_bytes", "redact")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
 _BOOL_KEYS = ("require_lock", "private", "inherit_env")
 _POLICIES = ("workspace", "allowlist", "off")
@@ -193,9 +194,14 @@ class _Loader(Tables):
         baseline = table.get("baseline")
         if baseline is not None:
             baseline = _absolute(os.path.join(self.cwd, os.path.expanduser(baseline)))
+        redact = DEFAULT_REDACT
+        if "redact" in table:
+            from ckdn.config._redact import redact_settings  # lazy: only a config with the key
+
+            redact = redact_settings(self, table["redact"])
         return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
                            allowlist=allowlist, max_age_days=self.retention_age(table),
-                           max_bytes=self.retention_bytes(table), **ints)
+                           max_bytes=self.retention_bytes(table), redact=redact, **ints)
 
     def boolean(self, where: str, key: str, value: Any) -> bool:
         if not isinstance(value, bool):

@@ -11,6 +11,8 @@ from types import MappingProxyType
 
 from ckdn._lite.record import Record, record
 from ckdn.errors import UsageError
+from ckdn.redact import DEFAULT as DEFAULT_REDACT
+from ckdn.redact import RedactSettings
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -33,12 +35,13 @@ class RunSettings(Record):
     with its ``allowlist`` prefixes, ``off``); ``require_lock`` (a check that changed
     since ``ckdn lock-config`` is refused); ``private`` (run dirs 0700, files 0600);
     ``max_age_days`` and ``max_bytes`` (retention beyond ``keep``; None: no limit);
-    ``inherit_env`` (False: the child gets a minimal environment).
+    ``inherit_env`` (False: the child gets a minimal environment); ``redact`` is
+    ``[run].redact``.
     """
 
     __slots__ = ("allowlist", "baseline", "command_policy", "inherit_env", "keep",
                  "log_tail_lines", "max_age_days", "max_bytes", "max_snippet_lines",
-                 "private", "require_lock", "runs_dir", "top")
+                 "private", "redact", "require_lock", "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
@@ -52,16 +55,18 @@ class RunSettings(Record):
     max_age_days: float | None
     max_bytes: int | None
     inherit_env: bool
+    redact: RedactSettings
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
                  baseline: str | None = None, command_policy: str = "workspace",
                  allowlist: tuple[str, ...] = (), require_lock: bool = False,
                  private: bool = True, max_age_days: float | None = None,
-                 max_bytes: int | None = None, inherit_env: bool = True) -> None:
+                 max_bytes: int | None = None, inherit_env: bool = True,
+                 redact: RedactSettings = DEFAULT_REDACT) -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
                      command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
-                     inherit_env)
+                     inherit_env, redact)
 
 
 @record

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.process import Exit
     from ckdn.reconcile import Verdict
+    from ckdn.redact import Redaction
 
 SCHEMA_DIGEST: Final = "ckdn.digest/2"
 
@@ -107,7 +108,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
                  log_path: str | None, bounds: Bounds, artifacts_omitted: int = 0,
                  notes: Sequence[str] = (), gate: GateDoc | None = None,
                  baseline: BaselineCounts | None = None,
-                 baselined: Container[int] = ()) -> Digest:
+                 baselined: Container[int] = (),
+                 redaction: Redaction | None = None) -> Digest:
     """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
 
     ``run_dir`` is the display string (forward slashes). ``artifacts`` are names in
@@ -117,6 +119,9 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     notes are shown once. With a baseline configured, ``gate`` (and ``baseline`` when
     there were findings to classify) come from :mod:`ckdn.identity`; ``baselined`` holds
     the positions in ``result.findings`` the baseline knows (shown ``baselined: true``).
+    ``redaction`` redacts every string that carries a tool's text (status reason, messages,
+    details, summary strings, gate failures, notes, the log tail; never a check name, id,
+    location, path or number), and its count per rule becomes the first note.
     """
     status = verdict.status
     if status not in STATUSES:
@@ -130,11 +135,13 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         "run_dir": clean_line(run_dir, RUN_DIR_WIDTH),
     }
     if not green:
-        base["status_reason"] = clean_line(verdict.reason or status, MESSAGE_WIDTH)
+        base["status_reason"] = clean_line(
+            redacted(redaction, verdict.reason or status, MESSAGE_WIDTH), MESSAGE_WIDTH)
     if gate is not None:
         shown_gate: GateDoc = {"status": gate["status"], "policy": gate["policy"]}
         if gate.get("reason"):
-            shown_gate["reason"] = clean_line(gate["reason"], MESSAGE_WIDTH)
+            shown_gate["reason"] = clean_line(redacted(redaction, gate["reason"], MESSAGE_WIDTH),
+                                              MESSAGE_WIDTH)
         base["gate"] = shown_gate
     if baseline is not None:
         base["baseline"] = {"known": int(baseline["known"]), "new": int(baseline["new"])}
@@ -148,27 +155,40 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     if total:
         draft.findings_total = total
         _show_findings(draft, result.findings, min(max(0, bounds.top), total),
-                       min(max(0, bounds.max_snippet_lines), _MAX_ITEMS), baselined)
-    walk = _SummaryWalk()
+                       min(max(0, bounds.max_snippet_lines), _MAX_ITEMS), baselined,
+                       redaction=redaction)
+    walk = _SummaryWalk(redaction)
     draft.summary = walk.mapping(result.summary, 0) if _is_mapping(result.summary) else {}
     draft.summary_dropped = walk.dropped
     draft.gate_failures, draft.gates_dropped = _bounded_lines(
-        result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES)
+        result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES, redaction=redaction)
     all_notes: list[object] = [*notes, *result.notes]
     if log_path is not None and _wants_tail(status, result):
         from ckdn.documents._logtail import read_log_tail  # lazy: a passing run shows no tail
 
         lines = min(max(0, bounds.log_tail_lines), _MAX_ITEMS)
         try:
-            draft.tail = read_log_tail(log_path, lines)
+            draft.tail = read_log_tail(log_path, lines, redaction=redaction)
         except OSError as exc:
             all_notes.append(f"log tail unavailable: {exc.strerror or type(exc).__name__}")
         draft.tail_dropped = _pre_cut_front(draft.tail)
     draft.notes, draft.notes_dropped = _bounded_lines(all_notes, MESSAGE_WIDTH, _MAX_ITEMS,
-                                                      unique=True)
+                                                      unique=True, redaction=redaction)
+    if redaction is not None:
+        draft.notes[:0] = [clean_line(note, MESSAGE_WIDTH) for note in redaction.notes()]
     if not green:
         draft.artifacts, draft.artifacts_dropped = _artifact_names(artifacts, artifacts_omitted)
     return fit(draft, DIGEST_BUDGET)
+
+
+def redacted(redaction: Redaction | None, value: object, width: int) -> object:
+    """``value`` redacted before it is cut to ``width`` (:mod:`ckdn.documents.redacting`,
+    loaded by the first string to redact: a green run may have none)."""
+    if redaction is None or not redaction.enabled:
+        return value
+    from ckdn.documents.redacting import redacted as shown
+
+    return shown(redaction, value, width)
 
 
 def _wants_tail(status: str, result: ParseResult) -> bool:
@@ -178,7 +198,8 @@ def _wants_tail(status: str, result: ParseResult) -> bool:
 
 
 def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
-                   snippet_lines: int, baselined: Container[int] = ()) -> None:
+                   snippet_lines: int, baselined: Container[int] = (), *,
+                   redaction: Redaction | None = None) -> None:
     """The first ``limit`` findings, stopping once they alone exceed the budget.
 
     Findings are only ever dropped from the end, so a prefix that no longer fits
@@ -186,7 +207,7 @@ def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
     """
     used = 0
     for index, finding in enumerate(islice(findings, limit)):
-        item, dropped = _finding(finding, snippet_lines)
+        item, dropped = _finding(finding, snippet_lines, redaction)
         if index in baselined:
             item["baselined"] = True
         draft.add_finding(item, dropped)
@@ -198,45 +219,53 @@ def _show_findings(draft: Draft, findings: Iterable[Finding], limit: int,
 UNNAMED = "?"
 
 
-def _finding(finding: Finding, snippet_lines: int) -> tuple[FindingDoc, int]:
+def _finding(finding: Finding, snippet_lines: int,
+             redaction: Redaction | None = None) -> tuple[FindingDoc, int]:
     """A finding as the digest shows it, and how many of its snippet lines it leaves out."""
     # The contract promises a non-empty id and kind; a parser that names neither still
     # yields a finding a consumer can key on, marked as unnamed rather than dropped.
     item: FindingDoc = {
         "id": clean_line(finding.id, ID_WIDTH) or UNNAMED,
         "kind": clean_line(finding.kind, KIND_WIDTH) or UNNAMED,
-        "message": clean_line(finding.message, MESSAGE_WIDTH),
+        "message": clean_line(redacted(redaction, finding.message, MESSAGE_WIDTH),
+                              MESSAGE_WIDTH),
     }
     location = clean_line(finding.location, ID_WIDTH)
     if location:
         item["location"] = location
     detail, dropped = _snippet(finding.detail, snippet_lines,
-                               max(0, getattr(finding, "detail_omitted", 0)))
+                               max(0, getattr(finding, "detail_omitted", 0)), redaction)
     if detail:
         item["detail"] = detail
     return item, dropped
 
 
-def _snippet(lines: Iterable[object] | str, limit: int, omitted: int) -> tuple[list[str], int]:
+def _snippet(lines: Iterable[object] | str, limit: int, omitted: int,
+             redaction: Redaction | None = None) -> tuple[list[str], int]:
     """At most ``limit`` lines, and the count of lines left out: ``omitted`` (what the
     parser already left out) plus what did not fit here."""
     items: Iterable[object] = [lines] if isinstance(lines, str) else lines
-    kept: list[str] = []
+    kept: list[tuple[str, int]] = []
     for item in items:
         text, cut_chars = parts(item)
         pieces = text.splitlines() or [""]
         for index, piece in enumerate(pieces):
             if len(kept) < limit:
                 # the characters a parser cut off belong to the last piece of its line
-                last = cut_chars if index == len(pieces) - 1 else 0
-                kept.append(clean_cap(Cut(piece, last) if last else piece, LINE_WIDTH))
+                kept.append((piece, cut_chars if index == len(pieces) - 1 else 0))
             else:
                 omitted += 1
-    return kept, omitted
+    if redaction is not None and redaction.enabled:
+        from ckdn.documents.redacting import redacted_pieces
+
+        kept = redacted_pieces(redaction, kept, LINE_WIDTH)
+    return [clean_cap(Cut(piece, last) if last else piece, LINE_WIDTH)
+            for piece, last in kept], omitted
 
 
 def _bounded_lines(values: Iterable[object], width: int, limit: int,
-                   unique: bool = False) -> tuple[list[str], int]:
+                   unique: bool = False, redaction: Redaction | None = None
+                   ) -> tuple[list[str], int]:
     """Cleaned single lines, at most ``limit`` and about a budget's worth.
 
     Empty lines are skipped, and with ``unique`` so are exact repeats (they say
@@ -250,7 +279,7 @@ def _bounded_lines(values: Iterable[object], width: int, limit: int,
         if len(kept) >= limit or used > DIGEST_BUDGET:
             dropped += 1
             continue
-        text = clean_line(value, width)
+        text = clean_line(redacted(redaction, value, width), width)
         if not text or (unique and text in seen):
             continue
         seen.add(text)
@@ -291,11 +320,12 @@ class _SummaryWalk:
     depth limit or past a budget's worth of text are dropped and counted.
     """
 
-    __slots__ = ("dropped", "room")
+    __slots__ = ("dropped", "redaction", "room")
 
-    def __init__(self) -> None:
+    def __init__(self, redaction: Redaction | None = None) -> None:
         self.dropped = 0
         self.room = DIGEST_BUDGET
+        self.redaction = redaction
 
     def mapping(self, value: Mapping[Any, Any], depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -327,7 +357,7 @@ class _SummaryWalk:
             return self.sequence(raw, depth)
         if not isinstance(raw, str | bytes) and _is_mapping(raw):
             return self.mapping(raw, depth)
-        text = clean_line(raw, LINE_WIDTH)
+        text = clean_line(redacted(self.redaction, raw, LINE_WIDTH), LINE_WIDTH)
         self.room -= len(text)
         return text
 

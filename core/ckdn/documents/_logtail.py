@@ -14,7 +14,6 @@ import stat
 
 from ckdn.documents.textcap import (
     LINE_WIDTH,
-    clean_cap,
     escapes_length,
     hold_back_escape,
     inert_prefix,
@@ -26,6 +25,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from typing import IO
 
+    from ckdn.redact import Redaction
+
 
 _CHUNK_MIN = 1 << 14
 _CHUNK_MAX = 1 << 20
@@ -34,7 +35,7 @@ _TAIL_IN_MEMORY = 1 << 22
 
 
 def read_log_tail(log_path: str | os.PathLike[str], lines: int,
-                  width: int = LINE_WIDTH) -> list[str]:
+                  width: int = LINE_WIDTH, redaction: Redaction | None = None) -> list[str]:
     """The last ``lines`` lines of a log, cleaned and width-capped.
 
     Reads backwards from the end in bounded chunks, so the cost is the tail, never
@@ -45,6 +46,11 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
 
     A tail of at most :data:`_TAIL_IN_MEMORY` bytes is read in one go; a larger one
     (a huge line) is streamed line by line, with the same result.
+
+    With a ``redaction``, each line's first ``width`` characters and a margin are kept
+    (ANSI stripped) and the lines redacted together before they are cut: a secret the
+    width cut or a chunk edge splits is read whole, and a key block across lines is
+    found (:mod:`ckdn.documents.redacting`).
     """
     if lines <= 0:
         return []
@@ -57,12 +63,26 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
         spans = _last_line_spans(handle, end, lines)
         if not spans:
             return []
+        keep = width if redaction is None or not redaction.enabled else width + redaction.margin
         first = spans[0][0]
         if spans[-1][1] - first > _TAIL_IN_MEMORY:
-            return [_tail_line(handle, start, stop, width) for start, stop in spans]
-        handle.seek(first)
-        blob = handle.read(spans[-1][1] - first)
-    return [_short_line(blob[start - first:stop - first], width) for start, stop in spans]
+            heads = [_tail_line(handle, start, stop, keep) for start, stop in spans]
+        else:
+            handle.seek(first)
+            blob = handle.read(spans[-1][1] - first)
+            heads = [_short_line(blob[start - first:stop - first], keep)
+                     for start, stop in spans]
+    if keep != width:
+        from ckdn.documents.redacting import redacted_pieces
+
+        heads = redacted_pieces(redaction, heads, width)
+    return [_shown(head, omitted, width) for head, omitted in heads]
+
+
+def _shown(head: str, omitted: int, width: int) -> str:
+    """A line's kept head (ANSI stripped) shown in ``width``: inert, cut, counted."""
+    shown, taken = inert_prefix(head, width)
+    return marked(shown, omitted + len(head) - taken)
 
 
 def open_log(path: str | os.PathLike[str]) -> IO[bytes]:
@@ -86,10 +106,12 @@ def open_log(path: str | os.PathLike[str]) -> IO[bytes]:
     return handle
 
 
-def _short_line(raw: bytes, width: int) -> str:
+def _short_line(raw: bytes, keep: int) -> tuple[str, int]:
+    """A line's first ``keep`` characters, ANSI stripped, and how many more it has."""
     if raw.endswith(b"\r"):
         raw = raw[:-1]  # CRLF line ending
-    return clean_cap(raw.decode("utf-8", "replace"), width)
+    text = strip_ansi(raw.decode("utf-8", "replace"))
+    return text[:keep], max(0, len(text) - keep)
 
 
 def _last_line_spans(handle: IO[bytes], end: int, lines: int) -> list[tuple[int, int]]:
@@ -121,18 +143,16 @@ def _last_line_spans(handle: IO[bytes], end: int, lines: int) -> list[tuple[int,
     return spans
 
 
-def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
-    """One huge line, streamed: its shown head kept (:func:`inert_prefix` on each piece
-    with the room left, which cuts exactly like one call on the whole line), the rest
-    only counted."""
+def _tail_line(handle: IO[bytes], start: int, stop: int, keep: int) -> tuple[str, int]:
+    """One huge line, streamed: its first ``keep`` characters (ANSI stripped) kept, the
+    rest only counted (without escape sequences, as :func:`strip_ansi` would leave it)."""
     handle.seek(start)
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     head: list[str] = []
     have = extra = 0
-    full = width <= 0  # the head can take nothing more: only counting from here
     carry = ""
     remaining = stop - start
-    size = _CHUNK_MIN  # small first: the shown head needs only ``width`` characters
+    size = _CHUNK_MIN  # small first: the kept head needs only ``keep`` characters
     while True:
         chunk = handle.read(min(size, remaining)) if remaining > 0 else b""
         remaining = remaining - len(chunk) if chunk else 0
@@ -140,25 +160,21 @@ def _tail_line(handle: IO[bytes], start: int, stop: int, width: int) -> str:
         final = remaining == 0
         if final and chunk.endswith(b"\r"):
             chunk = chunk[:-1]  # CRLF line ending
-        if (full and not carry and not final and chunk.isascii()
+        if (have >= keep and not carry and not final and chunk.isascii()
                 and b"\x1b" not in chunk and not decoder.getstate()[0]):
-            extra += len(chunk)  # past the shown head: ASCII without escapes counts 1:1
+            extra += len(chunk)  # past the kept head: ASCII without escapes counts 1:1
             continue
         text = carry + decoder.decode(chunk, final=final)
         carry = ""
         if not final:
             text, carry = hold_back_escape(text)
-        if full:  # only counting now
+        if have >= keep:  # only counting now
             extra += len(text) - escapes_length(text)
-            if final:
-                break
-            continue
-        text = strip_ansi(text)
-        shown, taken = inert_prefix(text, width - have)
-        head.append(shown)
-        have += len(shown)
-        extra += len(text) - taken
-        full = taken < len(text) or have >= width
+        else:
+            text = strip_ansi(text)
+            taken = text[:keep - have]
+            head.append(taken)
+            have += len(taken)
+            extra += len(text) - len(taken)
         if final:
-            break
-    return marked("".join(head), extra)
+            return "".join(head), extra

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ckdn.identity._diff import TEST_CLASSES, compare_tests, pair
     from ckdn.identity._findings_file import (
         FINDINGS_FILE,
+        MAX_TEXT,
         SCHEMA_FINDINGS,
         FindingRow,
         encode_findings,
@@ -71,11 +72,12 @@ _HOMES = {
     "outcome_conflicts": "_merge",
     "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
     "FindingRow": "_findings_file", "encode_findings": "_findings_file",
-    "read_findings": "_findings_file",
+    "read_findings": "_findings_file", "MAX_TEXT": "_findings_file",
 }
 
 __all__ = [
     "FINDINGS_FILE",
+    "MAX_TEXT",
     "POLICY",
     "SCHEMA_BASELINE",
     "SCHEMA_FINDINGS",

@@ -25,7 +25,7 @@ from ckdn.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import BinaryIO
 
     from ckdn.identity._fingerprint import FindingLike, Fingerprinted
@@ -66,9 +66,10 @@ class FindingRow:
 
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
-                    identities: Sequence[Fingerprinted] | Sequence[FindingRow]
-                    ) -> Iterator[bytes]:
-    """The file's bytes, in chunks of a few thousand lines (for a streaming writer)."""
+                    identities: Sequence[Fingerprinted] | Sequence[FindingRow],
+                    shown: Callable[[str], str] | None = None) -> Iterator[bytes]:
+    """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
+    ``shown`` makes a message what the file keeps (the app's redaction), before the cut."""
     import json  # lazy: only a run with findings writes the file
     import json.encoder
 
@@ -83,9 +84,10 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     for finding, fingerprint in zip(findings, prints, strict=True):
         location = finding.location
         where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
+        message = finding.message if shown is None else shown(finding.message)
         lines.append(f'{{"fingerprint":"{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
                      f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
-                     f'"message":{quoted(finding.message[:MAX_TEXT])}}}')
+                     f'"message":{quoted(message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:
             yield _chunk(lines)
             lines = []

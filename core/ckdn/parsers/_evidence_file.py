@@ -11,11 +11,13 @@ time, since what says how to read them (the schema) is written after them.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 
 from ckdn.parsers._jsonreport import kind_of
 from ckdn.parsers._jsonstream import JsonStream
+from ckdn.regular import NotRegular, open_regular, read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -37,12 +39,16 @@ def no_constant(name: str) -> Any:
 def open_no_follow(path: str | os.PathLike[str]) -> int:
     """A descriptor of the regular file at ``path``; :class:`ValueError` for a symlink or
     anything else (a FIFO does not block the open: ``O_NONBLOCK``)."""
-    from ckdn.regular import NotRegular, open_regular
-
     try:
         return open_regular(path)
     except NotRegular as exc:
-        raise ValueError(f"{exc.strerror}: refused") from None
+        raise _refused(exc) from None
+
+
+def _refused(exc: NotRegular) -> ValueError:
+    if exc.errno in (errno.ELOOP, errno.EMLINK):
+        return ValueError("it is a symlink: refused (never read through a symlink)")
+    return ValueError("not a regular file: refused")
 
 
 def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
@@ -52,12 +58,10 @@ def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
     than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
     does not block the open (``O_NONBLOCK``), it is refused like any non-file.
     """
-    from ckdn.regular import NotRegular, read_regular
-
     try:
         data = read_regular(path, limit)
     except NotRegular as exc:
-        raise ValueError(f"{exc.strerror}: refused") from None
+        raise _refused(exc) from None
     if len(data) > limit:
         raise ValueError(f"larger than {limit} bytes")
     return data

@@ -346,3 +346,19 @@ def test_a_path_inside_the_project_or_the_run_dir_is_always_allowed(
         tmp_path: Path, parts: list[str], dot: bool, wrap: str) -> None:
     path = ("./" if dot else "") + "/".join(parts)
     assert judge(tmp_path, ["tool", wrap.format(path)]) is None, path
+
+
+def test_a_url_inside_a_program_text_names_no_path_but_a_path_after_it_still_does(
+        tmp_path: Path) -> None:
+    program = "print('GET https://maps.googleapis.com/maps/api?key=x failed'); print(1)"
+    assert judge(tmp_path, ["python3", "-c", program]) is None
+    why = judge(tmp_path, ["tool", "--urls=https://example.com/a,/etc/passwd"])
+    assert why is not None
+    assert "/etc" in why
+
+
+@pytest.mark.parametrize("url", ["postgres://app:pw@db:5432/app", "redis://cache:6379/0",
+                                 "mongodb+srv://u:p@cluster/db", "amqp://guest@mq//"])
+def test_a_service_connection_string_is_not_a_path(tmp_path: Path, url: str) -> None:
+    assert judge(tmp_path, ["tool", f"--dsn={url}"]) is None
+    assert judge(tmp_path, ["python3", "-c", f"connect('{url}')"]) is None
