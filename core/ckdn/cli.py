@@ -191,6 +191,7 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
     handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
+               "annotate": _cmd_annotate,
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
@@ -224,7 +225,12 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
     else:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
-        _out(_json_line(outcome.document))
+        if getattr(args, "format", "json") == "text":
+            from ckdn.app.queries import report_text
+
+            _write(report_text(config, outcome.document, color=_colour()))
+        else:
+            _out(_json_line(outcome.document))
     if getattr(args, "gate", False):
         if config.run.baseline is None:
             raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
@@ -240,11 +246,50 @@ def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import read_run, render
+    from ckdn.app.queries import read_run, render, report_text
 
-    doc = read_run(_load(args, required=False), args.run)
-    _out(_json_line(doc) if args.json else render(doc))
+    config = _load(args, required=False)
+    doc = read_run(config, args.run)
+    if args.json:
+        _out(_json_line(doc))
+    elif _terminal():
+        _write(report_text(config, doc, color=_colour()))
+    else:
+        _out(render(doc))
     return 0
+
+
+def _cmd_annotate(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.queries import annotate
+
+    text = annotate(_load(args, required=False), args.run, args.format,
+                    color=args.format == "text" and _colour())
+    _write(text)
+    return 0
+
+
+def _terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _colour() -> bool:
+    """Colours only on a terminal, and never with ``NO_COLOR`` set (no-color.org)."""
+    return _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _write(text: str) -> None:
+    """Print a report's text as it is: the view made every stored string inert itself, and
+    its only control bytes are the colours it was asked for."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise CkdnError(f"cannot write to stdout: {os_reason(exc)}") from exc
 
 
 def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:

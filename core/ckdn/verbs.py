@@ -15,7 +15,10 @@ if TYPE_CHECKING:
     import argparse
     from typing import NoReturn
 
-__all__ = ["build_parser"]
+__all__ = ["ANNOTATE_FORMATS", "build_parser"]
+
+#: ``ckdn annotate --format`` (the views of :mod:`ckdn.reports`; a test holds the two equal).
+ANNOTATE_FORMATS = ("text", "github", "summary", "sarif", "codequality")
 
 
 def _parser_class() -> type[argparse.ArgumentParser]:
@@ -62,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "fail_fast; --all default: no)")
     p.add_argument("--gate", action="store_true",
                    help="exit code follows the baseline gate: 0 pass, 1 fail (else the run's)")
+    p.add_argument("--format", choices=("json", "text"), default="json",
+                   help="stdout: the document as one JSON line (default), or text for people")
     p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
 
     p = sub.add_parser("baseline", parents=[common],
@@ -69,9 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("check", help="atomic check or alias name")
     p.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
 
-    p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
+    p = sub.add_parser("show", parents=[common], help="show a stored digest (text on a "
+                       "terminal, indented JSON when piped)")
     p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
     p.add_argument("--json", action="store_true", help="print the stored JSON as is")
+
+    p = sub.add_parser("annotate", parents=[common],
+                       help="a stored run as text, GitHub annotations or step summary, SARIF "
+                            "or GitLab Code Quality (runs nothing)")
+    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    p.add_argument("--format", required=True, choices=ANNOTATE_FORMATS,
+                   help="the view (docs/reports.md)")
 
     p = sub.add_parser("diff", parents=[common], help="compare two runs of one check by "
                        "fingerprint (exit 1 when B has new findings)")

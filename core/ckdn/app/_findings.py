@@ -46,9 +46,11 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
     from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
 
     total = result.total
+    known = None
     if gated is not None and gated.identities is not None \
             and len(gated.identities[0]) >= total:
         findings, identities = gated.identities
+        known = gated.known
     else:
         findings = list(result.findings)
         if len(findings) < total:
@@ -65,7 +67,7 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
         identities = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
-                           encode_findings(check, findings, identities))
+                           encode_findings(check, findings, identities, known))
     except CkdnError as exc:
         return [f"{FINDINGS_FILE} not written: {exc.message}"]
     return []

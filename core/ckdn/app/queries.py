@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Digest, Document
 
 __all__ = [
+    "ANNOTATE_FORMATS",
     "PLUGIN_FLAG",
+    "annotate",
     "checks_of",
     "describe_checks",
     "diff_runs",
@@ -43,6 +45,7 @@ __all__ = [
     "red_members",
     "render",
     "render_diff",
+    "report_text",
     "requirements",
     "schema_ids",
     "shown_runs_dir",
@@ -51,10 +54,37 @@ __all__ = [
 ]
 
 
+def _formats() -> tuple[str, ...]:
+    from ckdn.reports import FORMATS
+
+    return tuple(FORMATS)
+
+
 def read_run(config: Config, ref: str | None = None) -> Document:
     """The document of the run ``ref`` names (None: the latest); UsageError if unusable."""
     store = store_for(config)
     return read_stored(store.resolve(ref), store.display)
+
+
+#: The views ``ckdn annotate --format`` knows (:mod:`ckdn.reports`).
+ANNOTATE_FORMATS: tuple[str, ...] = _formats()
+
+
+def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False) -> str:
+    """``ckdn annotate [RUN] --format FMT``: a stored run (an aggregate: with its members)
+    as text, GitHub workflow commands, a step summary, SARIF or GitLab Code Quality; runs
+    nothing (:mod:`ckdn.app._annotating`)."""
+    from ckdn.app._annotating import annotate as project  # lazy: only `annotate` asks
+
+    return project(config, ref, fmt, color=color)
+
+
+def report_text(config: Config, doc: Mapping[str, Any], *, color: bool = False) -> str:
+    """The text view of a document in hand (``ckdn run --format text``, ``ckdn show`` on a
+    terminal); an aggregate's red members are read from the store."""
+    from ckdn.app._annotating import render_report, report_of
+
+    return render_report(report_of(config, doc), "text", color=color)
 
 
 def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:

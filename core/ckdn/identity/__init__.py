@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         SCHEMA_FINDINGS,
         FindingRow,
         encode_findings,
+        iter_findings,
         read_findings,
     )
     from ckdn.identity._fingerprint import (
@@ -58,6 +59,7 @@ _HOMES = {
     "pair": "_diff",
     "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
     "FindingRow": "_findings_file", "encode_findings": "_findings_file",
+    "iter_findings": "_findings_file",
     "read_findings": "_findings_file",
 }
 
@@ -76,6 +78,7 @@ __all__ = [
     "encode_findings",
     "fingerprints",
     "git_renames",
+    "iter_findings",
     "match",
     "normalise_line",
     "normalise_message",
