@@ -29,7 +29,15 @@ if TYPE_CHECKING:
         markdown,
     )
     from ckdn.reports._github import GITHUB_LIMITS, github
-    from ckdn.reports._model import FORMATS, Checked, Report, level_of, rule_id, where
+    from ckdn.reports._model import (
+        FORMATS,
+        Checked,
+        Report,
+        headline,
+        level_of,
+        rule_id,
+        where,
+    )
     from ckdn.reports._sarif import SARIF_LIMITS, sarif
     from ckdn.reports._summary import SUMMARY_BYTES, summary
     from ckdn.reports._text import text
@@ -40,6 +48,7 @@ _HOMES = {
     "escape_property": "_escape", "markdown": "_escape",
     "GITHUB_LIMITS": "_github", "github": "_github",
     "FORMATS": "_model", "Checked": "_model", "Report": "_model", "level_of": "_model",
+    "headline": "_model",
     "rule_id": "_model", "where": "_model",
     "SARIF_LIMITS": "_sarif", "sarif": "_sarif",
     "SUMMARY_BYTES": "_summary", "summary": "_summary",
@@ -59,6 +68,7 @@ __all__ = [
     "escape_data",
     "escape_property",
     "github",
+    "headline",
     "level_of",
     "markdown",
     "rule_id",

@@ -11,7 +11,7 @@ how many findings are left out and in which run dirs.
 
 from __future__ import annotations
 
-from ckdn.reports._model import GREEN, level_of, rule_id, where
+from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def codequality(report: Report) -> str:
                 key = hashlib.sha256(key.encode()).hexdigest()[:32]
             issue: dict[str, Any] = {
                 "check_name": f"{checked.check}/{rule_id(row, path)}",
-                "description": row.message[:MESSAGE_CHARS] or row.kind,
+                "description": headline(row)[:MESSAGE_CHARS],
                 "fingerprint": key,
                 "location": {"path": path or report.anchor,
                              "lines": {"begin": line if line > 0 else 1}},

@@ -13,7 +13,7 @@ property is escaped as GitHub's toolkit does (:mod:`ckdn.reports._escape`).
 from __future__ import annotations
 
 from ckdn.reports._escape import escape_data, escape_property
-from ckdn.reports._model import GREEN, level_of, where
+from ckdn.reports._model import GREEN, headline, level_of, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
             level = level_of(row.kind)
             path, line, column = where(row.location)
             key = (1, row.baselined, row.kind, path == "", path, line, column, sequence)
-            best[level].add(key, (checked.check, run_dir, row.kind, row.message,
+            best[level].add(key, (checked.check, run_dir, row.kind, headline(row),
                                   path, line, column))
             sequence += 1
         counted = max(seen, checked.total)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
 
-__all__ = ["FORMATS", "Checked", "Report", "level_of", "rule_id", "where"]
+__all__ = ["FORMATS", "Checked", "Report", "headline", "level_of", "rule_id", "where"]
 
 #: The views ``ckdn annotate --format`` knows, in the order its help lists them.
 FORMATS = ("text", "github", "summary", "sarif", "codequality")
@@ -166,3 +166,12 @@ def rule_id(finding: Any, path: str) -> str:
     if not code or len(code) > 100 or (code == finding.id and path):
         return kind
     return code
+
+
+def headline(finding: Any) -> str:
+    """A finding's message as a view shows it alone: a test's with its id in front (a
+    test's message is its assertion, which says nothing of which test), else as it is."""
+    message = str(finding.message)
+    if str(finding.kind).startswith("test_") and finding.id and finding.id != "?":
+        return f"{finding.id}: {message}" if message else str(finding.id)
+    return message or str(finding.kind)

@@ -21,7 +21,7 @@ Levels are the tool's own where the parser knows them (:func:`level_of`).
 
 from __future__ import annotations
 
-from ckdn.reports._model import GREEN, level_of, rule_id, where
+from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _result(row: FindingRow, checked: Checked, report: Report, rules: dict[str, 
         "ruleId": rule,
         "ruleIndex": index,
         "level": level,
-        "message": {"text": row.message[:MESSAGE_CHARS] or row.kind},
+        "message": {"text": headline(row)[:MESSAGE_CHARS]},
         "locations": [{"physicalLocation": physical}],
         "partialFingerprints": {_KEY: row.fingerprint},
     }

@@ -145,7 +145,9 @@ def _finding(finding: Mapping[str, Any]) -> str:
     mark = "" if not finding.get("baselined") else " *(baselined)*"
     place = finding.get("location")
     where = f"`{_code(str(place))}` " if place else ""
-    head = (f"- **{markdown(level)}** {where}{markdown(kind)}: "
+    test = f" {markdown(str(finding['id']))}" if kind.startswith("test_") \
+        and finding.get("id") else ""
+    head = (f"- **{markdown(level)}** {where}{markdown(kind)}{test}: "
             f"{markdown(str(finding.get('message', ''))[:TEXT_CHARS])}{mark}\n")
     detail = finding.get("detail") or []
     if not detail:

@@ -112,8 +112,10 @@ def _digest(lines: list[str], checked: Checked, paint: _Paint) -> None:
         kind = str(finding.get("kind", "?"))
         level = level_of(kind)
         known = paint(" (baselined)", "dim") if finding.get("baselined") else ""
+        test = f" {_show(str(finding['id']))}" if kind.startswith("test_") \
+            and finding.get("id") else ""
         lines.append(f"  {place}{paint(level, 'fail' if level == 'error' else 'error')} "
-                     f"{_show(kind, 60)}: {_show(str(finding.get('message', '')))}{known}")
+                     f"{_show(kind, 60)}{test}: {_show(str(finding.get('message', '')))}{known}")
         detail = finding.get("detail") or []
         if detail:
             lines.append(f"      {paint(_show(str(detail[0])), 'dim')}")
