@@ -60,6 +60,7 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
     a host that annotated earlier in the job passes what is left).
     """
     per_level = {level: GITHUB_LIMITS[command] for level, command in _COMMAND.items()}
+    per_level["note"] -= 1  # the notice counting what is left out is one of the step's
     best = {level: _Best(size) for level, size in per_level.items()}
     totals: dict[str, int] = {}  # run dir -> findings the run counted
     sequence = 0
@@ -78,23 +79,23 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
                                   path, line, column))
             sequence += 1
         counted = max(seen, checked.total)
-        totals[run_dir] = counted
+        totals[run_dir] = totals.get(run_dir, 0) + counted
         if counted == 0:  # red with nothing to point at: a crash, a timeout, a generic check
             reason = str(digest.get("status_reason") or checked.status)
             best["error"].add((0, False, "", True, "", 0, 0, sequence),
                               (checked.check, run_dir, checked.status,
                                f"{reason} (evidence: {run_dir})", "", 0, 0))
             sequence += 1
-            totals[run_dir] = 1
+            totals[run_dir] += 1
     for run_dir, why in report.missing:
         best["error"].add((0, False, "", True, "", 0, 0, sequence),
                           ("ckdn", run_dir, "unreadable", f"{why} ({run_dir})", "", 0, 0))
         sequence += 1
-        totals[run_dir] = 1
+        totals[run_dir] = totals.get(run_dir, 0) + 1
     chosen = {level: [value for _, value in picker.trim()] for level, picker in best.items()}
     wanted = sum(totals.values())
     room = max(0, job_left)
-    if sum(len(values) for values in chosen.values()) < wanted:
+    if min(sum(len(values) for values in chosen.values()), room) < wanted:
         room -= 1  # the notice that counts the rest needs its place
     lines: list[str] = []
     shown: dict[str, int] = {}

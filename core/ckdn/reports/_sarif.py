@@ -62,7 +62,12 @@ def sarif(report: Report) -> str:
     checks = checks[:SARIF_LIMITS["runs"]]
     room = SARIF_LIMITS["bytes"] - ENVELOPE_BYTES * (len(checks) + 1)
     per_run = max(0, room // max(1, len(checks)))
-    runs = [_run(checked, report, dumps, per_run) for checked in checks]
+    categories: dict[str, int] = {}
+    runs = []
+    for checked in checks:
+        seen = categories[checked.check] = categories.get(checked.check, 0) + 1
+        category = f"ckdn/{checked.check}/" + (f"{seen}/" if seen > 1 else "")
+        runs.append(_run(checked, report, dumps, per_run, category))
     head = {"$schema": SCHEMA_URI, "version": "2.1.0"}
     props = {"ckdn": {"run": report.name, "status": report.status,
                       "runs_left_out": left_out[:100], "runs_left_out_count": len(left_out)}} \
@@ -71,7 +76,7 @@ def sarif(report: Report) -> str:
             + ",".join(runs) + "]}\n")
 
 
-def _run(checked: Checked, report: Report, dumps: Any, room: int) -> str:
+def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str) -> str:
     """One run: its results encoded one by one while they fit, new ones first."""
     limit = SARIF_LIMITS["results"]
     new: list[FindingRow] = []
@@ -116,7 +121,7 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int) -> str:
     if not notes:
         del invocation["toolExecutionNotifications"]
     envelope = {
-        "automationDetails": {"id": f"ckdn/{checked.check}/"},
+        "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",
         "invocations": [invocation],
         "properties": {"ckdn": {"check": checked.check, "status": checked.status,
@@ -146,9 +151,13 @@ def _result(row: FindingRow, checked: Checked, report: Report, rules: dict[str, 
         if uri:
             doc["helpUri"] = uri
         rule_docs.append(doc)
-    physical: dict[str, Any] = {"artifactLocation": _artifact(path or report.anchor,
-                                                              report.root)}
-    if path and line > 0:
+    inside = _inside(path, report.root) if path else None
+    message = headline(row)
+    if path and inside is None:  # outside the repository: GitHub could not show it there
+        message = f"{message} (at {row.location})"
+    physical: dict[str, Any] = {"artifactLocation": {
+        "uri": _uri(inside or report.anchor), "uriBaseId": "%SRCROOT%"}}
+    if inside is not None and line > 0:
         region = {"startLine": line}
         if column > 0:
             region["startColumn"] = column
@@ -157,7 +166,7 @@ def _result(row: FindingRow, checked: Checked, report: Report, rules: dict[str, 
         "ruleId": rule,
         "ruleIndex": index,
         "level": level,
-        "message": {"text": headline(row)[:MESSAGE_CHARS]},
+        "message": {"text": message[:MESSAGE_CHARS]},
         "locations": [{"physicalLocation": physical}],
         "partialFingerprints": {_KEY: row.fingerprint},
     }
@@ -199,14 +208,23 @@ class _Shown:
         self.message = str(finding.get("message", ""))
 
 
-def _artifact(path: str, root: str) -> dict[str, str]:
-    """A repository-relative ``artifactLocation`` (an absolute path outside it: a file URI)."""
+def _inside(path: str, root: str) -> str | None:
+    """``path`` relative to the repository root (the check's cwd); None when outside it."""
     import os
-    from urllib.parse import quote
 
     if os.path.isabs(path):
-        inside = os.path.relpath(path, root) if root else path
-        if not root or inside.startswith(".."):
-            return {"uri": "file://" + quote(path)}
-        path = inside
-    return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
+        if not root:
+            return None
+        path = os.path.relpath(path, root)
+    path = os.path.normpath(path).replace(os.sep, "/")
+    if path == "." or path.startswith("../") or path == ".." or path.startswith("/"):
+        return None
+    return path
+
+
+def _uri(path: str) -> str:
+    """A relative URI reference for ``path``: percent-encoded, so ``:`` or a space in a
+    file name never reads as a scheme or ends the URI."""
+    from urllib.parse import quote
+
+    return quote(path, safe="/")
