@@ -217,7 +217,7 @@ def _inside(path: str, root: str) -> str | None:
             return None
         path = os.path.relpath(path, root)
     path = os.path.normpath(path).replace(os.sep, "/")
-    if path == "." or path.startswith("../") or path == ".." or path.startswith("/"):
+    if path in (".", "..") or path.startswith(("../", "/")):
         return None
     return path
 
