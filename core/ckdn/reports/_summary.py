@@ -70,11 +70,11 @@ def summary(report: Report, *, budget: int = SUMMARY_BYTES) -> str:
                 f"{_reason(gate.get('reason'))}\n\n")
     out.add("| check | status | rc | findings | new | gate |\n"
             "| --- | --- | --- | --- | --- | --- |\n")
-    digests = {checked.check: checked for checked in report.checks}
+    by_dir = {checked.run_dir: checked for checked in report.checks}
     rows = report.members or [report.document]
     for member in rows:
-        name = str(member.get("check", ""))
-        checked = digests.get(name)
+        # a member is its digest's run dir (a tox member's name is CHECK@ENV, its digest's CHECK)
+        checked = by_dir.get(str(member.get("run_dir")))
         out.add(_row(member, checked))
     out.add("\n")
     for run_dir, why in report.missing:
