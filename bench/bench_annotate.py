@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_diff import PER_FILE, line, report, sources, timed  # noqa: E402
+from bench_diff import PER_FILE, line, report, sources, timed
 
 FORMATS = ("text", "github", "summary", "sarif", "codequality")
 

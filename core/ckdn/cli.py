@@ -262,9 +262,17 @@ def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
 def _cmd_annotate(args: SimpleNamespace, extra: list[str]) -> int:
     from ckdn.app.queries import annotate
 
+    output = getattr(args, "output", None)
     text = annotate(_load(args, required=False), args.run, args.format,
-                    color=args.format == "text" and _colour())
-    _write(text)
+                    color=args.format == "text" and output is None and _colour())
+    if output is None:
+        _write(text)
+        return 0
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {os_reason(exc)}") from exc
     return 0
 
 

@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
     p.add_argument("--format", required=True, choices=ANNOTATE_FORMATS,
                    help="the view (docs/reports.md)")
+    p.add_argument("--output", "-o", default=None, metavar="PATH",
+                   help="write the view to PATH instead of stdout (a CI step's SARIF file)")
 
     p = sub.add_parser("diff", parents=[common], help="compare two runs of one check by "
                        "fingerprint (exit 1 when B has new findings)")
