@@ -64,6 +64,7 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
     best = {level: _Best(size) for level, size in per_level.items()}
     totals: dict[str, int] = {}  # run dir -> findings the run counted
     sequence = 0
+    levels: dict[str, str] = {}  # a run has few kinds and many findings
     for checked in report.checks:
         if checked.status == GREEN:
             continue
@@ -72,11 +73,11 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
         seen = 0
         for row in checked.each():
             seen += 1
-            level = level_of(row.kind)
+            kind = row.kind
+            level = levels.get(kind) or levels.setdefault(kind, level_of(kind))
             path, line, column = where(row.location)
-            key = (1, row.baselined, row.kind, path == "", path, line, column, sequence)
-            best[level].add(key, (checked.check, run_dir, row.kind, headline(row),
-                                  path, line, column))
+            key = (1, row.baselined, kind, path == "", path, line, column, sequence)
+            best[level].add(key, (checked.check, run_dir, kind, row, path, line, column))
             sequence += 1
         counted = max(seen, checked.total)
         totals[run_dir] = totals.get(run_dir, 0) + counted
@@ -100,9 +101,10 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
     lines: list[str] = []
     shown: dict[str, int] = {}
     for level in ("error", "warning", "note"):
-        for check, run_dir, kind, message, path, line, column in chosen[level]:
+        for check, run_dir, kind, what, path, line, column in chosen[level]:
             if len(lines) >= room:
                 break
+            message = what if isinstance(what, str) else headline(what)
             lines.append(_command(_COMMAND[level], check, kind, message, (path, line, column)))
             shown[run_dir] = shown.get(run_dir, 0) + 1
     left = {run_dir: total - shown.get(run_dir, 0) for run_dir, total in totals.items()}
