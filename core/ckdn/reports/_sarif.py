@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["SARIF_LIMITS", "sarif"]
 
 SARIF_LIMITS = {"results": 5000, "runs": 20, "bytes": 10_000_000}
-SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #: Characters of a message kept (a findings file keeps 1,000 already).
 MESSAGE_CHARS = 1000
 #: Bytes kept aside for a run's envelope (tool, rules, notes) outside its results.
