@@ -24,6 +24,8 @@ __all__ = ["CODEQUALITY_LIMITS", "codequality"]
 CODEQUALITY_LIMITS = {"issues": 10_000, "bytes": 10_000_000}
 _SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
 MESSAGE_CHARS = 1000
+#: Bytes kept for the note counting what is left out (its text is cut to fit).
+NOTE_BYTES = 16 << 10
 
 
 def codequality(report: Report) -> str:
@@ -34,7 +36,7 @@ def codequality(report: Report) -> str:
     dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode
     issues: list[str] = []
     used = 2
-    room = CODEQUALITY_LIMITS["bytes"] - 4096
+    room = CODEQUALITY_LIMITS["bytes"] - NOTE_BYTES
     seen: set[str] = set()
     left: dict[str, int] = {}
     for checked in report.checks:
@@ -69,15 +71,15 @@ def codequality(report: Report) -> str:
     left = {run_dir: count for run_dir, count in left.items() if count > 0}
     if left:
         total = sum(left.values())
-        where_ = "; ".join(f"{count:,} in {run_dir}"
+        where_ = "; ".join(f"{count:,} in {run_dir[:100]}"
                            for run_dir, count in sorted(left.items())[:10])
         note = {"check_name": "ckdn/truncated",
                 "description": f"{total:,} more finding(s) not in this report (at most "
                                f"{CODEQUALITY_LIMITS['issues']:,} issues, "
-                               f"{CODEQUALITY_LIMITS['bytes']:,} bytes): {where_}"[:2000],
+                               f"{CODEQUALITY_LIMITS['bytes']:,} bytes): {where_}"[:1500],
                 "fingerprint": hashlib.sha256(f"ckdn/truncated\0{report.name}".encode())
                 .hexdigest()[:32],
-                "location": {"path": report.anchor, "lines": {"begin": 1}},
+                "location": {"path": report.anchor[:1000], "lines": {"begin": 1}},
                 "severity": "info", "type": "issue"}
         issues.append(dumps(note))
     return "[" + ",\n".join(issues) + "]\n"

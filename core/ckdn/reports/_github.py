@@ -28,6 +28,9 @@ GITHUB_LIMITS = {"error": 10, "warning": 10, "notice": 10, "job": 50}
 _COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 #: Characters of a message shown in an annotation (GitHub cuts far longer ones itself).
 MESSAGE_CHARS = 1000
+#: Characters of an annotation's title and file (a check name or path is short; a
+#: hostile digest's need not be).
+TITLE_CHARS = 200
 #: Run dirs the overflow notice names; the rest are counted.
 NAMED_RUNS = 10
 
@@ -119,12 +122,12 @@ def _command(command: str, check: str, kind: str, message: str,
     path, line, column = place
     props: list[tuple[str, str]] = []
     if path:
-        props.append(("file", path))
+        props.append(("file", path[:MESSAGE_CHARS]))
         if line > 0:
             props += (("line", str(line)), ("endLine", str(line)))
             if column > 0:
                 props.append(("col", str(column)))
-    props.append(("title", f"{check}: {kind}"))
+    props.append(("title", f"{check}: {kind}"[:TITLE_CHARS]))
     shown = ",".join(f"{name}={escape_property(value)}" for name, value in props)
     return f"::{command} {shown}::{escape_data(message[:MESSAGE_CHARS] or kind)}"
 
@@ -132,7 +135,7 @@ def _command(command: str, check: str, kind: str, message: str,
 def _overflow(left: dict[str, int]) -> str:
     total = sum(left.values())
     named = sorted(left.items(), key=lambda item: (-item[1], item[0]))
-    parts = [f"{count:,} in {run_dir}" for run_dir, count in named[:NAMED_RUNS]]
+    parts = [f"{count:,} in {run_dir[:TITLE_CHARS]}" for run_dir, count in named[:NAMED_RUNS]]
     if len(named) > NAMED_RUNS:
         rest = sum(count for _, count in named[NAMED_RUNS:])
         parts.append(f"{rest:,} in {len(named) - NAMED_RUNS} more run dirs")

@@ -32,12 +32,15 @@ if TYPE_CHECKING:
 
 __all__ = ["SARIF_LIMITS", "sarif"]
 
-SARIF_LIMITS = {"results": 5000, "runs": 20, "bytes": 10_000_000}
+#: Results a run, runs a log, bytes a log (uncompressed), and bytes kept aside for each
+#: run's envelope (tool, notes, properties: each of their strings is cut to fit in it).
+SARIF_LIMITS = {"results": 5000, "runs": 20, "bytes": 10_000_000, "envelope": 128 << 10}
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #: Characters of a message kept (a findings file keeps 1,000 already).
 MESSAGE_CHARS = 1000
-#: Bytes kept aside for a run's envelope (tool, rules, notes) outside its results.
-ENVELOPE_BYTES = 64 << 10
+#: Characters of a note, a name or a path in a run's envelope, and notes a run carries.
+NAME_CHARS = 300
+NOTES = 10
 #: Where each parser's tool documents what it reports, for ``informationUri``.
 TOOL_URIS = {
     "ruff": "https://docs.astral.sh/ruff/rules/",
@@ -60,13 +63,13 @@ def sarif(report: Report) -> str:
     checks = list(report.checks)
     left_out = [c.check for c in checks[SARIF_LIMITS["runs"]:]]
     checks = checks[:SARIF_LIMITS["runs"]]
-    room = SARIF_LIMITS["bytes"] - ENVELOPE_BYTES * (len(checks) + 1)
+    room = SARIF_LIMITS["bytes"] - SARIF_LIMITS["envelope"] * (len(checks) + 1)
     per_run = max(0, room // max(1, len(checks)))
     categories: dict[str, int] = {}
     runs = []
     for checked in checks:
         seen = categories[checked.check] = categories.get(checked.check, 0) + 1
-        category = f"ckdn/{checked.check}/" + (f"{seen}/" if seen > 1 else "")
+        category = f"ckdn/{checked.check[:NAME_CHARS]}/" + (f"{seen}/" if seen > 1 else "")
         runs.append(_run(checked, report, dumps, per_run, category))
     head = {"$schema": SCHEMA_URI, "version": "2.1.0"}
     props = {"ckdn": {"run": report.name, "status": report.status,
@@ -94,21 +97,26 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str)
     results: list[str] = []
     used = 0
     for row in chosen:
+        known_rules = len(rule_docs)
         result = _result(row, checked, report, rules, rule_docs)
         encoded = dumps(result)
-        if used + len(encoded) + 1 > room:
+        size = len(encoded) + 1 + sum(len(dumps(doc)) + 1 for doc in rule_docs[known_rules:])
+        if used + size > room:  # neither the result nor the rule it brought fits
+            for doc in rule_docs[known_rules:]:
+                del rules[doc["id"]]
+            del rule_docs[known_rules:]
             break
         results.append(encoded)
-        used += len(encoded) + 1
+        used += size
     total = max(seen, checked.total)
-    notes = [str(note)[:MESSAGE_CHARS] for note in (checked.digest.get("notes") or [])][:20]
-    notes += checked.problems[:5]
+    notes = [str(note)[:NAME_CHARS] for note in (checked.digest.get("notes") or [])][:NOTES]
+    notes += [problem[:NAME_CHARS] for problem in checked.problems[:2]]
     if total > len(results):
         notes.append(f"{total - len(results):,} of {total:,} findings not in this log "
                      f"(at most {limit:,} results a run, {SARIF_LIMITS['bytes']:,} bytes a "
                      f"log{'' if checked.complete else '; the digest kept only its top'}); "
                      f"every finding is in {checked.run_dir}")
-    driver: dict[str, Any] = {"name": checked.tool, "rules": rule_docs}
+    driver: dict[str, Any] = {"name": checked.tool[:NAME_CHARS] or "ckdn", "rules": rule_docs}
     uri = TOOL_URIS.get(checked.tool)
     if uri:
         driver["informationUri"] = uri
@@ -125,7 +133,8 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str)
         "columnKind": "unicodeCodePoints",
         "invocations": [invocation],
         "properties": {"ckdn": {"check": checked.check, "status": checked.status,
-                                "run_dir": checked.run_dir, "findings_total": total}},
+                                "run_dir": checked.run_dir[:NAME_CHARS],
+                                "findings_total": total}},
         "tool": {"driver": driver},
     }
     text: str = dumps(envelope)
@@ -142,9 +151,10 @@ def _result(row: FindingRow, checked: Checked, report: Report, rules: dict[str, 
         index = rules[rule] = len(rule_docs)
         doc: dict[str, Any] = {
             "id": rule,
-            "shortDescription": {"text": f"{checked.tool} {rule}"},
-            "help": {"text": f"{checked.tool} reports {rule} ({row.kind}); for example: "
-                             f"{row.message[:300] or row.kind}"},
+            "shortDescription": {"text": f"{checked.tool[:NAME_CHARS]} {rule}"},
+            "help": {"text": f"{checked.tool[:NAME_CHARS]} reports {rule} "
+                             f"({row.kind[:NAME_CHARS]}); for example: "
+                             f"{row.message[:NAME_CHARS] or row.kind[:NAME_CHARS]}"},
             "defaultConfiguration": {"level": level},
         }
         uri = _help_uris(checked).get(rule) or TOOL_URIS.get(checked.tool)

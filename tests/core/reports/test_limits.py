@@ -159,3 +159,28 @@ def test_text_has_no_control_bytes_without_colour(report: Report) -> None:
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e]", out)
     coloured = text(report, color=True)
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == out
+
+
+@settings(deadline=None, max_examples=60)
+@given(reports())
+def test_sarif_stays_under_its_byte_limit_for_any_report(report: Report) -> None:
+    with mock.patch.dict(SARIF_LIMITS, {"results": 50, "runs": 3, "bytes": 60_000,
+                                        "envelope": 12_000}):
+        out = sarif(report)
+    assert len(out.encode("utf-8")) <= 60_000
+    log = json.loads(out)
+    assert schema_errors(log) == []
+    for run in log["runs"]:
+        rules = run["tool"]["driver"]["rules"]
+        assert {r["ruleId"] for r in run["results"]} == {rule["id"] for rule in rules}
+
+
+@settings(deadline=None)
+@given(reports())
+def test_code_quality_stays_under_its_byte_limit_for_any_report(report: Report) -> None:
+    from ckdn.reports import _codequality
+
+    with mock.patch.dict(_codequality.CODEQUALITY_LIMITS, {"issues": 1000, "bytes": 40_000}):
+        out = codequality(report)
+    assert len(out.encode("utf-8")) <= 40_000
+    json.loads(out)
