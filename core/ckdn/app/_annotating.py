@@ -94,11 +94,19 @@ def render_report(report: Report, fmt: str, *, color: bool = False,
     if fmt == "text":
         return views.text(report, color=color)
     if fmt == "github":
-        ledger = github_ledger(env or {})
-        used = _ledger_count(ledger) if ledger else 0
-        out, count = views.github(report, job_left=views.GITHUB_LIMITS["job"] - used)
-        if ledger and count:
-            _ledger_write(ledger, used + count)
+        env = env or {}
+        ledger = github_ledger(env)
+        kept = _ledger_read(ledger) if ledger else {}
+        step = env.get("GITHUB_ACTION", "")[:100]
+        found_steps, found_job = kept.get("steps"), kept.get("job")
+        steps: dict[str, Any] = found_steps if isinstance(found_steps, dict) else {}
+        job: int = found_job if type(found_job) is int else 0
+        out, counts = views.github(report, job_left=views.GITHUB_LIMITS["job"] - job,
+                                   step_used=_counts(steps.get(step)))
+        if ledger and any(counts.values()):
+            before = _counts(steps.get(step))
+            steps[step] = {k: before.get(k, 0) + v for k, v in counts.items()}
+            _ledger_write(ledger, {"job": job + sum(counts.values()), "steps": steps})
         return out
     if fmt == "summary":
         return views.summary(report, budget=summary_budget or views.SUMMARY_BYTES)
@@ -121,21 +129,31 @@ def github_ledger(env: Mapping[str, str]) -> str | None:
     return os.path.join(temp, f"ckdn-annotations-{job[:100]}")
 
 
-def _ledger_count(path: str) -> int:
+def _ledger_read(path: str) -> dict[str, Any]:
+    """The job's ledger: ``{"job": N, "steps": {STEP: {"error": N, ...}}}``; empty if none."""
+    import json
+
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(32)
-    except OSError:
-        return 0
-    text = raw.decode("ascii", "replace").strip()
-    return int(text) if text.isdigit() and len(text) < 10 else 0
+            value = json.loads(handle.read(1 << 20))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
-def _ledger_write(path: str, count: int) -> None:
+def _counts(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and type(v) is int}
+
+
+def _ledger_write(path: str, ledger: dict[str, Any]) -> None:
+    import json
+
     from ckdn.store import write_atomic
 
     try:  # noqa: SIM105 - a ledger that cannot be kept only risks GitHub's own cut
-        write_atomic(path, f"{count}\n".encode("ascii"))
+        write_atomic(path, json.dumps(ledger, sort_keys=True).encode("utf-8"))
     except OSError:
         pass
 

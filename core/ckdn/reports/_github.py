@@ -17,6 +17,7 @@ from ckdn.reports._model import GREEN, headline, level_of, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from ckdn.reports._model import Report
@@ -56,14 +57,20 @@ class _Best:
         return self.items
 
 
-def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str, int]:
-    """The workflow commands for ``report`` and how many annotations they are.
+def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],
+           step_used: Mapping[str, int] | None = None) -> tuple[str, dict[str, int]]:
+    """The workflow commands for ``report`` and how many annotations of each command
+    (``error``, ``warning``, ``notice``) they are.
 
-    ``job_left``: how many annotations the job may still show (50 at its start;
-    a host that annotated earlier in the job passes what is left).
+    ``job_left``: how many annotations the job may still show (50 at its start);
+    ``step_used``: how many of each command this step has shown already (another host
+    or ``ckdn annotate`` earlier in the same step). Both come from the job's ledger.
     """
-    per_level = {level: GITHUB_LIMITS[command] for level, command in _COMMAND.items()}
-    per_level["note"] -= 1  # the notice counting what is left out is one of the step's
+    used = step_used or {}
+    step_left = {command: max(0, GITHUB_LIMITS[command] - used.get(command, 0))
+                 for command in _COMMAND.values()}
+    per_level = {level: step_left[command] for level, command in _COMMAND.items()}
+    per_level["note"] = max(0, per_level["note"] - 1)  # the notice counting the rest
     best = {level: _Best(size) for level, size in per_level.items()}
     totals: dict[str, int] = {}  # run dir -> findings the run counted
     sequence = 0
@@ -112,9 +119,13 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"]) -> tuple[str
             shown[run_dir] = shown.get(run_dir, 0) + 1
     left = {run_dir: total - shown.get(run_dir, 0) for run_dir, total in totals.items()}
     left = {run_dir: count for run_dir, count in left.items() if count > 0}
-    if left and job_left > len(lines):
+    counts = dict.fromkeys(_COMMAND.values(), 0)
+    for command in lines:
+        counts[command[2:command.index(" ")]] += 1
+    if left and job_left > len(lines) and step_left["notice"] > counts["notice"]:
         lines.append(_overflow(left))
-    return ("".join(f"{line}\n" for line in lines), len(lines))
+        counts["notice"] += 1
+    return "".join(f"{line}\n" for line in lines), counts
 
 
 def _command(command: str, check: str, kind: str, message: str,

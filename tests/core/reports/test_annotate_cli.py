@@ -114,19 +114,36 @@ def test_a_github_job_shares_one_annotation_budget_across_steps(tmp_path: Path) 
     project = many_findings(tmp_path / "p", 300)
     temp = tmp_path / "runner-temp"
     temp.mkdir()
-    env = {"GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp), "GITHUB_JOB": "checks"}
+    job = {"GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp), "GITHUB_JOB": "checks"}
     counts = []
-    for _ in range(4):
+    for step in range(1, 5):
+        env = {**job, "GITHUB_ACTION": f"__run_{step}"}
         proc = project.ckdn("annotate", "--format", "github", env=env)
         assert proc.returncode == 0, proc.stderr
         counts.append(len(proc.stdout.splitlines()))
         assert proc.stdout.splitlines()[-1].startswith("::notice title=ckdn::")
     assert counts == [11, 11, 11, 11]
-    proc = project.ckdn("annotate", "--format", "github", env=env)
+    proc = project.ckdn("annotate", "--format", "github", env={**job, "GITHUB_ACTION": "__x"})
     lines = proc.stdout.splitlines()
     assert len(lines) == 50 - 44  # five errors and the notice
     assert lines[-1].startswith("::notice title=ckdn::295 more finding(s)")
-    proc = project.ckdn("annotate", "--format", "github", env=env)
+    proc = project.ckdn("annotate", "--format", "github", env={**job, "GITHUB_ACTION": "__y"})
     assert proc.stdout == ""
     outside = project.ckdn("annotate", "--format", "github")
     assert len(outside.stdout.splitlines()) == 11
+
+
+def test_two_reports_in_one_step_share_its_ten_errors(tmp_path: Path) -> None:
+    project = many_findings(tmp_path / "p", 300)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = {"GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp), "GITHUB_JOB": "checks",
+           "GITHUB_ACTION": "__run"}
+    first = project.ckdn("annotate", "--format", "github", env=env).stdout.splitlines()
+    second = project.ckdn("annotate", "--format", "github", env=env).stdout.splitlines()
+    assert [line[:8] for line in first] == ["::error "] * 10 + ["::notice"]
+    assert [line[:8] for line in second] == ["::notice"]  # no error left in the step
+    assert "300 more finding(s) not annotated" in second[0]
+    third = project.ckdn("annotate", "--format", "github",
+                         env={**env, "GITHUB_ACTION": "__run_2"}).stdout.splitlines()
+    assert len(third) == 11
