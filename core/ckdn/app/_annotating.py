@@ -174,12 +174,16 @@ def _checked(config: Config, store: Store, digest: Mapping[str, Any], path: str)
     check = str(digest["check"])
     tool = _tool(config, path, check)
     findings_file = os.path.join(path, FINDINGS_FILE)
-    if os.path.lexists(findings_file):
-        shown = store.display(findings_file)
+    shown = store.display(findings_file)
+    if os.path.isfile(findings_file) and not os.path.islink(findings_file):
         return Checked(digest, lambda: iter_findings(findings_file, shown, check),
                        complete=True, tool=tool)
     rows = _digest_rows(config, digest)
-    return Checked(digest, lambda: iter(rows), complete=False, tool=tool)
+    checked = Checked(digest, lambda: iter(rows), complete=False, tool=tool)
+    if os.path.lexists(findings_file):  # planted, or not a file: never followed, never read
+        checked.problems.append(f"{shown} is not a regular file; the digest's findings are "
+                                "shown instead")
+    return checked
 
 
 def _digest_rows(config: Config, digest: Mapping[str, Any]) -> list[FindingRow]:

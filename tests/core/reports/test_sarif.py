@@ -189,3 +189,32 @@ def test_a_run_over_5000_findings_is_cut_to_5000_results_with_a_note(tmp_path: P
     notes = [n["message"]["text"]
              for n in run_doc["invocations"][0]["toolExecutionNotifications"]]
     assert any(n.startswith("1,000 of 6,000 findings not in this log") for n in notes), notes
+
+
+def test_a_findings_file_that_is_a_symlink_is_not_followed_and_the_digest_stands_in(
+        tmp_path: Path) -> None:
+    run = make_run(tmp_path, "ruff")
+    (run_dir,) = run.project.run_dirs()
+    (tmp_path / "elsewhere.jsonl").write_bytes((run_dir / "findings.jsonl").read_bytes())
+    (run_dir / "findings.jsonl").unlink()
+    (run_dir / "findings.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    log = json.loads(run.annotate("sarif"))
+    assert schema_errors(log) == []
+    run_doc = log["runs"][0]
+    assert len(run_doc["results"]) == 19
+    notes = [n["message"]["text"]
+             for n in run_doc["invocations"][0]["toolExecutionNotifications"]]
+    assert any("findings.jsonl is not a regular file" in n for n in notes), notes
+
+
+def test_a_torn_findings_file_is_read_as_far_as_it_goes_and_said_so(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "ruff")
+    (run_dir,) = run.project.run_dirs()
+    lines = (run_dir / "findings.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run_dir / "findings.jsonl").write_text("".join(lines[:6]), encoding="utf-8")
+    run_doc = json.loads(run.annotate("sarif"))["runs"][0]
+    assert len(run_doc["results"]) == 5
+    notes = [n["message"]["text"]
+             for n in run_doc["invocations"][0]["toolExecutionNotifications"]]
+    assert any("5 findings, its header says 19 (a torn file)" in n for n in notes), notes
+    assert any(n.startswith("14 of 19 findings not in this log") for n in notes), notes
