@@ -37,6 +37,7 @@ from ckdn.app.host import (
     cap_line,
     numbered,
     order_key,
+    worse_outcome,
 )
 
 __all__ = [
@@ -226,6 +227,15 @@ def internal_error_finding(excrepr: Any, paths: Paths, snippet_lines: int) -> Fi
 # -- the whole session ----------------------------------------------------------------------
 
 
+def _outcome(report: Any) -> str:
+    """One phase's outcome, named as a JUnit report's reader names a testcase's."""
+    if report.failed:
+        return "failed" if report.when == "call" else "error"
+    if report.skipped:
+        return "xfailed" if hasattr(report, "wasxfail") else "skipped"
+    return "passed"
+
+
 class Collector:
     """Findings and counts of one session, fed report by report."""
 
@@ -237,8 +247,15 @@ class Collector:
         self._kept: Smallest[Finding] = Smallest(top)
         self._seen_collect: set[tuple[str, str]] = set()
         self._own: dict[str, int] = {}
+        #: every test's outcome by node id, the worst of its phases (``tests.jsonl``)
+        self.outcomes: dict[str, str] = {}
 
     def test_report(self, report: Any) -> None:
+        outcome = _outcome(report)
+        known = self.outcomes.get(report.nodeid)
+        if known != outcome:  # most phases repeat the one before: nothing to decide
+            self.outcomes[report.nodeid] = (outcome if known is None
+                                            else worse_outcome(known, outcome))
         if not report.failed:
             return
         key = order_key(TEST, report.nodeid, PHASES.get(report.when, len(PHASES)))

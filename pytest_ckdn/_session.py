@@ -107,7 +107,7 @@ class Recorder:
 
         assert self.settings.ckdn is not None
         try:
-            self._run = begin_host_run(self.settings.ckdn, self.settings.check)
+            self._run = begin_host_run(self.settings.ckdn, self.settings.check, tests=True)
         except CkdnError as exc:
             raise pytest.UsageError(f"ckdn: {exc}") from None
         writer = self.config.get_terminal_writer() if self._reporter is not None else None
@@ -364,7 +364,7 @@ class Recorder:
                 interrupted=self.interrupted or self.sigterm.received,
                 duration=time.perf_counter() - self._clock, result=result,
                 parser=PARSER_LABEL, top=self.settings.check_top or self.settings.top,
-                gated=True)
+                gated=True, outcomes=self.collector.outcomes)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return

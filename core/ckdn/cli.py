@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
     from typing import Any, NoReturn
 
-    from ckdn.app import Config
+    from ckdn.app import Config, Outcome
 
 __all__ = ["main"]
 
@@ -194,7 +194,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
                "annotate": _cmd_annotate,
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
-               "doctor": _cmd_doctor, "baseline": _cmd_baseline}[verb]
+               "doctor": _cmd_doctor, "baseline": _cmd_baseline,
+               "merge": _cmd_merge}[verb]
     return handler(args, extra)
 
 
@@ -226,16 +227,33 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
         if getattr(args, "format", "json") == "text":
-            from ckdn.app.queries import report_text
+            from ckdn.screen import text_view
 
-            _write(report_text(config, outcome.document, color=_colour()))
+            text_view(config, outcome.document)
         else:
             _out(_json_line(outcome.document))
+    return _exit(args, config, outcome)
+
+
+def _exit(args: SimpleNamespace, config: Config, outcome: Outcome) -> int:
     if getattr(args, "gate", False):
+        from ckdn import app
+
         if config.run.baseline is None:
             raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
         return app.gate_exit_code(outcome)
     return outcome.exit_code
+
+
+def _cmd_merge(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn import app
+
+    config = _load(args)
+    if args.gate and config.run.baseline is None:
+        raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
+    outcome = app.merge_runs(config, args.check, args.runs, expect=args.expect)
+    _out(_json_line(outcome.document))
+    return _exit(args, config, outcome)
 
 
 def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
@@ -246,58 +264,17 @@ def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import read_run, render, report_text
+    from ckdn.screen import show
 
     config = _load(args, required=False)
-    doc = read_run(config, args.run)
-    if args.json:
-        _out(_json_line(doc))
-    elif _terminal():
-        _write(report_text(config, doc, color=_colour()))
-    else:
-        _out(render(doc))
-    return 0
+    return show(config, args.run, as_stored=args.json, out=_out)
 
 
 def _cmd_annotate(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import annotate
+    from ckdn.screen import annotate
 
-    output = getattr(args, "output", None)
-    text = annotate(_load(args, required=False), args.run, args.format,
-                    color=args.format == "text" and output is None and _colour())
-    if output is None:
-        _write(text)
-        return 0
-    try:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UsageError(f"--output {output}: cannot write: {os_reason(exc)}") from exc
-    return 0
-
-
-def _terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _colour() -> bool:
-    """Colours only on a terminal, and never with ``NO_COLOR`` set (no-color.org)."""
-    return _terminal() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def _write(text: str) -> None:
-    """Print a report's text as it is: the view made every stored string inert itself, and
-    its only control bytes are the colours it was asked for."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise CkdnError(f"cannot write to stdout: {os_reason(exc)}") from exc
+    return annotate(_load(args, required=False), args.run, args.format,
+                    getattr(args, "output", None))
 
 
 def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:
@@ -358,8 +335,12 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import write_starter
+    from ckdn.app.queries import write_skills, write_starter
 
+    if args.skill is not None:
+        for path in write_skills(args.skill, force=args.force):
+            _out(f"wrote {path}")
+        return 0
     path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
     _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
     return 0

@@ -14,8 +14,8 @@ are the two ways a message shows outside text.
 
 from __future__ import annotations
 
-__all__ = ["CkdnError", "ConfigError", "RefusedError", "UsageError", "one_line", "os_reason",
-           "quote"]
+__all__ = ["BusyError", "CkdnError", "ConfigError", "RefusedError", "UsageError", "one_line",
+           "os_reason", "quote"]
 
 #: How much of a user-supplied string a message quotes.
 _QUOTED = 200
@@ -70,3 +70,11 @@ class UsageError(CkdnError):
 
 class RefusedError(CkdnError):
     """A run could not start: its lock is held, or the runs dir cannot be written."""
+
+
+class BusyError(RefusedError):
+    """A run could not start because another run of the same check holds its lock.
+
+    Not a mistake in the call: a host that reports results as data (the MCP
+    server) reports this one as data too, and every other refusal as an error.
+    """

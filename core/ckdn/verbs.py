@@ -94,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="later run: dir name or path, or latest")
     p.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
 
+    p = sub.add_parser("merge", parents=[common], help="seal shard runs of one check as one "
+                       "run; digest on stdout (never green for missing or disagreeing shards)")
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="a shard: its run dir (or its digest.json) copied from the job that "
+                        "ran it, or a run id here")
+    p.add_argument("--check", required=True, metavar="NAME", help="the check the shards ran")
+    p.add_argument("--expect", type=int, default=None, metavar="N",
+                   help="how many shards there must be (fewer or more: not green)")
+    p.add_argument("--gate", action="store_true",
+                   help="exit code follows the baseline gate: 0 pass, 1 fail (else the merge's)")
+
     p = sub.add_parser("list", parents=[common], help="recent runs, newest first")
     p.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
     p.add_argument("--json", action="store_true", help="one JSON array")
@@ -107,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("--skill", metavar="DIR", default=None,
+                   help="instead, install the agent skill into DIR (DIR/verified-fix-loop/)")
 
     sub.add_parser("doctor", parents=[common],
                    help="check this installation (exit 1 and one line per problem found)")

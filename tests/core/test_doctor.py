@@ -70,7 +70,7 @@ def test_the_project_is_published_as_checkdown() -> None:
     root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert project["name"] == "checkdown"
-    assert project["scripts"] == {"ckdn": "ckdn.cli:main"}
+    assert project["scripts"] == {"ckdn": "ckdn.cli:main", "ckdn-mcp": "mcp_ckdn:main"}
     docs = "\n".join(p.read_text() for p in [root / "README.md", *(root / "docs").glob("*.md")])
     assert "pip install ckdn" not in docs.replace("Do not `pip install ckdn`", "")
     assert '"ckdn"]' not in docs

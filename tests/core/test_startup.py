@@ -95,6 +95,7 @@ RUN_PATH = frozenset({
     "ckdn._lite", "ckdn._lite.argv", "ckdn._lite.canonical", "ckdn._lite.record",
     "ckdn._lite.rmtree", "ckdn._lite.spawn", "ckdn._lite.toml",
     "ckdn.app", "ckdn.app._pipeline",
+    "ckdn.app._sidecars",  # the run dir's listing; a test check's source.json beside it
     "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
     "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
     "ckdn.documents._meta", "ckdn.documents.textcap",

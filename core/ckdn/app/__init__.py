@@ -48,7 +48,7 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, STATUSES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from ckdn.documents.types import Document
 
@@ -78,6 +78,7 @@ __all__ = [
     "green",
     "inert",
     "load_config",
+    "merge_runs",
     "parse_safely",
     "record_baseline",
     "run",
@@ -93,6 +94,15 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
     from ckdn.app._baselining import record_baseline as record  # lazy: not on the run path
 
     return record(config, name, prune=prune)
+
+
+def merge_runs(config: Config, name: str, runs: Sequence[str], *,
+               expect: int | None = None) -> Outcome:
+    """Seal the shard runs ``runs`` of check ``name`` as one run of it, failing closed
+    (:mod:`ckdn.app._merging`)."""
+    from ckdn.app._merging import merge_runs as merge  # lazy: not on the run path
+
+    return merge(config, name, runs, expect=expect)
 
 
 def gate_exit_code(outcome: Outcome) -> int:

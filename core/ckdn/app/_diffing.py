@@ -62,9 +62,37 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
     before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
     top = config.run.top
     counts, lists = classify(before, after, top)
-    return {"schema": SCHEMA_DIFF, "check": check,
-            "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
-            "counts": counts, "top": top, **lists}
+    doc = {"schema": SCHEMA_DIFF, "check": check,
+           "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
+           "counts": counts, "top": top, **lists}
+    tests = _tests(config, check, (a_path, a_doc), (b_path, b_doc), top)
+    if tests is not None:
+        doc["tests"] = tests
+    return doc
+
+
+def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
+           b: tuple[str, dict[str, Any]], top: int) -> dict[str, Any] | None:
+    """Tests compared by node id (:mod:`ckdn.app._outcomes`): for a run that recorded every
+    test's outcome, or a check of a test parser; ``None`` for any other check."""
+    from ckdn.app._outcomes import run_outcomes
+    from ckdn.identity import compare_tests, read_source_state
+    from ckdn.parsers import TEST_PARSERS
+
+    before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
+    if before is None and after is None:
+        configured = config.checks.get(check) or config.checks.get(check.partition("@")[0])
+        if configured is None or configured.parser not in TEST_PARSERS:
+            return None
+    if before is None or after is None:
+        which = " and ".join(label for label, side in (("A", before), ("B", after))
+                             if side is None)
+        return {"compared": False, "reason": f"{which}: no record of every test's outcome "
+                                             "(a JUnit report in the run dir, or tests.jsonl)"}
+    states = [read_source_state(path) for path, _doc in (a, b)]
+    same = states[0] is not None and states[0] == states[1]
+    counts, lists = compare_tests(before, after, same_source=same, top=top)
+    return {"compared": True, "same_source": same, "counts": counts, **lists}
 
 
 def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
@@ -164,4 +192,25 @@ def render_diff(doc: dict[str, Any]) -> str:
         more = counts[name] - len(doc[name])
         if more > 0:
             lines.append(f"{name:5}  ... and {more} more")
+    tests = doc.get("tests")
+    if tests is not None:
+        lines.extend(_render_tests(tests))
     return "\n".join(lines)
+
+
+def _render_tests(tests: dict[str, Any]) -> list[str]:
+    if not tests["compared"]:
+        return [f"tests: not compared ({tests['reason']})"]
+    counts = tests["counts"]
+    lines = [f"tests: {counts['newly_failing']} newly failing, {counts['fixed']} fixed, "
+             f"{counts['still_failing']} still failing, {counts['flaky']} flaky ("
+             + ("the same source tree" if tests["same_source"] else
+                "not known to be the same source tree: no change is called flaky") + ")"]
+    for name in ("newly_failing", "fixed", "flaky"):
+        label = name.replace("_", " ")
+        for entry in tests[name]:
+            lines.append(f"{label}  {entry['id']}  {entry.get('a', 'absent')} -> {entry['b']}")
+        more = counts[name] - len(tests[name])
+        if more > 0:
+            lines.append(f"{label}  ... and {more} more")
+    return lines

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from ckdn.app._gating import Gated
+    from ckdn.identity import FindingRow, Fingerprinted
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.store import Store
 
@@ -41,15 +42,22 @@ REREAD_LIMIT = 1000
 
 def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
                     result: ParseResult, gated: Gated | None,
-                    every: Callable[[], Sequence[Finding]] | None) -> list[str]:
-    """Write ``findings.jsonl`` into ``run_dir``; the notes for the digest (none if written)."""
+                    every: Callable[[], Sequence[Finding]] | None,
+                    identities: Sequence[FindingRow] | None = None) -> list[str]:
+    """Write ``findings.jsonl`` into ``run_dir``; the notes for the digest (none if written).
+    ``identities``: the fingerprints of all of ``result``'s findings, when the host has them."""
     from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
 
     total = result.total
-    known = None
-    if gated is not None and gated.identities is not None \
+    known: Sequence[bool] | None = None
+    rows: Sequence[Fingerprinted] | Sequence[FindingRow]
+    if identities is not None and len(identities) == len(result.findings) == total:
+        findings: Sequence[Finding] = result.findings
+        rows = identities
+        known = [row.baselined for row in identities]  # as the shards' gates marked them
+    elif gated is not None and gated.identities is not None \
             and len(gated.identities[0]) >= total:
-        findings, identities = gated.identities
+        findings, rows = gated.identities
         known = gated.known
     else:
         findings = list(result.findings)
@@ -64,10 +72,10 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
             if len(findings) < total:
                 return [f"{FINDINGS_FILE} not written: {total} findings, only "
                         f"{len(findings)} could be read again"]
-        identities = fingerprints(findings, SourceLines(cwd))
+        rows = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
-                           encode_findings(check, findings, identities, known))
+                           encode_findings(check, findings, rows, known))
     except CkdnError as exc:
         return [f"{FINDINGS_FILE} not written: {exc.message}"]
     return []

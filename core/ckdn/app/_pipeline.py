@@ -7,11 +7,11 @@ One atomic run is::
 :func:`run_check` is the whole of it; :func:`seal` is the last five steps on
 their own, which every run ends with, whoever ran the process: ``ckdn run``
 spawns it itself, the pytest plugin *is* the process, tox's observe mode watched
-tox run it (those two come through :mod:`ckdn.app.host`). An alias runs its
+tox run it, a shard merge read it (through :mod:`ckdn.app.host`). An alias runs its
 members in order and stores one aggregate. A host may run everything under its
-own names (``run_name``: tox runs ``pytest`` in env ``py312`` as
-``pytest@py312``), with its own base environment (``env``: a nox session's or a
-tox env's variables) and its own way to stop a run from another thread (``stop``).
+own names (``run_name``: tox runs ``pytest`` in env ``py312`` as ``pytest@py312``),
+with its own base environment (``env``: a nox session's or a tox env's variables)
+and its own way to stop a run from another thread (``stop``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
+from ckdn.app._sidecars import list_artifacts, record_source, source_watch
 from ckdn.config import Alias, Check, Config
-from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
+from ckdn.documents import Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._gating import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.identity import FindingRow, SourceWatch
     from ckdn.parsers.base import Finding
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
@@ -137,25 +139,15 @@ def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
     return result
 
 
-def list_artifacts(run_dir: str) -> tuple[list[str], int]:
-    """Names in the run dir a reader may open (dirs with a trailing slash), and how many
-    more there are beyond the first :data:`~ckdn.documents.MAX_ARTIFACTS`."""
-    try:
-        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
-    except OSError:
-        return [], 0
-    names = [e.name + ("/" if e.is_dir() else "") for e in entries
-             if e.name != "digest.json" and not e.name.startswith(".")]
-    return names[:MAX_ARTIFACTS], max(0, len(names) - MAX_ARTIFACTS)
-
-
 def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          argv: Sequence[str], exit: Exit, result: ParseResult,
          started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
          top: int | None = None, publish: bool = True,
          notes: Sequence[str] = (), env_keys: Iterable[str] = (),
          gating: Gating | None = None,
-         every: Callable[[], Sequence[Finding]] | None = None) -> Outcome:
+         every: Callable[[], Sequence[Finding]] | None = None,
+         identities: Sequence[FindingRow] | None = None,  # a shard merge's rows
+         source: SourceWatch | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
@@ -172,9 +164,12 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
         from ckdn.app._findings import record_findings
 
         notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
-                                          result=result, gated=gated, every=every)]
+                                          result=result, gated=gated, every=every,
+                                          identities=identities)]
     if gated is not None:
         result = gated.result
+    if source is not None:
+        record_source(store, rd.path, source)
     shown = store.display(rd.path)
     meta = build_meta(check=check, argv=argv, exit=exit, started_at=started_at,
                       finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
@@ -252,11 +247,13 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
                      as_name=run_name(target.name), host_bins=host_bins)
 
 
-def run_all(config: Config, *, fail_fast: bool | None = None) -> Outcome:
-    """``ckdn run --all``: every atomic check in config order, all of them unless told to stop."""
+def run_all(config: Config, *, fail_fast: bool | None = None,
+            env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
+    """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
     if not config.checks:
         raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
-    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast))
+    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
+                     stop=stop)
 
 
 def _config_name(config: Config) -> str:
@@ -296,6 +293,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         child = child_env(check, name, run_dir, env)
         notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
+        source = source_watch(config, check)  # beside the tool: no wall time
         ran = run_process(argv, cwd=config.cwd, env=child,
                           log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
                           label=name, stop=stop, on_spawn=rd.record_child)
@@ -313,7 +311,8 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         finished_at=ran.finished_at, log_sha256=ran.log_sha256,
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
                         notes=notes, env_keys=check.env, gating=gating,
-                        every=every_finding(config, check, run_dir, ran.exit.rc))
+                        every=every_finding(config, check, run_dir, ran.exit.rc),
+                        source=source)
 
 
 def _host_notes(program: str, env: Mapping[str, str], config: Config,

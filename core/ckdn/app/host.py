@@ -53,10 +53,11 @@ from ckdn.process.stop import StopRequest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from types import TracebackType
 
     from ckdn.config import Config
+    from ckdn.identity import FindingRow, SourceWatch
     from ckdn.parsers.gates import WorstFiles
     from ckdn.store import RunDir, Store
 
@@ -96,6 +97,7 @@ __all__ = [
     "report_to_github",
     "stopped_early",
     "store_aggregate",
+    "worse_outcome",
     "write_evidence",
 ]
 
@@ -143,8 +145,10 @@ class HostRun:
     held until :meth:`release` (or the end of a ``with`` block).
     """
 
-    def __init__(self, config: Config, store: Store, rd: RunDir) -> None:
+    def __init__(self, config: Config, store: Store, rd: RunDir,
+                 source: SourceWatch | None = None) -> None:
         self.config = config
+        self._source = source
         self._store = store
         self._rd = rd
         self.name = rd.check
@@ -160,18 +164,32 @@ class HostRun:
 
     def seal(self, *, argv: Sequence[str], rc: int, duration: float, interrupted: bool = False,
              result: ParseResult | None = None, parser: str = "generic",
-             top: int | None = None, gated: bool = False) -> Outcome:
+             top: int | None = None, gated: bool = False,
+             identities: Sequence[FindingRow] | None = None,
+             outcomes: Mapping[str, str] | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
         of the check the baseline keys by this run's name, so with ``[run].baseline`` set
-        its digest carries the gate (the pytest plugin). Refusals are CkdnError."""
+        its digest carries the gate (the pytest plugin). ``identities``: the fingerprints
+        of ``result``'s findings, one each, when the host has them (a shard merge keeps
+        the shards'). ``outcomes``: every test's outcome by node id, when the host saw
+        them all (the pytest plugin), recorded in ``tests.jsonl`` for ``ckdn diff`` and
+        ``ckdn merge``. Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         exit = Exit(rc=rc, interrupted=interrupted, duration=duration)
         if result is None:
             result = parse_run(self.config, self.name, parser, self.run_dir, rc, options={},
                                top=top)
+        if outcomes is not None:
+            from ckdn.app._outcomes import record_outcomes
+            from ckdn.errors import CkdnError
+
+            try:
+                record_outcomes(self._store, self.run_dir, self.name, outcomes)
+            except CkdnError as exc:  # a record beside the digest: never the digest's loss
+                del exc
         gating = None
         if gated and self.config.run.baseline is not None:
             from ckdn.app._gating import host_gating
@@ -180,7 +198,7 @@ class HostRun:
         return seal(self.config, self._store, self._rd, check=self.name, parser=parser,
                     argv=argv, exit=exit, result=result, started_at=self.started_at,
                     finished_at=time.time(), log_sha256=log_sha256, log_bytes=log_bytes,
-                    top=top, gating=gating)
+                    top=top, gating=gating, identities=identities, source=self._source)
 
     def release(self) -> None:
         """Drop the lock (idempotent); a run released unsealed stays unfinished."""
@@ -196,14 +214,30 @@ class HostRun:
         self.release()
 
 
-def begin_host_run(config: Config, name: str) -> HostRun:
+def begin_host_run(config: Config, name: str, *, tests: bool = False) -> HostRun:
     """Take ``name``'s lock and a fresh run dir for a run the host will produce.
 
-    Refused (a one-line CkdnError) when the lock is held or the runs dir cannot
-    be written, exactly as ``ckdn run`` would be.
+    ``tests``: the host runs tests (the pytest plugin), so the run records the state
+    of the source tree it ran on, as a test check's ``ckdn run`` does (``source.json``,
+    from a ``git status`` started now). Refused (a one-line CkdnError) when the lock
+    is held or the runs dir cannot be written, exactly as ``ckdn run`` would be.
     """
     store = store_for(config)
-    return HostRun(config, store, store.begin(name))
+    rd = store.begin(name)
+    source = None
+    if tests:
+        from ckdn.identity import SourceWatch
+
+        source = SourceWatch(config.cwd)
+    return HostRun(config, store, rd, source)
+
+
+def worse_outcome(a: str, b: str) -> str:
+    """The worse of two test outcomes (``passed`` < ``skipped`` < ``xfailed`` < ``failed``
+    < ``error``): a test's outcome over its phases, as a JUnit report's reader decides it."""
+    from ckdn.parsers.outcomes import worse
+
+    return worse(a, b)
 
 
 def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:

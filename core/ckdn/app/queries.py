@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 
 from ckdn import DISTRIBUTION
+from ckdn.app._evidence import MAX_LIMIT, read_document, read_window, run_id
+from ckdn.app._locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._pipeline import store_for
+from ckdn.app._watching import Progress, RunWatch
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
@@ -31,7 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANNOTATE_FORMATS",
+    "CWD_ENV",
+    "MAX_LIMIT",
     "PLUGIN_FLAG",
+    "SKILLS",
+    "Progress",
+    "RunWatch",
     "annotate",
     "checks_of",
     "describe_checks",
@@ -40,16 +48,23 @@ __all__ = [
     "inert",
     "list_runs",
     "load_schema",
+    "locate_config",
+    "locate_cwd",
     "prune_runs",
+    "read_document",
     "read_run",
+    "read_window",
     "red_members",
     "render",
     "render_diff",
     "report_text",
     "requirements",
+    "resolution_order",
+    "run_id",
     "schema_ids",
     "shown_runs_dir",
     "this_checkdown",
+    "write_skills",
     "write_starter",
 ]
 
@@ -263,6 +278,38 @@ def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
+
+
+#: The agent skills ``ckdn init --skill DIR`` installs (packaged in ``ckdn/skills/``).
+SKILLS = ("verified-fix-loop",)
+
+
+def write_skills(directory: str, *, force: bool = False) -> list[str]:
+    """``ckdn init --skill DIR``: each packaged skill as ``DIR/<name>/SKILL.md``; their paths.
+
+    All or nothing: an existing file is refused (without ``force``) before any is written.
+    """
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "skills")
+    targets = [(os.path.join(here, name, "SKILL.md"), os.path.join(directory, name, "SKILL.md"))
+               for name in SKILLS]
+    for _source, target in targets:
+        if os.path.lexists(target) and not (force and os.path.isfile(target)):
+            raise UsageError(f"{target} already exists; pass --force to overwrite it"
+                             if os.path.isfile(target) else
+                             f"{target} exists and is not a regular file; remove it first")
+    from ckdn.store import write_atomic
+
+    written = []
+    for source, target in targets:
+        with open(source, "rb") as handle:
+            body = handle.read()
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            write_atomic(os.path.realpath(target), body)
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        written.append(target)
+    return written
 
 
 def headline(doc: Document) -> str:

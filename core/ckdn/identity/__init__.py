@@ -2,7 +2,7 @@
 
 One fingerprint function (:func:`fingerprints`) serves the baseline gate, a
 red run's ``findings.jsonl`` and run comparison (:func:`pair`), and later SARIF
-``partialFingerprints``, MCP results and shard merge. Domain room: it knows
+``partialFingerprints``, MCP results and shard merge (:func:`dedupe`). Domain room: it knows
 findings (duck-typed), never the app or the runner; it reads source lines and
 asks git for renames.
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         read_baseline,
         write_baseline,
     )
-    from ckdn.identity._diff import pair
+    from ckdn.identity._diff import TEST_CLASSES, compare_tests, pair
     from ckdn.identity._findings_file import (
         FINDINGS_FILE,
         SCHEMA_FINDINGS,
@@ -43,7 +43,16 @@ if TYPE_CHECKING:
     )
     from ckdn.identity._gate import POLICY, decide, worst_gate
     from ckdn.identity._match import Matched, match
+    from ckdn.identity._merge import Conflict, dedupe, merge_summaries, outcome_conflicts
     from ckdn.identity._renames import git_renames
+    from ckdn.identity._tree import (
+        SCHEMA_SOURCE,
+        SOURCE_FILE,
+        SourceWatch,
+        read_source_state,
+        source_document,
+        source_state,
+    )
 
 _HOMES = {
     "SCHEMA_BASELINE": "_baseline", "BaselineFile": "_baseline",
@@ -56,7 +65,11 @@ _HOMES = {
     "POLICY": "_gate", "decide": "_gate", "worst_gate": "_gate",
     "Matched": "_match", "match": "_match",
     "git_renames": "_renames",
-    "pair": "_diff",
+    "pair": "_diff", "TEST_CLASSES": "_diff", "compare_tests": "_diff",
+    "SOURCE_FILE": "_tree", "SCHEMA_SOURCE": "_tree", "read_source_state": "_tree",
+    "source_state": "_tree", "SourceWatch": "_tree", "source_document": "_tree",
+    "Conflict": "_merge", "dedupe": "_merge", "merge_summaries": "_merge",
+    "outcome_conflicts": "_merge",
     "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
     "FindingRow": "_findings_file", "encode_findings": "_findings_file",
     "iter_findings": "_findings_file",
@@ -68,24 +81,36 @@ __all__ = [
     "POLICY",
     "SCHEMA_BASELINE",
     "SCHEMA_FINDINGS",
+    "SCHEMA_SOURCE",
+    "SOURCE_FILE",
+    "TEST_CLASSES",
     "BaselineFile",
+    "Conflict",
     "FindingRow",
     "Fingerprinted",
     "Matched",
     "SourceLines",
+    "SourceWatch",
+    "compare_tests",
     "decide",
+    "dedupe",
     "encode_baseline",
     "encode_findings",
     "fingerprints",
     "git_renames",
     "iter_findings",
     "match",
+    "merge_summaries",
     "normalise_line",
     "normalise_message",
+    "outcome_conflicts",
     "pair",
     "read_baseline",
     "read_findings",
+    "read_source_state",
     "rule_of",
+    "source_document",
+    "source_state",
     "split_location",
     "worst_gate",
     "write_baseline",

@@ -1,4 +1,5 @@
-"""Two runs' fingerprints paired: which finding of the later run is which of the earlier.
+"""Two runs compared: which finding of the later run is which of the earlier, and how
+each test's outcome changed (:func:`compare_tests`).
 
 The same passes as :func:`~ckdn.identity.match` has when both sides are only
 fingerprint strings (two stored runs; there is no source line left to retry
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-__all__ = ["pair"]
+__all__ = ["TEST_CLASSES", "compare_tests", "pair"]
 
 
 def pair(before: Sequence[str], after: Sequence[str]) -> list[int]:
@@ -49,3 +50,42 @@ def pair(before: Sequence[str], after: Sequence[str]) -> list[int]:
                 if candidates:
                     paired[index] = candidates.pop()
     return paired
+
+
+#: Test outcomes that make a test red.
+_RED = frozenset(("failed", "error"))
+TEST_CLASSES = ("newly_failing", "fixed", "still_failing", "flaky")
+
+
+def compare_tests(before: Mapping[str, str], after: Mapping[str, str], *, same_source: bool,
+                  top: int) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
+    """Two runs' test outcomes by node id: the count of each class and its first ``top``
+    tests (by id), each ``{id, a, b}`` (``a`` absent for a test the earlier run lacked).
+
+    ``newly_failing``: red in B, not red in A (or new). ``fixed``: red in A, passed (or
+    skipped) in B. ``still_failing``: red in both. ``flaky``: red in one and not the
+    other **on the same source tree** (``same_source``): nothing changed but the
+    outcome, so it is neither a regression nor a fix. A test only A ran (removed,
+    deselected) is in no class.
+    """
+    counts = dict.fromkeys(TEST_CLASSES, 0)
+    lists: dict[str, list[dict[str, str]]] = {name: [] for name in TEST_CLASSES}
+    for ident in sorted(after):
+        now = after[ident]
+        was = before.get(ident)
+        red_now, red_was = now in _RED, was in _RED
+        if red_now and red_was:
+            name = "still_failing"
+        elif red_now == red_was or (was is None and not red_now):
+            continue
+        elif was is not None and same_source:
+            name = "flaky"
+        else:
+            name = "newly_failing" if red_now else "fixed"
+        counts[name] += 1
+        if len(lists[name]) < top:
+            shown = {"id": ident[:300], "b": now}
+            if was is not None:
+                shown["a"] = was
+            lists[name].append(shown)
+    return counts, lists

@@ -68,7 +68,7 @@ class FindingRow:
 
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
-                    identities: Sequence[Fingerprinted],
+                    identities: Sequence[Fingerprinted] | Sequence[FindingRow],
                     known: Sequence[bool] | None = None) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
     ``known``: which findings the baseline gate matched (each marked ``baselined``)."""
@@ -82,12 +82,13 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
     quoted = json.encoder.encode_basestring_ascii
     lines: list[str] = []
+    prints: Iterable[str] = (item.fingerprint for item in identities)
     marks = known if known is not None else (False,) * len(findings)
-    for finding, item, mark in zip(findings, identities, marks, strict=True):
+    for finding, fingerprint, mark in zip(findings, prints, marks, strict=True):
         location = finding.location
         where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
         head = '{"baselined":true,"fingerprint":"' if mark else '{"fingerprint":"'
-        lines.append(f'{head}{item.fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+        lines.append(f'{head}{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
                      f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
                      f'"message":{quoted(finding.message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:

@@ -70,37 +70,69 @@ class FindingLike(Protocol):
 class Fingerprinted:
     """One finding's identity: its fingerprint and what matching needs to retry it.
 
-    Kept small (a baseline run holds one per finding): the rule and content are
-    kept only as ``inner``, their 16-byte hash, which the primary hash extends
-    with the path, so another path can be tried (:meth:`retried`) without them.
+    Kept small (a baseline run holds one per finding, 100,000 of them in a big
+    report): the rule and content are kept only as ``inner``, their 16-byte hash,
+    which the primary hash extends with the path, so another path can be tried
+    (:meth:`retried`) without them. ``inner`` and the primary and secondary hashes
+    are one 34-byte string; their hex forms are made when asked for.
     """
 
-    __slots__ = ("inner", "line", "occurrence", "path", "primary", "secondary")
+    __slots__ = ("_key", "line", "occurrence", "path")
 
     def __init__(self, rule: str, path: str, line: int, text: str) -> None:
         self.path = path
         self.line = line
         # text: the normalised line content, or "msg:" + the normalised message
         data = f"{rule}\0{text}".encode("utf-8", "surrogatepass")
-        self.inner = hashlib.sha256(data).digest()[:16]
-        self.primary = self.retried(path)
-        self.secondary = ""
+        inner = hashlib.sha256(data).digest()[:16]
+        self._key = inner + _primary(inner, path) + bytes(_SECONDARY_BYTES)
         self.occurrence = 0
+
+    @property
+    def inner(self) -> bytes:
+        return self._key[:16]
+
+    @property
+    def primary(self) -> str:
+        """Rule, path and flagged content: :data:`PRIMARY_HEX` hex digits."""
+        return self._key[16:_SECONDARY_AT].hex()
+
+    @primary.setter
+    def primary(self, value: str) -> None:
+        self._key = self._key[:16] + bytes.fromhex(value) + self._key[_SECONDARY_AT:]
+
+    @property
+    def secondary(self) -> str:
+        """Rule, path and normalised message: :data:`SECONDARY_HEX` hex digits."""
+        return self._key[_SECONDARY_AT:].hex()
+
+    @secondary.setter
+    def secondary(self, value: str) -> None:
+        self._key = self._key[:_SECONDARY_AT] + bytes.fromhex(value)
 
     @property
     def fingerprint(self) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, the string baselines, SARIF and MCP carry."""
-        return f"{self.primary}:{self.occurrence}:{self.secondary}"
+        key = self._key
+        return f"{key[16:_SECONDARY_AT].hex()}:{self.occurrence}:{key[_SECONDARY_AT:].hex()}"
 
     def retried(self, path: str) -> str:
         """The primary hash this finding would have had at ``path`` (a renamed file)."""
-        data = self.inner + path.encode("utf-8", "surrogatepass")
-        return hashlib.sha256(data).hexdigest()[:PRIMARY_HEX]
+        return _primary(self._key[:16], path).hex()
 
 
-def _digest(rule: str, path: str, text: str, size: int) -> str:
+_PRIMARY_BYTES: Final = PRIMARY_HEX // 2
+_SECONDARY_BYTES: Final = SECONDARY_HEX // 2
+_SECONDARY_AT: Final = 16 + _PRIMARY_BYTES
+
+
+def _primary(inner: bytes, path: str) -> bytes:
+    return hashlib.sha256(inner + path.encode("utf-8", "surrogatepass")).digest()[:_PRIMARY_BYTES]
+
+
+def _digest(rule: str, path: str, text: str, size: int) -> bytes:
     data = "\0".join((rule, path, text)).encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()[:size]
+    return hashlib.sha256(data).digest()[:size]
 
 
 def split_location(location: str | None) -> tuple[str, int]:
@@ -211,7 +243,7 @@ def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[F
             if len(messages) < _MESSAGES_KEPT:
                 messages[raw] = message
         item = Fingerprinted(rule, path, line, text or "msg:" + message)
-        item.secondary = _digest(rule, path, message, SECONDARY_HEX)
+        item._key = item._key[:_SECONDARY_AT] + _digest(rule, path, message, _SECONDARY_BYTES)
         out.append(item)
     _number(out)
     return out
@@ -219,9 +251,9 @@ def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[F
 
 def _number(items: Iterable[Fingerprinted]) -> None:
     """Give each identity its occurrence index among those sharing its primary hash."""
-    groups: dict[str, list[Fingerprinted]] = {}
+    groups: dict[bytes, list[Fingerprinted]] = {}
     for item in items:
-        groups.setdefault(item.primary, []).append(item)
+        groups.setdefault(item._key[16:_SECONDARY_AT], []).append(item)
     for group in groups.values():
         group.sort(key=lambda item: item.line)  # stable: equal lines keep the tool's order
         for index, item in enumerate(group):

@@ -18,9 +18,12 @@ if TYPE_CHECKING:
 
     from ckdn.parsers.base import Parser
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "get_parser", "known_parsers"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers"]
 
 ENTRY_POINT_GROUP = "ckdn.parsers"
+#: The parsers whose checks write a JUnit report of every test into the run dir
+#: (a shard merge and ``ckdn diff`` compare tests by it; their runs record their tree).
+TEST_PARSERS = ("pytest", "coverage")
 
 #: name -> "module:Class" of every built-in parser.
 BUILTIN: dict[str, str] = {

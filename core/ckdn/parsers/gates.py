@@ -39,6 +39,7 @@ __all__ = [
     "coverage_gates",
     "display_covered",
     "fail_under_message",
+    "is_coverage_gate",
     "max_warnings_gate",
     "no_tests_collected",
     "no_tests_gate",
@@ -187,6 +188,12 @@ def display_covered(pc: float, precision: int) -> str:
     else:
         pc = round(pc, precision)
     return f"{pc:.{precision}f}"
+
+
+def is_coverage_gate(text: str) -> bool:
+    """A gate failure this module worded about a coverage total (a shard merge replaces a
+    shard's with the combined total's)."""
+    return text.startswith(("coverage total ", "fail_under="))
 
 
 def fail_under_message(total: float, fail_under: float, precision: int) -> str:

@@ -15,7 +15,7 @@ import os
 import time
 
 from ckdn._lite.canonical import canonical
-from ckdn.errors import RefusedError, os_reason, quote
+from ckdn.errors import BusyError, RefusedError, os_reason, quote
 from ckdn.store._names import parse_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -175,13 +175,13 @@ def reclaimed_note(check: str, holder: Holder, runs_dir: str, shown: Callable[[s
 
 
 def _held(check: str, holder: Holder | None, runs_dir: str,
-          shown: Callable[[str], str]) -> RefusedError:
+          shown: Callable[[str], str]) -> BusyError:
     pid = "pid unknown" if holder is None or holder.pid is None else f"pid {holder.pid}"
     if holder is None or holder.run_dir is None:
         where = "run dir not created yet"
     else:
         where = f"run dir {shown(os.path.join(runs_dir, holder.run_dir))}"
-    return RefusedError(
+    return BusyError(
         f"check {quote(check)} is already running ({pid}, {where});"
         " wait for it to finish or stop that process"
     )

@@ -866,3 +866,19 @@ def test_evidence_beside_an_unreadable_junit_report_is_not_believed(
     assert result.notes[-1] == (f"{EVIDENCE_FILE} could not be checked against junit.xml: the "
                                 "two records of one session must both be readable")
     assert status(ctx, result) == PARSE_MISMATCH
+
+
+@pytest.mark.parametrize("case", ["erroring", "erroring_xunit1", "skips", "failing",
+                                  "xpass_strict", "collection_error"])
+def test_every_test_outcome_read_again_agrees_with_the_parsers_counts_and_ids(
+        load_case: CaseLoader, case: str) -> None:
+    from ckdn.parsers.outcomes import read_outcomes
+
+    ctx = load_case("pytest", case, top=1000)
+    result = PytestParser().parse(ctx)
+    outcomes = read_outcomes(Path(ctx.run_dir) / "junit.xml", ctx.cwd)
+    counts = result.summary["counts"]
+    assert len(outcomes) <= counts["tests"]  # a setup error and a call failure: one test
+    failing = {f.id.removesuffix("@teardown") for f in result.findings}
+    assert failing == {i for i, o in outcomes.items() if o in ("failed", "error")}
+    assert sum(o == "passed" for o in outcomes.values()) <= counts["passed"]

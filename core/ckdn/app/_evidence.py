@@ -1,0 +1,188 @@
+"""Windows into a run's evidence: a bounded slice of ``full.log`` or of a listed artifact.
+
+An agent that wants more than the digest must never be handed a whole log (it
+may be gigabytes) nor a file outside the run, so a window is asked for by run id
+(a run dir's name, never a path), file name and line range, and comes back
+bounded three ways: at most :data:`MAX_LIMIT` lines, each cut to
+:data:`LINE_WIDTH` characters (cuts counted), and :data:`MAX_CHARS` characters in
+all. The file is read once, line by line in constant memory, so the window also
+says how many lines the file has. Every line is made inert (:func:`inert`): a log
+cannot forge a document or act on a terminal.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+
+from ckdn.app._pipeline import LOG, store_for
+from ckdn.documents.stored import read_stored
+from ckdn.documents.textcap import Cut, clean_line
+from ckdn.errors import UsageError, quote
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ckdn.config import Config
+
+#: The most lines one window holds, and the default.
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+#: Characters shown of one line; the rest is cut, with a counted marker.
+LINE_WIDTH = 300
+#: Characters of all lines of one window together: 200 cut lines would be 60,000.
+MAX_CHARS = 16_000
+#: Bytes of a line read before it is cut (a UTF-8 character is at most 4 bytes).
+_HEAD_BYTES = LINE_WIDTH * 4
+_SKIP_BYTES = 1 << 16
+
+
+def run_id(config: Config, ref: str | None) -> str:
+    """The run id (run dir name) ``ref`` names: a name, never a path; None is the latest.
+
+    UsageError (one line) for a path, a name that escapes the runs dir or names
+    no run.
+    """
+    store = store_for(config)
+    return os.path.basename(store.resolve(ref, name_only=True))
+
+
+def read_document(config: Config, ref: str | None) -> dict[str, Any]:
+    """``{run_id, digest}`` or ``{run_id, aggregate}`` of run ``ref`` (None: the latest), or
+    ``{run_id, unfinished}`` (why there is no document yet) for a run still going or
+    killed: not a mistake in the call. UsageError for a bad reference or a corrupt file."""
+    from ckdn.store import FINISHED_MARKERS
+
+    store = store_for(config)
+    path = store.resolve(ref, name_only=True)
+    name = os.path.basename(path)
+    try:
+        doc = read_stored(path, store.display)
+    except UsageError as exc:
+        if any(os.path.lexists(os.path.join(path, marker)) for marker, _ in FINISHED_MARKERS):
+            raise
+        return {"run_id": name, "unfinished": str(exc)}
+    return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
+
+
+def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 0,
+                limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """Lines ``offset`` .. ``offset + limit`` of ``file`` in run ``ref`` (None: the latest).
+
+    A negative ``offset`` counts from the end (``-50``: the last 50 lines).
+    ``file`` is ``full.log`` or an artifact the run's digest lists; a run without a
+    digest (an alias's aggregate) has no evidence of its own. The window states
+    ``offset`` (where it starts, resolved), ``limit`` (as asked), ``returned``,
+    ``total_lines``, ``lines_cut`` (lines shown shorter than they are),
+    ``truncated`` (the character budget ended the window early) and ``next_offset``
+    (where the next window starts, or None at the end).
+    """
+    if limit < 1 or limit > MAX_LIMIT:
+        raise UsageError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    store = store_for(config)
+    path = store.resolve(ref, name_only=True)
+    name = os.path.basename(path)
+    doc = read_stored(path, store.display)
+    if "check" not in doc:
+        raise UsageError(f"run {quote(name)} is an alias run (its aggregate); read the evidence"
+                         " of one of its members' runs")
+    # a name in the run dir itself, whatever a (planted) digest lists
+    listed = [LOG, *(a for a in doc.get("artifacts", ()) if isinstance(a, str) and _plain(a))]
+    if file not in listed:
+        raise UsageError(f"{quote(file)} is not evidence of run {quote(name)}; choose one of: "
+                         + ", ".join(listed))
+    target = os.path.join(path, file)
+    if offset < -limit:  # far from the end: count the lines first, rather than keep them
+        total = sum(1 for _ in _lines(_open(target, name, file)))
+        offset = max(0, total + offset)
+    window = _window(_open(target, name, file), offset, limit)
+    return {"run_id": name, "file": file, **window}
+
+
+def _plain(name: str) -> bool:
+    """A file directly in the run dir: no separator, not ``.``/``..`` nor a dot-file."""
+    return bool(name) and "/" not in name and "\0" not in name and not name.startswith(".") \
+        and (os.altsep is None or os.altsep not in name)
+
+
+def _open(path: str, run: str, file: str) -> int:
+    """The file's descriptor: a regular file of the run dir, never through a symlink,
+    never blocking on a FIFO."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise UsageError(f"{file} of run {quote(run)} cannot be read: "
+                         f"{exc.strerror or exc}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{file} of run {quote(run)} is not a regular file")
+    return fd
+
+
+def _lines(fd: int) -> Iterator[tuple[str, int]]:
+    """``(head, characters cut)`` of every line, in constant memory."""
+    with os.fdopen(fd, "rb") as handle:
+        while True:
+            head = handle.readline(_HEAD_BYTES)
+            if not head:
+                return
+            if head.endswith(b"\n"):
+                yield head[:-1].decode("utf-8", "replace").rstrip("\r"), 0
+                continue
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            text = decoder.decode(head)
+            omitted = 0
+            while True:  # the rest of a long line: counted, never kept
+                more = handle.readline(_SKIP_BYTES)
+                if not more:
+                    break
+                ends = more.endswith(b"\n")
+                omitted += len(decoder.decode(more[:-1] if ends else more))
+                if ends:
+                    break
+            omitted += len(decoder.decode(b"", final=True))
+            yield text, omitted
+
+
+def _shown(text: str, omitted: int) -> tuple[str, bool]:
+    line = clean_line(Cut(text, omitted) if omitted else text, LINE_WIDTH)
+    return line, bool(omitted) or len(text) > LINE_WIDTH
+
+
+def _window(fd: int, offset: int, limit: int) -> dict[str, Any]:
+    from collections import deque
+
+    total = 0
+    if offset < 0:  # the last -offset (at most `limit`) lines
+        tail: deque[tuple[str, int]] = deque(maxlen=-offset)
+        for item in _lines(fd):
+            total += 1
+            tail.append(item)
+        start = total - len(tail)
+        picked = list(tail)[:limit]
+    else:
+        start, picked = offset, []
+        for item in _lines(fd):
+            total += 1
+            if start < total <= start + limit:
+                picked.append(item)
+    shown: list[str] = []
+    cut = 0
+    chars = 0
+    truncated = False
+    for text, omitted in picked:
+        line, was_cut = _shown(text, omitted)
+        if shown and chars + len(line) > MAX_CHARS:
+            truncated = True
+            break
+        shown.append(line)
+        chars += len(line)
+        cut += was_cut
+    end = start + len(shown)
+    return {"offset": start, "limit": limit, "returned": len(shown), "total_lines": total,
+            "lines_cut": cut, "truncated": truncated,
+            "next_offset": end if end < total else None, "lines": shown}

@@ -1,0 +1,337 @@
+"""``ckdn merge --check NAME RUN...``: shard runs of one check sealed as one run.
+
+A CI matrix, ``tox p`` or a test splitter runs one check in pieces; the job that
+gathers them needs one answer for the whole, and the one thing it must never
+say is ``pass`` for the shards that happened to arrive. So the merge **fails
+closed**: a shard that is missing (fewer than ``--expect``), unfinished,
+unreadable, interrupted, ``error``/``parse_mismatch``, a run of another check,
+an alias run, given twice, or a test two shards report with different outcomes
+makes the whole not green, with the reason. Otherwise the facts combine:
+findings deduplicated by fingerprint (each shard's ``findings.jsonl``), summary
+counts summed (:func:`ckdn.identity.merge_summaries`), gate failures kept, and
+coverage data combined by coverage.py itself (:mod:`ckdn.app._covering`), whose
+total then decides ``fail_under`` for the whole in place of each shard's.
+
+The result is an ordinary run of the check in this runs dir (``parser`` is
+``merge`` in its ``meta.json``): a digest, a ``full.log`` that says what each
+shard was, ``findings.jsonl``, the gate when a baseline is configured; so
+``ckdn show``, ``ckdn diff`` and ``ckdn run --gate``'s rules apply unchanged.
+Its ``rc`` is the rc of the worst shard (0 when every shard passed).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ckdn.app._pipeline import Outcome, store_for
+from ckdn.config import Alias
+from ckdn.errors import UsageError, quote
+from ckdn.parsers.base import Finding, ParseResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ckdn.app.host import HostLog
+    from ckdn.config import Check, Config
+    from ckdn.identity import FindingRow
+    from ckdn.store import Store
+
+__all__ = ["merge_runs"]
+
+#: Severity of a shard's status: the worst one decides the merged rc.
+_SEVERITY = {"pass": 0, "fail": 1, "parse_mismatch": 2, "error": 3}
+#: Problems listed one by one in the digest's notes; the rest are counted.
+PROBLEMS_SHOWN = 20
+#: Characters of a shard reference a message shows.
+_NAME_CHARS = 200
+
+
+class Shard:
+    """One shard as read: its digest and rows, or the problem that makes it unusable."""
+
+    __slots__ = ("coverage", "digest", "name", "outcomes", "path", "problem", "rows",
+                 "unlisted")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.path = ""
+        self.digest: dict[str, Any] = {}
+        self.problem: str | None = None
+        self.rows: list[FindingRow] = []
+        self.unlisted = 0  # findings counted by the digest and not in its rows
+        self.outcomes: dict[str, str] | None = None
+        self.coverage: list[str] = []  # coverage.py data files in the run dir
+
+
+def merge_runs(config: Config, name: str, refs: Sequence[str], *,
+               expect: int | None = None) -> Outcome:
+    """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it."""
+    from ckdn.app.host import begin_host_run
+
+    check = config.get(name)
+    if isinstance(check, Alias):
+        raise UsageError(f"{quote(name)} is an alias; ckdn merge merges shards of one "
+                         f"check: merge each member ({', '.join(check.members)})")
+    if expect is not None and expect < 1:
+        raise UsageError(f"--expect {expect}: the number of shards must be at least 1")
+    if not refs and expect is None:
+        raise UsageError("name the shards to merge: run dirs (or their digest.json) "
+                         "copied from the jobs that ran them, or run ids")
+    clock = time.perf_counter()
+    store = store_for(config)
+    shards = [_read_shard(config, store, check, ref) for ref in refs]
+    with begin_host_run(config, name) as host:
+        log = host.open_log()
+        result, rows = _merged(config, check, shards, expect=expect,
+                              run_dir=host.run_dir, log=log)
+        rc = _worst_rc(shards, name)
+        identities = rows if result.total == len(rows) else None
+        return host.seal(argv=["ckdn", "merge", "--check", name, *refs], rc=rc,
+                         duration=time.perf_counter() - clock, result=result,
+                         parser="merge", gated=True, identities=identities)
+
+
+def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
+    from ckdn.documents.stored import read_stored
+
+    shard = Shard(ref[:_NAME_CHARS])
+    path = os.path.join(config.cwd, ref)
+    if os.path.basename(path) in ("digest.json", "aggregate.json") and os.path.isfile(path):
+        path = os.path.dirname(path)
+    if not os.path.lexists(path):
+        try:
+            path = store.resolve(ref)
+        except UsageError:
+            shard.problem = "not found (a run dir, its digest.json, or a run id)"
+            return shard
+    shard.path = _newest_run(config, path, check.name)
+    try:
+        digest: dict[str, Any] = dict(read_stored(shard.path, lambda p: shard.name))
+    except UsageError as exc:
+        shard.problem = exc.message.removeprefix(shard.name + ": ")
+        return shard
+    shard.digest = digest
+    shard.problem = _unusable(digest, check.name)
+    if shard.problem is None:
+        _read_facts(config, check, shard)
+    return shard
+
+
+def _newest_run(config: Config, path: str, name: str) -> str:
+    """``path`` itself, or the newest run of ``name`` in it when it is a runs dir (a CI job's
+    whole ``.agent-runs`` uploaded and downloaded as one artifact)."""
+    from ckdn.store import FINISHED_MARKERS, Store
+
+    markers = [name for name, _kind in FINISHED_MARKERS] + ["full.log"]
+    if not os.path.isdir(path) or os.path.islink(path) \
+            or any(os.path.lexists(os.path.join(path, marker)) for marker in markers):
+        return path
+    try:
+        names = Store(path, config.cwd).run_names(name)
+    except OSError:
+        return path
+    return os.path.join(path, names[0]) if names else path
+
+
+def _of(digest: dict[str, Any], name: str) -> bool:
+    """A digest of a run of check ``name``: its own, or one tox ran in an env (``NAME@ENV``)."""
+    check = digest.get("check")
+    return isinstance(check, str) and (check == name or check.startswith(name + "@"))
+
+
+def _unusable(digest: dict[str, Any], name: str) -> str | None:
+    if "check" not in digest:
+        return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
+    if not _of(digest, name):
+        return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
+    for flag in ("interrupted", "timed_out"):
+        if digest.get(flag) is True:
+            return f"{flag.replace('_', ' ')}: {digest.get('status_reason', '')}".rstrip(": ")
+    if digest["status"] in ("error", "parse_mismatch"):
+        return f"{digest['status']}: {digest.get('status_reason', '')}".rstrip(": ")
+    if digest["status"] not in _SEVERITY:
+        return f"status {quote(str(digest['status']))} is not a run's status"
+    return None
+
+
+def _read_facts(config: Config, check: Check, shard: Shard) -> None:
+    """The shard's every finding, every test outcome and coverage data, where it kept them."""
+    from ckdn.identity import FINDINGS_FILE, read_findings
+
+    total = shard.digest.get("findings_total", 0)
+    total = total if type(total) is int and total > 0 else 0
+    file = os.path.join(shard.path, FINDINGS_FILE)
+    if total and os.path.lexists(file):
+        try:
+            shard.rows = read_findings(file, f"{shard.name}/{FINDINGS_FILE}",
+                                       shard.digest["check"])
+        except UsageError as exc:
+            shard.problem = exc.message
+            return
+        if len(shard.rows) != total:
+            shard.problem = (f"{FINDINGS_FILE} holds {len(shard.rows)} finding(s), its digest "
+                             f"counts {total}")
+            return
+    elif total:
+        shard.rows = _listed_rows(config, check.name, shard.digest)
+        shard.unlisted = total - len(shard.rows)
+    _read_outcomes(config, check, shard)
+    shard.coverage = _coverage_files(shard.path)
+
+
+def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[FindingRow]:
+    """The findings the digest lists (a shard with no ``findings.jsonl``), fingerprinted
+    here: they are deduplicated with the rest as well as they can be."""
+    from ckdn.identity import FindingRow, SourceLines, fingerprints
+
+    findings = [Finding(f["id"], f["kind"], f.get("message", ""), f.get("location"))
+                for f in digest.get("findings", ()) if isinstance(f, dict)
+                and isinstance(f.get("id"), str) and isinstance(f.get("kind"), str)]
+    identities = fingerprints(findings, SourceLines(config.cwd))
+    return [FindingRow(item.fingerprint, f.id, f.kind, f.location, f.message)
+            for f, item in zip(findings, identities, strict=True)]
+
+
+def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
+    from ckdn.app._outcomes import run_outcomes
+
+    try:
+        shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
+                                      shard.digest["rc"])
+    except UsageError as exc:
+        shard.problem = exc.message
+
+
+def _coverage_files(path: str) -> list[str]:
+    """coverage.py data files the shard's run dir holds (``COVERAGE_FILE={run_dir}/.coverage``)."""
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    return [os.path.join(path, n) for n in names
+            if (n == ".coverage" or n.startswith(".coverage."))
+            and os.path.isfile(os.path.join(path, n))
+            and not os.path.islink(os.path.join(path, n))]
+
+
+def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | None,
+            run_dir: str, log: HostLog) -> tuple[ParseResult, list[FindingRow]]:
+    """The facts of the whole and its distinct findings' rows (in the digest's order);
+    the merge's account of each shard written to ``log``."""
+    from ckdn.identity import dedupe, merge_summaries, outcome_conflicts
+
+    _mark_duplicates(shards)
+    problems: list[str] = []
+    usable = [s for s in shards if s.problem is None]
+    log.write(f"ckdn merge --check {check.name}: {len(shards)} shard(s)"
+              + (f", {expect} expected" if expect is not None else "") + "\n")
+    for index, shard in enumerate(shards, 1):
+        log.write(f"shard {index}: {shard.name}: " + (
+            f"UNUSABLE: {shard.problem}" if shard.problem is not None else
+            f"status={shard.digest['status']} rc={shard.digest['rc']} "
+            f"findings={len(shard.rows) + shard.unlisted}") + "\n")
+        if shard.problem is not None:
+            problems.append(f"shard {shard.name}: {shard.problem}")
+    if expect is not None and len(shards) != expect:
+        problems.insert(0, f"{len(shards)} shard(s) given, {expect} expected "
+                        f"({'missing' if len(shards) < expect else 'more than expected'})")
+    conflicts, clashing, repeated = outcome_conflicts([s.outcomes for s in usable])
+    names = [s.name for s in usable]
+    problems += [f"shards disagree on {c.describe(names)}" for c in conflicts]
+    if clashing > len(conflicts):
+        problems.append(f"... and {clashing - len(conflicts)} more test(s) the shards "
+                        "disagree on")
+    notes = _outcome_notes(check, usable, repeated)
+    rows = dedupe(s.rows for s in usable)
+    findings = _findings(rows, usable)
+    unlisted = sum(s.unlisted for s in usable)
+    if unlisted:
+        notes.append(f"{unlisted} finding(s) of shards without findings.jsonl are counted, "
+                     "not listed or deduplicated; findings.jsonl not written")
+    summary, dropped = merge_summaries([s.digest.get("summary") or {} for s in usable])
+    gate_failures = list(dict.fromkeys(g for s in usable for g in s.digest.get("gate_failures", ())
+                                       if isinstance(g, str)))
+    from ckdn.app._covering import combine_coverage
+
+    covered = combine_coverage(config, check, usable, run_dir, log)
+    if covered is not None:
+        problems += covered.problems
+        notes += covered.notes
+        counts = covered.summary.pop("counts", None)
+        summary.update(covered.summary)
+        if isinstance(counts, dict):
+            summary["counts"] = {**summary.get("counts", {}), **counts}
+        dropped = [key for key in dropped if key.split(".")[0] not in covered.summary]
+        if covered.decided:
+            gate_failures = [g for g in gate_failures if not covered.is_own(g)]
+            gate_failures += covered.gate_failures
+    if dropped:
+        notes.append("summary keys the shards disagree on, left out: " + ", ".join(dropped[:20]))
+    for problem in problems:
+        log.write(f"problem: {problem}\n")
+    if problems:
+        head = problems[0] + (f" (and {len(problems) - 1} more problem(s))"
+                              if len(problems) > 1 else "")
+        shown = problems[1:PROBLEMS_SHOWN]
+        if len(problems) > PROBLEMS_SHOWN:
+            shown.append(f"... and {len(problems) - PROBLEMS_SHOWN} more problem(s) in full.log")
+        notes = [f"the shards do not make a whole: {head}", *shown, *notes]
+    return ParseResult(findings=findings, findings_total=len(findings) + unlisted,
+                       summary=summary, parser_ok=not problems, notes=notes,
+                       gate_failures=gate_failures, wants_log_tail=bool(problems)), rows
+
+
+def _mark_duplicates(shards: list[Shard]) -> None:
+    """A shard given twice would be counted twice: each later copy is unusable."""
+    seen: dict[str, str] = {}
+    for shard in shards:
+        if shard.problem is not None or not shard.path:
+            continue
+        real = os.path.realpath(shard.path)
+        if real in seen:
+            shard.problem = f"the same run as {seen[real]}"
+        else:
+            seen[real] = shard.name
+
+
+def _outcome_notes(check: Check, usable: list[Shard], repeated: int) -> list[str]:
+    from ckdn.parsers.outcomes import TEST_PARSERS
+
+    notes = []
+    unknown = [s.name for s in usable if s.outcomes is None]
+    if unknown and len(usable) > 1 and check.parser in TEST_PARSERS:
+        notes.append("test outcomes not compared for " + ", ".join(unknown[:10])
+                     + ": no record of every test's outcome (JUnit report or tests.jsonl)")
+    if repeated:
+        notes.append(f"{repeated} test(s) ran in more than one shard with the same outcome "
+                     "(their counts are summed)")
+    return notes
+
+
+def _findings(rows: list[FindingRow], usable: list[Shard]) -> list[Finding]:
+    """Findings for the digest, each with the snippet its shard's digest showed."""
+    detail: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    for shard in usable:
+        for f in shard.digest.get("findings", ()):
+            if isinstance(f, dict) and isinstance(f.get("detail"), list):
+                key = (f.get("id"), f.get("location"))
+                detail.setdefault(key, tuple(str(d) for d in f["detail"]))  # type: ignore[arg-type]
+    return [Finding(r.id, r.kind, r.message, r.location, detail.get((r.id, r.location), ()))
+            for r in rows]
+
+
+def _worst_rc(shards: list[Shard], name: str) -> int:
+    """The rc of the first shard of the check with the worst status, a nonzero rc before a
+    zero one (an unusable shard too: an interrupted shard's 130 is the merge's)."""
+    worst, rc = (-1, False), 0
+    for shard in shards:
+        if not _of(shard.digest, name):
+            continue
+        code = shard.digest["rc"]
+        severity = (_SEVERITY.get(shard.digest["status"], 3), code != 0)
+        if severity > worst:
+            worst, rc = severity, code
+    return rc

@@ -1,0 +1,131 @@
+"""Every test's outcome in a stored run, for a shard merge and ``ckdn diff``.
+
+A digest lists failures only; what passed is elsewhere. A ``pytest
+--ckdn-digest`` session saw every test's report and records each outcome in
+``tests.jsonl`` when it is sealed (:func:`record_outcomes`)::
+
+    {"schema":"ckdn.tests/1","check":"pytest","total":2}
+    {"id":"tests/test_a.py::test_one","outcome":"passed"}
+
+A run of a ``pytest`` or ``coverage`` check has its JUnit report in its run dir
+(the report those parsers read, named by the check's ``junit`` option), read
+again, streaming, for ids and outcomes (:func:`ckdn.parsers.outcomes.read_outcomes`).
+A run with neither (another parser, a digest copied alone) has no outcomes to
+compare: ``None``, and the caller says so.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn.app._pipeline import options_for
+from ckdn.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from ckdn.config import Config
+    from ckdn.store import Store
+
+__all__ = ["TESTS_FILE", "record_outcomes", "run_outcomes"]
+
+TESTS_FILE = "tests.jsonl"
+SCHEMA_TESTS = "ckdn.tests/1"
+#: The most tests one file holds, and the longest line read (an id is cut to 4,000).
+MAX_TESTS = 2_000_000
+_ID_CHARS = 4000
+_MAX_LINE = 64 << 10
+
+
+def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[str, str]) -> None:
+    """Write ``tests.jsonl`` (every test's outcome, by id) into ``run_dir``; CkdnError if not."""
+    import json.encoder
+
+    quoted = json.encoder.encode_basestring_ascii
+
+    def chunks() -> Iterator[bytes]:
+        header = {"schema": SCHEMA_TESTS, "check": check, "total": len(outcomes)}
+        yield (json.dumps(header, separators=(",", ":")) + "\n").encode("ascii")
+        lines: list[str] = []
+        for ident in sorted(outcomes):
+            lines.append(f'{{"id":{quoted(ident[:_ID_CHARS])},"outcome":"{outcomes[ident]}"}}')
+            if len(lines) >= 4096:
+                yield ("\n".join(lines) + "\n").encode("ascii")
+                lines = []
+        if lines:
+            yield ("\n".join(lines) + "\n").encode("ascii")
+
+    store.write_atomic(os.path.join(run_dir, TESTS_FILE), chunks())
+
+
+def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
+    """The outcomes of a ``tests.jsonl``; UsageError naming the file for one ckdn did not write."""
+    import json
+    import stat
+
+    from ckdn.parsers.outcomes import OUTCOMES
+
+    known = frozenset(OUTCOMES)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    out: dict[str, str] = {}
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{shown}: cannot read: not a regular file")
+        total = -1
+        for number, raw in enumerate(iter(lambda: handle.readline(_MAX_LINE + 1), b""), 1):
+            try:
+                value = json.loads(raw) if raw.endswith(b"\n") else None
+            except ValueError:
+                value = None
+            if number == 1:
+                if not isinstance(value, dict) or value.get("schema") != SCHEMA_TESTS \
+                        or value.get("check") != check or type(value.get("total")) is not int \
+                        or not 0 <= value["total"] <= MAX_TESTS:
+                    raise UsageError(f"{shown}:1: not a {SCHEMA_TESTS} header of {check!r}")
+                total = value["total"]
+                continue
+            if not isinstance(value, dict) or set(value) != {"id", "outcome"} \
+                    or type(value["id"]) is not str or value["outcome"] not in known \
+                    or len(out) >= total:
+                raise UsageError(f"{shown}:{number}: not a test line of {SCHEMA_TESTS}")
+            out[value["id"]] = value["outcome"]
+    if len(out) != total:
+        raise UsageError(f"{shown}: {len(out)} tests, its header says {total} (a torn file)")
+    return out
+
+
+def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
+                  parser: str | None = None) -> dict[str, str] | None:
+    """``{node id: outcome}`` of the run of check ``name`` in ``run_dir``, or ``None``.
+
+    ``parser``: the run's own (its ``meta.json``), else the configured check's.
+    UsageError, in one line, for a record that is there and cannot be read.
+    """
+    recorded = os.path.join(run_dir, TESTS_FILE)
+    if os.path.lexists(recorded):
+        return _read_tests_file(recorded, f"{os.path.basename(run_dir)}/{TESTS_FILE}", name)
+    from ckdn.parsers.base import ArtifactError, ParseContext
+    from ckdn.parsers.junit import DEFAULT_JUNIT
+    from ckdn.parsers.outcomes import TEST_PARSERS, XmlError, read_outcomes
+
+    check = config.checks.get(name) or config.checks.get(name.partition("@")[0])  # tox: a@py312
+    if parser is None and check is not None:
+        parser = check.parser
+    if parser not in TEST_PARSERS:
+        return None
+    options = options_for(check, run_dir) if check is not None else {}
+    ctx = ParseContext(name, run_dir, config.cwd, rc, options)
+    try:
+        report = ctx.artifact("junit", DEFAULT_JUNIT)
+    except ArtifactError as exc:
+        raise UsageError(str(exc)) from None
+    if not report.is_file():
+        return None
+    try:
+        return read_outcomes(report, config.cwd)
+    except (XmlError, OSError) as exc:
+        raise UsageError(f"{report.name} cannot be read again: {exc}") from None

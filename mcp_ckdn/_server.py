@@ -1,0 +1,69 @@
+"""The server: ckdn's tools on the SDK's high-level server (``MCPServer``), stdio only.
+
+The tools themselves are :class:`mcp_ckdn._tools.Tools`; here they are named,
+annotated, and given their output schemas (the packaged document schemas,
+:mod:`mcp_ckdn._schemas`), and the server says how it finds its project.
+"""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import Tool, ToolAnnotations
+
+from ckdn import __version__
+from ckdn.app.queries import resolution_order
+from mcp_ckdn._schemas import OUTPUT_SCHEMAS
+from mcp_ckdn._tools import PROGRESS_EVERY, Tools
+
+__all__ = ["TOOL_NAMES", "build_server", "instructions"]
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+_RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                        open_world_hint=False)
+#: tool name -> (method of Tools, whether it runs checks).
+_TOOLS = {
+    "list_checks": ("list_checks", False),
+    "run_check": ("run_check", True),
+    "run_group": ("run_group", True),
+    "run_all": ("run_all", True),
+    "get_digest": ("get_digest", False),
+    "list_runs": ("list_runs", False),
+    "get_evidence": ("get_evidence", False),
+    "diff": ("diff", False),
+}
+TOOL_NAMES = tuple(_TOOLS)
+
+
+def instructions(cwd: str) -> str:
+    """What the server tells a client about itself: the rules, and where it looks."""
+    return (
+        "ckdn runs this project's configured checks (never arbitrary commands) and answers "
+        "with bounded digests; status `pass` is the only green. A failing check is a normal "
+        "result, not a tool error. Read the digest first; use get_evidence for a window of a "
+        "run's full.log instead of reading log files. `run` arguments are run ids from "
+        f"list_runs, never paths. Project lookup order: {resolution_order()}. "
+        f"Working directory: {cwd}."
+    )
+
+
+class CkdnServer(MCPServer):
+    """An MCPServer whose tools publish ckdn's packaged document schemas as output schemas
+    (the SDK would derive them from Python annotations; these are the documents' own)."""
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        return [tool.model_copy(update={"output_schema": OUTPUT_SCHEMAS[tool.name]})
+                for tool in tools]
+
+
+def build_server(cwd: str, config_flag: str | None = None, *,
+                 progress_every: float = PROGRESS_EVERY) -> MCPServer:
+    """The ``ckdn`` MCP server for the project in ``cwd`` (config: ``config_flag`` or the
+    usual lookup, read again at every call)."""
+    server = CkdnServer("ckdn", version=__version__, instructions=instructions(cwd),
+                        log_level="WARNING")
+    tools = Tools(cwd, config_flag, progress_every)
+    for name, (method, runs) in _TOOLS.items():
+        server.add_tool(getattr(tools, method), name=name,
+                        annotations=_RUNS if runs else _READ_ONLY)
+    return server
