@@ -195,7 +195,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline,
-               "merge": _cmd_merge}[verb]
+               "merge": _cmd_merge, "lock-config": _cmd_lock_config,
+               "verify-config": _cmd_verify_config}[verb]
     return handler(args, extra)
 
 
@@ -326,10 +327,13 @@ def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
 
     config = _load(args, required=False)
     keep = config.run.keep if args.keep is None else args.keep
-    removed = prune_runs(config, args.keep)
+    removed = prune_runs(config, args.keep, dry_run=args.dry_run)
     kept = (f"kept up to {keep} finished runs per check" if keep else
-            "kept every run ([run].keep = 0 means never prune; pass --keep N)")
-    _out(f"removed {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
+            "no limit by count ([run].keep = 0 means never prune by count; pass --keep N)")
+    for path in removed if args.dry_run else ():
+        _out(f"would remove {path}")
+    did = "would remove" if args.dry_run else "removed"
+    _out(f"{did} {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
          f"{kept} in {shown_runs_dir(config)}")
     return 0
 
@@ -347,15 +351,45 @@ def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
 
 
 def _cmd_doctor(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.doctor import installation_problems, installed
+    from ckdn.app.doctor import diagnose, doctor_lines
+    from ckdn.errors import ConfigError
 
-    problems = installation_problems()
-    for problem in problems:
-        _fail(problem)
-    if problems:
-        return 1
-    _out(f"ok: {installed()}")
+    config, refused = None, None
+    try:
+        config = _load(args, required=False)
+    except ConfigError as exc:  # diagnosing the config is doctor's job: a finding, not exit 2
+        refused = exc.message
+    doc = diagnose(config, config_error=refused)
+    failed = bool(doc["errors"] or (args.strict and doc["warnings"]))
+    if args.json:
+        _out(_json_line(doc))
+        return 1 if failed else 0
+    for line in doctor_lines(doc):
+        _fail(line)
+    if not failed:
+        _out(f"ok: {doc['installation']}")
+    return 1 if failed else 0
+
+
+def _cmd_lock_config(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.queries import lock_config
+
+    config = _load(args)
+    _out(f"wrote {lock_config(config, args.output)}: {len(config.checks)} checks,"
+         f" {len(config.aliases)} aliases and [run] locked")
     return 0
+
+
+def _cmd_verify_config(args: SimpleNamespace, extra: list[str]) -> int:
+    from ckdn.app.queries import verify_config
+
+    doc = verify_config(_load(args), locked=args.locked)
+    if args.json:
+        _out(_json_line({k: v for k, v in doc.items() if k != "lines"}))
+    else:
+        for line in doc["lines"]:
+            _out(line)
+    return 0 if doc["ok"] else 1
 
 
 def _cmd_schema(args: SimpleNamespace, extra: list[str]) -> int:

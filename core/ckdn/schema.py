@@ -26,6 +26,7 @@ _FILES = {
     "ckdn.aggregate/1": "aggregate-1.json",
     "ckdn.diff/1": "diff-1.json",
     "ckdn.digest/2": "digest-2.json",
+    "ckdn.doctor/1": "doctor-1.json",
     "ckdn.meta/1": "meta-1.json",
 }
 _UNPACKAGED = {"ckdn.baseline/1": "it is ckdn's own state, not output to validate"}

@@ -115,14 +115,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gc", parents=[common], help="prune old run directories")
     p.add_argument("--keep", type=int, default=None, metavar="N",
                    help="finished runs to keep per check (default: [run].keep)")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; remove nothing")
 
     p = sub.add_parser("init", parents=[common], help="write a starter ckdn.toml")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     p.add_argument("--skill", metavar="DIR", default=None,
                    help="instead, install the agent skill into DIR (DIR/verified-fix-loop/)")
 
-    sub.add_parser("doctor", parents=[common],
-                   help="check this installation (exit 1 and one line per problem found)")
+    p = sub.add_parser("doctor", parents=[common], help="check this installation and the "
+                       "configured checks, running nothing (exit 1 on an error)")
+    p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    p.add_argument("--json", action="store_true", help="one ckdn.doctor/1 JSON line")
+
+    p = sub.add_parser("lock-config", parents=[common],
+                       help="write ckdn.lock.toml: a hash of every setting that decides a verdict")
+    p.add_argument("-o", "--output", default=None, metavar="PATH",
+                   help="where to write it (default: beside the config)")
+
+    p = sub.add_parser("verify-config", parents=[common],
+                       help="compare the config with ckdn.lock.toml (exit 1 on a difference)")
+    p.add_argument("--locked", action="store_true", help="a missing lock file fails too")
+    p.add_argument("--json", action="store_true", help="one JSON line")
 
     p = sub.add_parser("schema", parents=[common], help="print a packaged JSON Schema")
     p.add_argument("id", nargs="?", help="schema id, e.g. ckdn.digest/2 (default: list ids)")

@@ -92,7 +92,7 @@ def test_the_check_keys_that_are_not_options_load(tmp_path: Path) -> None:
     assert alias.aliases["all"].fail_fast is False
 
 
-def test_every_run_key_of_the_contract_loads_or_is_refused_as_not_available_yet(
+def test_every_run_key_of_the_contract_loads_and_each_policy_means_what_it_says(
         tmp_path: Path) -> None:
     assert set(_keys("`[run]`")) == set(RUN_KEYS)
     for key, (value, refusal) in RUN_KEYS.items():
@@ -102,8 +102,14 @@ def test_every_run_key_of_the_contract_loads_or_is_refused_as_not_available_yet(
         else:
             with pytest.raises(ConfigError, match=rf"{key}.*{refusal}"):
                 _load(tmp_path, text)
+    assert _load(tmp_path, "").run.command_policy == "workspace"  # the contract's default
+    assert _load(tmp_path, '[run]\ncommand_policy = "workspace"\n').run.command_policy \
+        == "workspace"
     assert _keys("`[run.command_allowlist]`") == ["prefixes"]
-    with pytest.raises(ConfigError, match=r"allowlist.*not available yet"):
+    allowlist = _load(tmp_path, '[run]\ncommand_policy = "allowlist"\n'
+                                '[run.command_allowlist]\nprefixes = ["uv run"]\n').run
+    assert (allowlist.command_policy, allowlist.allowlist) == ("allowlist", ("uv run",))
+    with pytest.raises(ConfigError, match=r"allowlist.*is read only with command_policy"):
         _load(tmp_path, '[run]\ncommand_policy = "off"\n'
                         '[run.command_allowlist]\nprefixes = ["uv run"]\n')
 

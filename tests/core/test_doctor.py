@@ -7,22 +7,31 @@ package itself, which this project does not install or read).
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
+import pytest
+
 import ckdn
+from ckdn.schema import load_schema
 from tests.project import clean_env
 
 PY = sys.executable
 
 
-def ckdn_cli(*args: str, site: Path | None = None) -> subprocess.CompletedProcess[str]:
+def ckdn_cli(*args: str, site: Path | None = None,
+             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = clean_env()
+    # the dev extra's tools on PATH, as an activated venv puts them (not only when it is)
+    env["PATH"] = f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}"
     if site is not None:
         env["PYTHONPATH"] = str(site)
     return subprocess.run([PY, "-m", "ckdn", *args], env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=60, check=False, cwd=cwd)
 
 
 def dist_info(site: Path, name: str, version: str) -> None:
@@ -38,8 +47,8 @@ def test_the_version_names_the_distribution() -> None:
     assert proc.stdout.strip() == f"checkdown {ckdn.__version__}"
 
 
-def test_a_sound_installation_is_ok() -> None:
-    proc = ckdn_cli("doctor")
+def test_a_sound_installation_is_ok(tmp_path: Path) -> None:
+    proc = ckdn_cli("doctor", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"ok: checkdown {ckdn.__version__} (ckdn package at ")
     assert proc.stderr == ""
@@ -47,7 +56,7 @@ def test_a_sound_installation_is_ok() -> None:
 
 def test_the_unrelated_ckdn_distribution_beside_it_is_one_clear_line(tmp_path: Path) -> None:
     dist_info(tmp_path, "ckdn", "1.4.1")
-    proc = ckdn_cli("doctor", site=tmp_path)
+    proc = ckdn_cli("doctor", site=tmp_path, cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     lines = proc.stderr.splitlines()
@@ -58,7 +67,7 @@ def test_the_unrelated_ckdn_distribution_beside_it_is_one_clear_line(tmp_path: P
 
 def test_files_overwritten_by_another_version_are_named(tmp_path: Path) -> None:
     dist_info(tmp_path, "checkdown", "9.9.9")  # first on sys.path: what Python finds
-    proc = ckdn_cli("doctor", site=tmp_path)
+    proc = ckdn_cli("doctor", site=tmp_path, cwd=tmp_path)
     assert proc.returncode == 1
     assert f"the ckdn package says {ckdn.__version__} but the installed checkdown is 9.9.9" \
         in proc.stderr
@@ -75,3 +84,88 @@ def test_the_project_is_published_as_checkdown() -> None:
     assert "pip install ckdn" not in docs.replace("Do not `pip install ckdn`", "")
     assert '"ckdn"]' not in docs
     assert ", ckdn\n" not in docs
+
+
+# -- the configured checks, looked at statically ----------------------------------------
+
+def doctor_in(root: Path, config: str, *args: str) -> subprocess.CompletedProcess[str]:
+    (root / "ckdn.toml").write_text(config)
+    return ckdn_cli("doctor", *args, cwd=root)
+
+
+def test_the_projects_own_config_is_sound_under_doctor() -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = clean_env()
+    env["PATH"] = f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run([PY, "-m", "ckdn", "doctor", "--strict", "--json"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["problems"] == []
+    jsonschema.Draft202012Validator(load_schema("ckdn.doctor/1")).validate(doc)
+    assert {c["name"]: c["verdict"] for c in doc["checks"]} == {
+        "ruff": "allowed", "mypy": "allowed", "layers": "allowed", "pytest": "allowed"}
+
+
+@pytest.mark.parametrize(("table", "level", "rule", "fragment"), [
+    ('command = "no-such-tool-xyz run"\nparser = "generic"', "error", "not-found",
+     "program 'no-such-tool-xyz' is not found on the check's PATH"),
+    ('command = "./bin/tool"\nparser = "generic"', "error", "not-found",
+     "program './bin/tool' is not an executable file"),
+    ('command = "true --junitxml {run_dir}/junit.xml"\nparser = "pytest"\njunit = "report.xml"',
+     "warning", "artifact",
+     "junit = 'report.xml', but no argument of the command names 'report.xml'"),
+    ('command = "true --output-format json"\nparser = "ruff"', "warning", "artifact",
+     "report = 'ruff.json' (the parser's default), but no argument"),
+    ('command = "true ."\nparser = "mypy"\nformat = "json"', "warning", "flags",
+     'format = "json" but the command lacks --output json'),
+    ('command = "true --output json"\nparser = "mypy"', "warning", "flags",
+     'the command prints JSON (--output json) but format is not "json"'),
+    ('command = "true"\nparser = "pyright"', "warning", "flags",
+     "reads --outputjson, which the command lacks"),
+    ('command = "true format ."\nparser = "reformat"', "warning", "flags",
+     'parser "reformat" needs --check'),
+    ('command = "true -q"\nparser = "pytest"', "warning", "flags",
+     "the command has neither --junitxml {run_dir}/junit.xml nor --ckdn-digest"),
+    ('command = "true /etc/shadow"\nparser = "generic"', "error", "policy",
+     "blocked by the command policy (workspace): argument '/etc/shadow' is under /etc"),
+])
+def test_each_static_problem_is_one_line_with_its_level_and_rule(
+        tmp_path: Path, table: str, level: str, rule: str, fragment: str) -> None:
+    proc = doctor_in(tmp_path, f"[check.c]\n{table}\n", "--json")
+    doc = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator(load_schema("ckdn.doctor/1")).validate(doc)
+    assert [(p["level"], p["rule"], p["check"]) for p in doc["problems"]] == [(level, rule, "c")]
+    assert fragment in doc["problems"][0]["message"]
+    assert proc.returncode == (1 if level == "error" else 0)
+    text = doctor_in(tmp_path, f"[check.c]\n{table}\n")
+    assert text.stderr.splitlines() == [f"ckdn: {level}: [check.c] {doc['problems'][0]['message']}"]
+    assert doctor_in(tmp_path, f"[check.c]\n{table}\n", "--strict").returncode == 1
+
+
+def test_a_sound_check_has_no_problem_and_its_verdict(tmp_path: Path) -> None:
+    proc = doctor_in(tmp_path, '[check.c]\ncommand = "ruff format --check ."\n'
+                               'parser = "reformat"\n', "--strict", "--json")
+    assert proc.returncode == 0, proc.stdout
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "ckdn.doctor/1"
+    assert doc["errors"] == doc["warnings"] == 0
+    assert doc["checks"] == [{"name": "c", "policy": "workspace", "verdict": "allowed"}]
+
+
+def test_a_command_that_does_not_split_is_an_error_not_a_refusal(tmp_path: Path) -> None:
+    proc = doctor_in(tmp_path, "[check.c]\ncommand = \"pytest 'unclosed\"\nparser = \"generic\"\n")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "ckdn: error: ckdn.toml: [check.c] command: cannot be split like a shell line: No closing"
+        " quotation (no shell runs it; quote each argument)"]
+
+
+def test_doctor_names_a_check_changed_since_the_lock(tmp_path: Path) -> None:
+    doctor_in(tmp_path, '[run]\nrequire_lock = true\n[check.c]\ncommand = "true"\n'
+                        'parser = "generic"\n')
+    ckdn_cli("lock-config", cwd=tmp_path)
+    proc = doctor_in(tmp_path, '[run]\nrequire_lock = true\n[check.c]\ncommand = "true x"\n'
+                               'parser = "generic"\n')
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["ckdn: error: changed: [check.c] command"]

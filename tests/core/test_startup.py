@@ -95,6 +95,7 @@ RUN_PATH = frozenset({
     "ckdn._lite", "ckdn._lite.argv", "ckdn._lite.canonical", "ckdn._lite.record",
     "ckdn._lite.rmtree", "ckdn._lite.spawn", "ckdn._lite.toml",
     "ckdn.app", "ckdn.app._pipeline",
+    "ckdn.app._policy",  # the command policy (default workspace) and the child's environment
     "ckdn.app._sidecars",  # the run dir's listing; a test check's source.json beside it
     "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
     "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
@@ -140,3 +141,24 @@ def test_a_config_beyond_plain_toml_is_read_by_tomllib(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "pass"
     assert "tomllib" in loaded
+
+
+GUARDED_CONFIG = """\
+[run]
+keep = 3
+inherit_env = false
+
+[check.ok]
+command = "true ./src {run_dir}/report.json --out={run_dir}/x -Iinclude xml:cov.xml"
+parser = "generic"
+"""
+
+
+def test_the_command_policy_and_a_minimal_env_load_nothing_costly(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(GUARDED_CONFIG)
+    (tmp_path / "src").mkdir()
+    for _ in range(5):
+        proc, loaded = loaded_by_ckdn(tmp_path, "run", "ok")
+        assert proc.returncode == 0, proc.stderr
+    assert {name for name in loaded if name.startswith("ckdn")} == RUN_PATH
+    assert sorted(loaded.intersection(COSTLY)) == []

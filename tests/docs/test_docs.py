@@ -83,19 +83,20 @@ def test_documented_config_errors_are_what_ckdn_prints(project: Project) -> None
         assert proc.stderr.strip() == line
 
 
-def test_the_keys_not_available_yet_are_refused_as_documented(project: Project) -> None:
-    page = (ROOT / "docs" / "configuration.md").read_text()
-    table = page.split("### Not available yet")[1].split("\n\n")[2]
-    rows = [re.findall(r"`([^`]*)`", row) for row in table.splitlines()[2:]]
-    configs = ['[run]\ncommand_policy = "workspace"\n',
-               '[run.command_allowlist]\nprefixes = ["uv run"]\n']
-    assert len(rows) == len(configs)
-    for cells, config in zip(rows, configs, strict=True):
-        project.config(config + '[check.ok]\ncommand = "true"\nparser = "generic"\n')
-        proc = project.ckdn("run", "ok")
-        assert proc.returncode == 2
-        assert proc.stderr == f"ckdn: ckdn.toml: {cells[-1]}\n"
-        assert not project.run_dirs()
+def test_the_security_pages_blocked_command_is_what_ckdn_prints(project: Project) -> None:
+    page = (ROOT / "docs" / "security.md").read_text()
+    example = page.split("<!-- example: a blocked command -->")[1]
+    config = example.split("```toml\n")[1].split("```")[0]
+    console = example.split("```console\n")[1].split("```")[0].splitlines()
+    assert console[0] == "$ ckdn run leak; echo $?"
+    project.config(config)
+    proc = project.ckdn("run", "leak")
+    shown = json.loads(console[1])
+    real = project.digest(proc)
+    assert shown["run_dir"].startswith(".agent-runs/")
+    assert real["run_dir"].startswith(".agent-runs/")
+    assert {**shown, "run_dir": ""} == {**real, "run_dir": ""}
+    assert str(proc.returncode) == console[2]
 
 
 def test_the_cli_pages_checks_examples_are_what_ckdn_prints_after_init(

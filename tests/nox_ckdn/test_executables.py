@@ -53,3 +53,16 @@ def test_a_session_without_a_virtualenv_has_no_env_to_be_outside_of(
                            env={"PATH": os.pathsep.join([ours, os.environ["PATH"]])})
     assert proc.returncode == 0, proc.stderr
     assert "notes" not in nox_project.digest_of("outer")
+
+
+def test_a_command_the_policy_blocks_is_blocked_in_a_nox_session_too(
+        nox_project: NoxProject) -> None:
+    nox_project.config('[check.leak]\ncommand = "cat /etc/hostname"\nparser = "generic"\n')
+    nox_project.noxfile("import nox_ckdn\nnox_ckdn.sessions(python=False)\n")
+    proc = nox_project.nox("-s", "leak")
+    assert proc.returncode != 0
+    doc = nox_project.digest_of("leak")
+    assert doc["status"] == "error"
+    assert doc["rc"] == 126
+    assert doc["notes"] == ["blocked by the command policy (workspace): argument '/etc/hostname'"
+                            " is under /etc, which no check may name"]

@@ -266,3 +266,17 @@ def test_tox_exec_runs_only_the_given_command(project: Project) -> None:
     result.assert_success()
     assert "only me" in result.out
     assert run.run_names() == []
+
+
+def test_a_check_the_command_policy_blocks_is_blocked_in_a_tox_env_too(project: Project) -> None:
+    run = project.make("""
+        [env.lint]
+        ckdn_checks = ["leak"]
+    """, checks='[check.leak]\ncommand = "python -c pass /etc/hostname"\nparser = "generic"\n')
+    result = run("-e", "lint")
+    result.assert_failed()
+    digest = run.digest("leak@lint")
+    assert digest["rc"] == 126
+    assert digest["status"] == "error"
+    assert digest["notes"] == ["blocked by the command policy (workspace): argument"
+                               " '/etc/hostname' is under /etc, which no check may name"]

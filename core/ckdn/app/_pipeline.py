@@ -20,6 +20,7 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
+from ckdn.app._policy import blocked_run, child_env, locked, verdict
 from ckdn.app._sidecars import list_artifacts, record_source, source_watch
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import Bounds, build_digest, build_meta
@@ -74,7 +75,7 @@ class Outcome(Record):
 
 
 def store_for(config: Config) -> Store:
-    return Store(config.run.runs_dir, config.cwd)
+    return Store(config.run.runs_dir, config.cwd, private=config.run.private)
 
 
 def substitute(value: str, run_dir: str) -> str:
@@ -189,7 +190,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
     if publish:
         store.publish(rd.path)
-    store.prune(check, settings.keep, holding=rd if rd.locked else None)
+    store.prune(check, settings.keep, holding=rd if rd.locked else None,
+                max_age_days=settings.max_age_days, max_bytes=settings.max_bytes)
     return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
 
 
@@ -207,7 +209,8 @@ def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = No
         where = store.new_dir(alias)
     store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
     store.publish(where)
-    store.prune(alias, config.run.keep)
+    store.prune(alias, config.run.keep, max_age_days=config.run.max_age_days,
+                max_bytes=config.run.max_bytes)
     return where
 
 
@@ -233,6 +236,7 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
     outside them is named in a note (:mod:`ckdn.app._whence`).
     """
     target = config.get(name)
+    locked(config, (name,))
     if isinstance(target, Alias):
         if extra_args:
             raise UsageError(
@@ -252,29 +256,13 @@ def run_all(config: Config, *, fail_fast: bool | None = None,
     """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
     if not config.checks:
         raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
+    locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
                      stop=stop)
 
 
 def _config_name(config: Config) -> str:
     return os.path.basename(config.path) if config.path else "the configuration"
-
-
-def child_env(check: Check, name: str, run_dir: str,
-              base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours, ``PYTHONUNBUFFERED=1``, the check's ``env`` (with
-    ``{run_dir}``), the ckdn markers.
-
-    A Python tool writing to a file buffers its output, and a tool stopped at its timeout
-    or by Ctrl-C took the buffer with it: the log said nothing of where it hung. The
-    check's ``env`` may still say otherwise (``PYTHONUNBUFFERED = ""`` buffers again).
-    """
-    env = dict(os.environ if base is None else base)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update({key: substitute(value, run_dir) for key, value in check.env.items()})
-    env["CKDN_RUN_DIR"] = run_dir
-    env["CKDN_CHECK"] = name
-    return env
 
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
@@ -291,12 +279,15 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         run_dir = rd.path
         rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
-        child = child_env(check, name, run_dir, env)
+        child = child_env(config, check, name, run_dir, env)
         notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
-        source = source_watch(config, check)  # beside the tool: no wall time
-        ran = run_process(argv, cwd=config.cwd, env=child,
-                          log_path=os.path.join(run_dir, LOG), timeout=check.timeout,
-                          label=name, stop=stop, on_spawn=rd.record_child)
+        log = os.path.join(run_dir, LOG)
+        refused = verdict(config, check, argv, run_dir, child)
+        source = None if refused is not None else source_watch(config, check)  # beside it
+        ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
+               else run_process(argv, cwd=config.cwd, env=child, log_path=log,
+                                timeout=check.timeout, label=name, stop=stop,
+                                on_spawn=rd.record_child, private=config.run.private))
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
                             options=options_for(check, run_dir), top=check.top)
                   if ran.exit.started else ParseResult())

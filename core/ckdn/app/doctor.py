@@ -1,4 +1,5 @@
-"""The door for ``ckdn doctor``: is this installation the program it claims to be?
+"""The door for ``ckdn doctor``: is this installation the program it claims to be, and
+would the configured checks run as their author thinks?
 
 This project is published as the distribution ``checkdown``; its import package
 and command are ``ckdn``. An unrelated distribution on PyPI is called ``ckdn``
@@ -7,6 +8,11 @@ and installs a package of the same name, so ``pip install ckdn`` (or a tox
 environment leaves the ``ckdn`` package to whichever was installed last. Each
 check here costs a look at the installed metadata, which is why it runs only
 when asked (``ckdn doctor``), never on ``ckdn run``'s path.
+
+The config's checks are looked at statically: nothing runs. The command policy's
+verdict is the one :mod:`ckdn.app._policy` gives ``ckdn run``, from the same
+function on the same argv and environment, so doctor and run never disagree
+(:mod:`ckdn.app._diagnose` holds the rules, made on first use).
 """
 
 from __future__ import annotations
@@ -15,10 +21,40 @@ import os
 
 from ckdn import DISTRIBUTION, __version__
 
-__all__ = ["OTHER_DISTRIBUTION", "installation_problems", "installed"]
+__all__ = ["OTHER_DISTRIBUTION", "diagnose", "doctor_lines", "installation_problems",
+           "installed"]
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ckdn.config import Config
+
+
+def diagnose(config: Config | None, *, config_error: str | None = None) -> dict[str, Any]:
+    """The ``ckdn doctor --json`` report (``ckdn.doctor/1``, docs/cli.md): this installation's
+    problems, then every configured check's (``config`` None: no config file, or the one
+    line it was refused with as ``config_error``)."""
+    from ckdn.app._diagnose import report
+
+    return report(config, installation_problems(), installed(), config_error=config_error)
+
 
 #: The unrelated distribution that owns the same package name.
 OTHER_DISTRIBUTION = "ckdn"
+
+
+def doctor_lines(doc: dict[str, Any]) -> list[str]:
+    """The text form of a report's problems, one line each (an installation problem as its
+    own sentence, as before doctor looked at checks)."""
+    lines = []
+    for problem in doc["problems"]:
+        if problem["rule"] == "installation":
+            lines.append(problem["message"])
+            continue
+        where = f"[check.{problem['check']}] " if "check" in problem else ""
+        lines.append(f"{problem['level']}: {where}{problem['message']}")
+    return lines
 
 
 def installed() -> str:

@@ -109,11 +109,13 @@ RC_TERMINATED = 143
 class HostLog:
     """``full.log`` of a host-made run: text written in bounded chunks, hashed as it goes."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, private: bool = True) -> None:
         import hashlib  # lazy: ckdn run hashes its log in the process room
 
         self.path = path
-        self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0),
+                     0o600 if private else 0o666)
+        self._file = open(fd, "wb")  # noqa: SIM115 - closed by close()
         self._sha = hashlib.sha256()
         self.size = 0
         self.closed = False
@@ -159,7 +161,7 @@ class HostRun:
 
     def open_log(self) -> HostLog:
         if self._log is None:
-            self._log = HostLog(self.log_path)
+            self._log = HostLog(self.log_path, private=self.config.run.private)
         return self._log
 
     def seal(self, *, argv: Sequence[str], rc: int, duration: float, interrupted: bool = False,
@@ -283,7 +285,7 @@ class ProgressLog:
         self.path = os.path.join(run_dir, PROGRESS_FILE)
         flags = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        fd = os.open(self.path, flags, 0o666)
+        fd = os.open(self.path, flags, 0o600)  # in a run dir: the host's own, like the log
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(f"{self.path} is not a regular file")

@@ -50,6 +50,7 @@ __all__ = [
     "load_schema",
     "locate_config",
     "locate_cwd",
+    "lock_config",
     "prune_runs",
     "read_document",
     "read_run",
@@ -64,6 +65,7 @@ __all__ = [
     "schema_ids",
     "shown_runs_dir",
     "this_checkdown",
+    "verify_config",
     "write_skills",
     "write_starter",
 ]
@@ -149,16 +151,48 @@ def shown_runs_dir(config: Config) -> str:
     return store.display(store.runs_dir)
 
 
-def prune_runs(config: Config, keep: int | None = None) -> list[str]:
-    """``ckdn gc``: keep ``keep`` (default ``[run].keep``) finished runs per check and alias.
+def prune_runs(config: Config, keep: int | None = None, *, dry_run: bool = False) -> list[str]:
+    """``ckdn gc``: keep ``keep`` (default ``[run].keep``) finished runs per check and alias,
+    then apply ``[run].max_age_days`` and ``[run].max_bytes``; ``dry_run``: only say what
+    would go.
 
-    ``[run].keep = 0`` means never prune, so a plain ``ckdn gc`` removes nothing;
-    ``--keep 0`` is refused rather than read as "remove everything" or as "nothing".
+    ``[run].keep = 0`` means never prune by count, so a plain ``ckdn gc`` removes only what
+    the limits say; ``--keep 0`` is refused rather than read as "remove everything" or as
+    "nothing".
     """
     if keep is not None and keep < 1:
         raise UsageError(f"--keep must be at least 1, not {keep}"
                          " ([run].keep = 0 means never prune)")
-    return store_for(config).gc(config.run.keep if keep is None else keep)
+    run = config.run
+    return store_for(config).gc(run.keep if keep is None else keep,
+                                max_age_days=run.max_age_days, max_bytes=run.max_bytes,
+                                dry_run=dry_run)
+
+
+def lock_config(config: Config, output: str | None = None) -> str:
+    """``ckdn lock-config``: write ``ckdn.lock.toml`` (:mod:`ckdn.app._locking`); its path."""
+    from ckdn.app._locking import write_lock
+
+    return write_lock(config, output)
+
+
+def verify_config(config: Config, *, locked: bool = False) -> dict[str, Any]:
+    """``ckdn verify-config``: the config against its lock file (``--json``'s shape,
+    docs/cli.md): ``ok``, the lock's path (None: no lock file), ``changed`` / ``missing`` /
+    ``extra`` and their lines. Without a lock file it is ok unless ``locked`` asks for one."""
+    import os
+
+    from ckdn.app._locking import lock_path, verify
+
+    path = lock_path(config)
+    shown = store_for(config).display(path)
+    if not os.path.exists(path):
+        line = f"no lock file {shown}; `ckdn lock-config` writes one"
+        return {"ok": not locked, "lock": None, "changed": [], "missing": [], "extra": [],
+                "lines": [line]}
+    differences = verify(config)
+    return {"ok": not differences, "lock": shown, **differences.as_json(),
+            "lines": differences.lines() or [f"ok: the config matches {shown}"]}
 
 
 def describe_checks(config: Config) -> list[dict[str, Any]]:

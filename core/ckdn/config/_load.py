@@ -24,13 +24,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
-             "command_policy", "command_allowlist")
+             "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
+             "max_age_days", "max_bytes")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
+_BOOL_KEYS = ("require_lock", "private", "inherit_env")
 _POLICIES = ("workspace", "allowlist", "off")
-#: Keys of the published contract whose feature this implementation does not have
-#: yet. They are validated, then refused: silently ignoring a baseline or a command
-#: policy would run a gate or a guard the user believes is there.
-_NOT_YET = "is not available yet in this checkdown"
 _TOP_KEYS = ("run", "check")
 
 #: Names become run directory names and lock names: no separators, nothing a
@@ -181,41 +179,70 @@ class _Loader(Tables):
         if not isinstance(runs_dir, str) or not runs_dir.strip() or "\0" in runs_dir:
             raise self.error("run", f"runs_dir: must be a non-empty path string, "
                                     f"not {show(runs_dir)}")
-        ints = {key: self.integer("run", key, table[key], minimum)
-                for key, minimum in _INT_KEYS.items() if key in table}
-        self.later_features(table)
-        runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
-        baseline = table.get("baseline")
-        if baseline is not None:
-            baseline = _absolute(os.path.join(self.cwd, os.path.expanduser(baseline)))
-        return RunSettings(runs_dir=_absolute(runs), baseline=baseline, **ints)
-
-    def later_features(self, table: dict[str, Any]) -> None:
-        """``baseline`` (a path), ``command_policy`` and ``[run.command_allowlist]``: checked
-        as the contract types them, the last two refused unless they ask for what ckdn
-        does today."""
+        ints: dict[str, Any] = {key: self.integer("run", key, table[key], minimum)
+                                for key, minimum in _INT_KEYS.items() if key in table}
+        ints.update((key, self.boolean("run", key, table[key]))
+                    for key in _BOOL_KEYS if key in table)
         if "baseline" in table:
             baseline = table["baseline"]
             if not isinstance(baseline, str) or not baseline.strip() or "\0" in baseline:
                 raise self.error("run", f"baseline: must be a non-empty path string, "
                                         f"not {show(baseline)}")
-        allowlist = table.get("command_allowlist")
-        if "command_allowlist" in table:
-            self.allowlist(allowlist)
-        # Absent, the policy is what ckdn does today ("off"; the contract's default,
-        # "workspace", comes with the guard rails: docs/design.md lists the difference).
-        policy = table.get("command_policy", "off")
+        policy, allowlist = self.command_policy(table)
+        runs = os.path.join(self.cwd, os.path.expanduser(runs_dir))
+        baseline = table.get("baseline")
+        if baseline is not None:
+            baseline = _absolute(os.path.join(self.cwd, os.path.expanduser(baseline)))
+        return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
+                           allowlist=allowlist, max_age_days=self.retention_age(table),
+                           max_bytes=self.retention_bytes(table), **ints)
+
+    def boolean(self, where: str, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(where, f"{key}: must be true or false, not {show(value)}")
+        return value
+
+    def retention_age(self, table: dict[str, Any]) -> float | None:
+        value = table.get("max_age_days")
+        if value is None:
+            return None
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not 0 < value <= 100_000):  # NaN fails the comparison too
+            raise self.error("run", f"max_age_days: must be a number of days > 0 (runs older"
+                                    f" are removed; leave it out for no limit), not {show(value)}")
+        return float(value)
+
+    def retention_bytes(self, table: dict[str, Any]) -> int | None:
+        value = table.get("max_bytes")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error("run", f"max_bytes: must be an integer number of bytes >= 1 (the"
+                                    f" total size finished runs may take; leave it out for no"
+                                    f" limit), not {show(value)}")
+        return value
+
+    def command_policy(self, table: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """``command_policy`` and the prefixes of ``[run.command_allowlist]``: a table
+        that would not be read (an allowlist beside another policy) is refused too, since
+        its author believes it is in force."""
+        policy = table.get("command_policy", "workspace")
         if policy not in _POLICIES:
             raise self.error("run", f"command_policy: must be one of "
                                     f"{', '.join(map(repr, _POLICIES))}, not {show(policy)}")
-        if policy != "off":
-            raise self.error("run", f"command_policy: {policy!r} {_NOT_YET}; set 'off' (what"
-                                    " it does now) or remove the key")
-        if allowlist is not None:
-            raise self.error("run.command_allowlist", f"the command allowlist {_NOT_YET};"
-                                    " remove the table")
+        prefixes: tuple[str, ...] = ()
+        if "command_allowlist" in table:
+            prefixes = self.allowlist(table["command_allowlist"])
+            if policy != "allowlist":
+                raise self.error("run.command_allowlist", f"is read only with command_policy"
+                                 f" = 'allowlist' (it is {policy!r}); set that or remove the"
+                                 " table")
+        elif policy == "allowlist":
+            raise self.error("run", "command_policy: 'allowlist' needs a [run.command_allowlist]"
+                                    " table with prefixes = [\"ruff check\", ...]")
+        return policy, prefixes
 
-    def allowlist(self, table: Any) -> None:
+    def allowlist(self, table: Any) -> tuple[str, ...]:
         where = "run.command_allowlist"
         if not isinstance(table, dict):
             raise self.error("run", f"command_allowlist: must be a table "
@@ -228,6 +255,15 @@ class _Loader(Tables):
                 or not all(isinstance(p, str) and p.strip() for p in prefixes)):
             raise self.error(where, f"prefixes: must be a non-empty list of non-empty "
                                     f"strings, not {show(prefixes)}")
+        from ckdn._lite.argv import split_command
+
+        for prefix in prefixes:
+            try:
+                split_command(prefix)
+            except ValueError as exc:
+                raise self.error(where, f"prefixes: {show(prefix)} cannot be split like a shell"
+                                        f" line: {exc}") from None
+        return tuple(prefixes)
 
     def check_name(self, where: str, name: str, folded: dict[str, str]) -> None:
         if not (0 < len(name) <= 64 and name[0] in _NAME_FIRST and _NAME_CHARS.issuperset(name)):

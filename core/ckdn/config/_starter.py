@@ -57,6 +57,12 @@ keep = 20                  # finished runs kept per check
 top = 20                   # findings shown in a digest
 max_snippet_lines = 12
 log_tail_lines = 40
+# The guard rails (docs/security.md), shown at their defaults or as examples:
+# command_policy = "workspace"  # paths in commands stay in the project; or "allowlist", "off"
+# require_lock = true           # refuse checks changed since `ckdn lock-config`
+# max_age_days = 30             # remove finished runs older than this...
+# max_bytes = 2147483648        # ...and the oldest while all of them pass 2 GiB
+# inherit_env = false           # checks get PATH, HOME, LANG, TERM and their env only
 """
 
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires")
+CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires",
+              "env_allow")
 ALIAS_KEYS = ("members", "fail_fast", "description")
 
 #: The distribution-name part of a PEP 508 requirement, and what may follow it
@@ -126,6 +127,7 @@ class Tables:
             env=MappingProxyType(self.env(where, table.get("env", {}))), top=top,
             options=MappingProxyType(options), description=self.description(where, table),
             requires=self.requires(where, table.get("requires", [])),
+            env_allow=self.env_allow(where, table.get("env_allow")),
         )
 
     def command(self, where: str, name: str,
@@ -191,6 +193,20 @@ class Tables:
             if "\0" in item:
                 raise self.error(where, f"env: {key} contains a NUL character")
         return dict(value)
+
+    def env_allow(self, where: str, value: Any) -> tuple[str, ...] | None:
+        """Names the child keeps from ckdn's environment (``NAME``, or ``PREFIX*``)."""
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(where, f"env_allow: must be an array of variable names, "
+                                    f"not {show(value)}")
+        for name in value:
+            bare = name[:-1] if name.endswith("*") else name
+            if not bare or "=" in bare or "*" in bare or "\0" in bare:
+                raise self.error(where, f"env_allow: {name!r} is not a variable name (NAME, or"
+                                        " PREFIX* for every name that starts with PREFIX)")
+        return tuple(value)
 
     def requires(self, where: str, value: Any) -> tuple[str, ...]:
         if not isinstance(value, list):

@@ -27,20 +27,41 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 @record
 class RunSettings(Record):
     """The ``[run]`` table; ``runs_dir`` and ``baseline`` are absolute, taken from the
-    invocation cwd (``baseline`` None: no baseline gate)."""
+    invocation cwd (``baseline`` None: no baseline gate).
 
-    __slots__ = ("baseline", "keep", "log_tail_lines", "max_snippet_lines", "runs_dir", "top")
+    The guard rails (docs/security.md): ``command_policy`` (``workspace``, ``allowlist``
+    with its ``allowlist`` prefixes, ``off``); ``require_lock`` (a check that changed
+    since ``ckdn lock-config`` is refused); ``private`` (run dirs 0700, files 0600);
+    ``max_age_days`` and ``max_bytes`` (retention beyond ``keep``; None: no limit);
+    ``inherit_env`` (False: the child gets a minimal environment).
+    """
+
+    __slots__ = ("allowlist", "baseline", "command_policy", "inherit_env", "keep",
+                 "log_tail_lines", "max_age_days", "max_bytes", "max_snippet_lines",
+                 "private", "require_lock", "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
     max_snippet_lines: int
     log_tail_lines: int
     baseline: str | None
+    command_policy: str
+    allowlist: tuple[str, ...]
+    require_lock: bool
+    private: bool
+    max_age_days: float | None
+    max_bytes: int | None
+    inherit_env: bool
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
-                 baseline: str | None = None) -> None:
-        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline)
+                 baseline: str | None = None, command_policy: str = "workspace",
+                 allowlist: tuple[str, ...] = (), require_lock: bool = False,
+                 private: bool = True, max_age_days: float | None = None,
+                 max_bytes: int | None = None, inherit_env: bool = True) -> None:
+        self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
+                     command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
+                     inherit_env)
 
 
 @record
@@ -50,11 +71,13 @@ class Check(Record):
     ``argv`` keeps ``{run_dir}`` as written: the app substitutes it per run.
     ``options`` are every key that is not a check key, already accepted by the
     parser. ``requires`` is information for installers; running ignores it.
-    ``env`` and ``options`` default to an empty read-only mapping.
+    ``env`` and ``options`` default to an empty read-only mapping. ``env_allow`` (None:
+    not set) names the variables of ckdn's environment the child keeps beside the minimal
+    set; setting it gives the check a minimal environment whatever ``[run].inherit_env`` says.
     """
 
-    __slots__ = ("argv", "command", "description", "env", "name", "options", "parser",
-                 "requires", "timeout", "top")
+    __slots__ = ("argv", "command", "description", "env", "env_allow", "name", "options",
+                 "parser", "requires", "timeout", "top")
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
@@ -65,14 +88,16 @@ class Check(Record):
     options: Mapping[str, Any]
     description: str | None
     requires: tuple[str, ...]
+    env_allow: tuple[str, ...] | None
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, name: str, command: str | tuple[str, ...], argv: tuple[str, ...], parser: str,
             timeout: float | None = None, env: Mapping[str, str] = _EMPTY,
             top: int | None = None, options: Mapping[str, Any] = _EMPTY,
-            description: str | None = None, requires: tuple[str, ...] = ()) -> None:
+            description: str | None = None, requires: tuple[str, ...] = (),
+            env_allow: tuple[str, ...] | None = None) -> None:
         self._assign(name, command, argv, parser, timeout, env, top, options, description,
-                     requires)
+                     requires, env_allow)
 
 
 @record

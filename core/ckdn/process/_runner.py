@@ -104,6 +104,7 @@ def run_process(
     label: str | None = None,
     stop: StopRequest | None = None,
     on_spawn: Callable[[dict[str, object]], None] | None = None,
+    private: bool = True,
 ) -> Ran:
     """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
 
@@ -113,8 +114,8 @@ def run_process(
     evidence. ``stop`` lets a host that runs this off its main thread stop the run as
     Ctrl-C would (:class:`~ckdn.process.StopRequest`). ``on_spawn`` gets, once the child
     runs, what recognises its tree should ckdn die (JSON-ready; give it to
-    :func:`stop_left_running` then). Raises ``OSError`` only when ``log_path`` cannot be
-    created.
+    :func:`stop_left_running` then). ``private``: the log is created owner-only (0600).
+    Raises ``OSError`` only when ``log_path`` cannot be created.
     """
     args = list(argv)
     if not args:
@@ -123,7 +124,8 @@ def run_process(
         raise ValueError(f"timeout must be positive, got {timeout!r}")
     if grace < 0:
         raise ValueError(f"grace must not be negative, got {grace!r}")
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                     0o600 if private else 0o666)
     try:
         log = LogHash(log_path)
     except BaseException:

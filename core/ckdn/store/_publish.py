@@ -28,14 +28,15 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Created by ckdn automatically.\n*\n"
 
 
-def make_runs_dir(runs_dir: str) -> None:
-    """Make ``runs_dir`` (and its parents) unless it is there; the one ckdn makes gets
-    its ``.gitignore``. Raises ``OSError`` (``FileExistsError`` for a file in the way)."""
+def make_runs_dir(runs_dir: str, mode: int = 0o777) -> None:
+    """Make ``runs_dir`` (and its parents, with the default mode) unless it is there, with
+    ``mode`` (less the umask); the one ckdn makes gets its ``.gitignore``. Raises
+    ``OSError`` (``FileExistsError`` for a file in the way)."""
     try:
-        os.mkdir(runs_dir)
+        os.mkdir(runs_dir, mode)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(runs_dir), exist_ok=True)
-        make_runs_dir(runs_dir)
+        make_runs_dir(runs_dir, mode)
         return
     except FileExistsError:
         if os.path.isdir(runs_dir):
@@ -50,7 +51,8 @@ def make_runs_dir(runs_dir: str) -> None:
         handle.write(GITIGNORE_TEXT)
 
 
-def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = True) -> None:
+def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = True,
+                 mode: int = 0o644) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one.
 
     ``data`` may be chunks (a file of a million findings is written as it is
@@ -59,11 +61,12 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = Tr
     The temp file is a dot-entry in the same directory (``os.replace`` must not
     cross file systems), so it is never read as evidence and never left behind
     on failure. ``durable`` fsyncs it first: after a power cut a new file renamed
-    without fsync can survive empty on ext4 and XFS. Raises ``OSError``.
+    without fsync can survive empty on ext4 and XFS. ``mode`` (less the umask) is the
+    new file's (0600 for a private run's documents). Raises ``OSError``.
     """
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         with open(fd, "wb") as handle:
             if isinstance(data, bytes):

@@ -94,7 +94,8 @@ class Store:
     is renamed into place: ``digest.json`` is the finished marker, and after a
     power cut a new file renamed without fsync can survive empty on ext4 and
     XFS, which would read as a finished run with no digest. A flush per
-    document, a few per run, is small beside running any tool.
+    document, a few per run, is small beside running any tool. ``private`` makes
+    the runs dir, the run dirs and the documents owner-only (0700, 0600).
     """
 
     def __init__(
@@ -104,10 +105,13 @@ class Store:
         *,
         clock: Callable[[], float] = time.time,
         durable: bool = True,
+        private: bool = True,
     ) -> None:
         self.cwd = os.path.abspath(cwd)  # normalised too
         self.runs_dir = os.path.normpath(os.path.join(self.cwd, runs_dir))
         self.durable = durable
+        #: Owner-only: the runs dir and every run dir 0700, documents 0600.
+        self.private = private
         self._clock = clock
 
     # -- paths -----------------------------------------------------------------
@@ -178,7 +182,7 @@ class Store:
         """The runs dir, made on first use (with its ``.gitignore``); refused when its
         ``.locks`` is a symlink: lock files are never made through one."""
         try:
-            _publish.make_runs_dir(self.runs_dir)
+            _publish.make_runs_dir(self.runs_dir, 0o700 if self.private else 0o777)
         except OSError as exc:
             raise self._unwritable(exc) from exc
         locks = os.path.join(self.runs_dir, _runlock.LOCKS)
@@ -195,7 +199,7 @@ class Store:
         while True:
             path = os.path.join(self.runs_dir, run_name(stamp, seq, label))
             try:
-                os.mkdir(path)
+                os.mkdir(path, 0o700 if self.private else 0o777)
             except FileExistsError:
                 seq += 1
                 continue
@@ -225,7 +229,8 @@ class Store:
         """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
         in one line when it cannot be written."""
         try:
-            _publish.write_atomic(path, data, durable=self.durable)
+            _publish.write_atomic(path, data, durable=self.durable,
+                                  mode=0o600 if self.private else 0o644)
         except OSError as exc:
             raise RefusedError(
                 f"cannot write {self.display(path)}: {os_reason(exc)}; free space or fix"
@@ -272,8 +277,10 @@ class Store:
 
     # -- pruning ---------------------------------------------------------------
 
-    def prune(self, check: str, keep: int, *, holding: RunDir | None = None) -> list[str]:
-        """Delete all but the ``keep`` newest finished runs of ``check``.
+    def prune(self, check: str, keep: int, *, holding: RunDir | None = None,
+              max_age_days: float | None = None, max_bytes: int | None = None) -> list[str]:
+        """Delete all but the ``keep`` newest finished runs of ``check``, then apply the
+        runs dir's retention limits (``max_age_days``, ``max_bytes``; :mod:`._retention`).
 
         Every run does this, so it reads as little as it can: the check's run dir
         names only (nothing when there are no more than ``keep``), and whether
@@ -281,8 +288,16 @@ class Store:
         record is not read back.
         """
         validate_keep(keep)
-        if keep == NEVER_PRUNE:
-            return []
+        removed = [] if keep == NEVER_PRUNE else self._prune_check(check, keep, holding)
+        if max_age_days is not None or max_bytes is not None:
+            from ckdn.store._retention import collect  # lazy: only a run with a limit
+
+            removed.extend(collect(self.runs(), self._pruner(), NEVER_PRUNE, self._protect,
+                                   max_age_days=max_age_days, max_bytes=max_bytes,
+                                   holding=holding.name if holding is not None else None))
+        return removed
+
+    def _prune_check(self, check: str, keep: int, holding: RunDir | None) -> list[str]:
         try:
             names = names_of(self.runs_dir, check)
         except OSError as exc:
@@ -298,23 +313,24 @@ class Store:
                 for kind in (kind_of(path),))
         return self._pruner().prune_group(runs, keep, protected)
 
-    def gc(self, keep: int) -> list[str]:
-        """:meth:`prune` every check and alias found on disk, then sweep what an
-        interrupted prune left behind."""
+    def gc(self, keep: int, *, max_age_days: float | None = None,
+           max_bytes: int | None = None, dry_run: bool = False) -> list[str]:
+        """:meth:`prune` every check and alias found on disk (``keep``, then the limits),
+        then sweep what an interrupted prune left behind; ``dry_run`` removes nothing and
+        returns what would go."""
         validate_keep(keep)
-        if keep == NEVER_PRUNE:
-            return []
-        groups: dict[str, list[RunInfo]] = {}
-        for info in self.runs():
-            groups.setdefault(info.check, []).append(info)
-        published = set(_publish.published(self.runs_dir))
+        from ckdn.store._retention import collect, sweep_trash
+
         pruner = self._pruner()
-        removed: list[str] = []
-        for check in sorted(groups):
-            protected = published | set(_runlock.holding(self.runs_dir, check))
-            removed.extend(pruner.prune_group(groups[check], keep, protected))
-        pruner.sweep_trash()
+        removed = collect(self.runs(), pruner, keep, self._protect, max_age_days=max_age_days,
+                          max_bytes=max_bytes, dry_run=dry_run)
+        if not dry_run:
+            sweep_trash(pruner)
         return removed
+
+    def _protect(self, check: str) -> set[str]:
+        """The runs of ``check`` no prune may remove: the published one, the one being written."""
+        return {*_publish.published(self.runs_dir), *_runlock.holding(self.runs_dir, check)}
 
     def _pruner(self) -> Pruner:
         return Pruner(self.runs_dir, self._unremovable)
@@ -345,7 +361,8 @@ class Pruner:
         self.runs_dir = runs_dir
         self.unremovable = unremovable
 
-    def prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str]) -> list[str]:
+    def prune_group(self, group: Iterable[RunInfo], keep: int, protected: set[str], *,
+                    dry_run: bool = False) -> list[str]:
         """Remove all but the ``keep`` newest finished runs of ``group`` (newest first)."""
         removed: list[str] = []
         kept = 0
@@ -354,11 +371,11 @@ class Pruner:
                 continue
             if kept < keep:
                 kept += 1
-            elif info.name not in protected and self._remove_run(info):
+            elif info.name not in protected and (dry_run or self.remove_run(info)):
                 removed.append(info.path)
         return removed
 
-    def _remove_run(self, info: RunInfo) -> bool:
+    def remove_run(self, info: RunInfo) -> bool:
         """False if someone else removed it first."""
         trash = os.path.join(self.runs_dir, f"{TRASH_PREFIX}{info.name}.{os.urandom(4).hex()}")
         try:
@@ -374,19 +391,3 @@ class Pruner:
         except OSError as exc:
             raise self.unremovable(info.path, exc) from exc
         return True
-
-    def sweep_trash(self) -> None:
-        try:
-            names = os.listdir(self.runs_dir)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise self.unremovable(self.runs_dir, exc) from exc
-        from ckdn._lite.rmtree import rmtree
-
-        for name in names:
-            if name.startswith(TRASH_PREFIX):
-                try:
-                    rmtree(os.path.join(self.runs_dir, name))
-                except OSError as exc:
-                    raise self.unremovable(os.path.join(self.runs_dir, name), exc) from exc

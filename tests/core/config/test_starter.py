@@ -110,3 +110,20 @@ def test_each_recipe_runs_green_on_a_clean_project(recipe: Recipe, project: Proj
         return
     assert doc["status"] == "pass", doc
     assert proc.returncode == 0
+
+
+def test_the_starters_guard_rail_lines_load_when_uncommented(tmp_path: Path) -> None:
+    from ckdn.config import load_config
+
+    rest = STARTER.split("# The guard rails", 1)[1]
+    lines = [line for line in rest.splitlines() if line.startswith("# ") and " = " in line
+             and line.split(" = ")[0][2:] in ("command_policy", "require_lock", "max_age_days",
+                                              "max_bytes", "inherit_env")]
+    assert len(lines) == 5
+    text = STARTER
+    for line in lines:
+        text = text.replace(line, line[2:], 1)
+    (tmp_path / "ckdn.toml").write_text(text)
+    run = load_config(tmp_path).run
+    assert (run.command_policy, run.require_lock, run.max_age_days, run.max_bytes,
+            run.inherit_env) == ("workspace", True, 30.0, 2 << 30, False)

@@ -1,0 +1,168 @@
+"""What ``ckdn doctor`` says about the configured checks, statically: nothing is run.
+
+Each rule is a mistake seen in real configs: a program the check's ``PATH`` does
+not have, a report option naming a file the command never writes, a flag a
+parser needs left out (mypy's JSON without ``--output json``, pyright without
+``--outputjson``, a formatter without ``--check``, pytest with neither a JUnit
+report nor the plugin), and the command policy's verdict, asked of
+:func:`ckdn.app._policy.verdict` with the argv and environment a run would use.
+A config that cannot be loaded (a command that does not split, a bad key) is one
+error with the loader's own line. Errors make doctor exit 1; warnings only with
+``--strict``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ckdn.app._pipeline import substitute
+from ckdn.app._policy import child_env, verdict
+from ckdn.errors import CkdnError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ckdn.config import Check, Config
+
+__all__ = ["SCHEMA", "report"]
+
+SCHEMA = "ckdn.doctor/1"
+ERROR, WARNING = "error", "warning"
+#: Options that name a report the command must write, and the file a parser reads
+#: when the option is left out (where it has one and needs it).
+_ARTIFACT_OPTIONS = ("junit", "coverage_xml", "coverage_json", "report")
+_DEFAULT_REPORTS = {"ruff": ("report", "ruff.json")}
+
+
+def report(config: Config | None, installation: Sequence[str], installed: str, *,
+           config_error: str | None = None) -> dict[str, Any]:
+    problems: list[dict[str, Any]] = [_problem(ERROR, None, "installation", line)
+                                      for line in installation]
+    checks: list[dict[str, Any]] = []
+    if config_error is not None:
+        problems.append(_problem(ERROR, None, "config", config_error))
+    if config is not None:
+        for check in config.checks.values():
+            found, policy = check_problems(config, check)
+            problems.extend(found)
+            checks.append(policy)
+        problems.extend(_lock_problems(config))
+    errors = sum(p["level"] == ERROR for p in problems)
+    return {"schema": SCHEMA, "installation": installed,
+            "config": None if config is None or config.path is None else config.path,
+            "errors": errors, "warnings": len(problems) - errors,
+            "problems": problems, "checks": checks}
+
+
+def _problem(level: str, check: str | None, rule: str, message: str) -> dict[str, Any]:
+    found: dict[str, Any] = {"level": level, "rule": rule, "message": message}
+    if check is not None:
+        found["check"] = check
+    return found
+
+
+def check_problems(config: Config, check: Check) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The problems of one atomic check, and its policy verdict (``ckdn.doctor/1``'s ``checks``)."""
+    name = check.name
+    run_dir = os.path.join(config.run.runs_dir, f"DOCTOR-{name}")  # where a run would write
+    argv = [substitute(a, run_dir) for a in check.argv]
+    env = child_env(config, check, name, run_dir)
+    found: list[dict[str, Any]] = []
+    missing = _missing_program(argv[0], env, config.cwd)
+    if missing is not None:
+        found.append(_problem(ERROR, name, "not-found", missing))
+    found.extend(_problem(WARNING, name, "artifact", text) for text in _artifacts(check))
+    found.extend(_problem(WARNING, name, "flags", text) for text in _flags(check))
+    blocked = verdict(config, check, argv, run_dir, env)
+    policy: dict[str, Any] = {"name": name, "policy": config.run.command_policy,
+                              "verdict": "allowed" if blocked is None else "blocked"}
+    if blocked is not None:
+        policy["reason"] = blocked
+        found.append(_problem(ERROR, name, "policy", blocked + " (ckdn run would exit 126)"))
+    return found, policy
+
+
+def _missing_program(program: str, env: dict[str, str], cwd: str) -> str | None:
+    if "/" in program:
+        path = os.path.join(cwd, program)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return None
+        return f"program {program!r} is not an executable file (from {cwd})"
+    search = env.get("PATH", os.defpath)
+    if shutil.which(program, path=search) is not None:
+        return None
+    return (f"program {program!r} is not found on the check's PATH; install it, or name it"
+            f" with its path")
+
+
+def _words(argv: Sequence[str]) -> set[str]:
+    """The argv's flags, with ``--flag=value`` also as ``--flag``."""
+    words = set(argv)
+    words.update(a.split("=", 1)[0] for a in argv if a.startswith("--") and "=" in a)
+    return words
+
+
+def _artifacts(check: Check) -> list[str]:
+    wanted = [(key, check.options[key]) for key in _ARTIFACT_OPTIONS
+              if isinstance(check.options.get(key), str)]
+    default = _DEFAULT_REPORTS.get(check.parser)
+    if not wanted and default is not None:
+        wanted = [default]
+    out = []
+    for key, value in wanted:
+        base = os.path.basename(value.replace("{run_dir}", ""))
+        if base and not any(base in arg for arg in check.argv):
+            given = "" if key in check.options else " (the parser's default)"
+            out.append(f"{key} = {value!r}{given}, but no argument of the command names"
+                       f" {base!r}: the parser will not find the report")
+    return out
+
+
+def _mypy_json(argv: Sequence[str]) -> bool:
+    import itertools
+
+    pairs = itertools.pairwise(argv)
+    return ("--output=json" in argv or "-Ojson" in argv
+            or any(a in ("--output", "-O") and b == "json" for a, b in pairs))
+
+
+def _flags(check: Check) -> list[str]:
+    argv = check.argv
+    words = _words(argv)
+    parser = check.parser
+    if parser == "mypy":
+        json_format = check.options.get("format") == "json"
+        if json_format and not _mypy_json(argv):
+            return ['format = "json" but the command lacks --output json: mypy prints text']
+        if not json_format and _mypy_json(argv):
+            return ['the command prints JSON (--output json) but format is not "json"']
+    if parser == "pyright" and "--outputjson" not in words:
+        return ['parser "pyright" reads --outputjson, which the command lacks']
+    if parser == "reformat" and not words & {"--check", "--diff"}:
+        return ['parser "reformat" needs --check (or --diff): without it the formatter'
+                " rewrites the files and exits 0"]
+    if parser in ("pytest", "coverage") and not words & {
+            "--junitxml", "--junit-xml", "--ckdn-digest"}:
+        return [f"parser {parser!r} reads a JUnit report or the ckdn pytest plugin's"
+                " evidence; the command has neither --junitxml {run_dir}/junit.xml nor"
+                " --ckdn-digest"]
+    return []
+
+
+def _lock_problems(config: Config) -> list[dict[str, Any]]:
+    from ckdn.app._locking import lock_path, verify
+
+    if not os.path.exists(lock_path(config)):
+        if config.run.require_lock:
+            return [_problem(ERROR, None, "lock", f"[run].require_lock is set but there is no"
+                             f" {os.path.basename(lock_path(config))}; run `ckdn lock-config`")]
+        return []
+    try:
+        differences = verify(config)
+    except CkdnError as exc:  # a refused lock file: its one line
+        return [_problem(ERROR, None, "lock", exc.message)]
+    level = ERROR if config.run.require_lock or differences.required else WARNING
+    return [_problem(level, None, "lock", line) for line in differences.lines()]
