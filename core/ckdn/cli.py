@@ -190,8 +190,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     verb = args.verb
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
-    handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
-               "annotate": _cmd_annotate,
+    handler = {"run": _cmd_run, "show": _cmd_screen, "annotate": _cmd_screen,
+               "diff": _cmd_diff, "list": _cmd_list,
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline,
@@ -264,18 +264,11 @@ def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
     return 0
 
 
-def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.screen import show
+def _cmd_screen(args: SimpleNamespace, extra: list[str]) -> int:
+    """``show`` and ``annotate``, the verbs that print a stored run (:mod:`ckdn.screen`)."""
+    from ckdn.screen import verb
 
-    config = _load(args, required=False)
-    return show(config, args.run, as_stored=args.json, out=_out)
-
-
-def _cmd_annotate(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.screen import annotate
-
-    return annotate(_load(args, required=False), args.run, args.format,
-                    getattr(args, "output", None))
+    return verb(args, _load(args, required=False), _out)
 
 
 def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:

@@ -17,11 +17,19 @@ from ckdn.errors import CkdnError, UsageError, os_reason
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from types import SimpleNamespace
     from typing import Any
 
     from ckdn.app import Config
 
-__all__ = ["annotate", "colour", "show", "terminal", "text_view", "write"]
+__all__ = ["annotate", "colour", "show", "terminal", "text_view", "verb", "write"]
+
+
+def verb(args: SimpleNamespace, config: Config, out: Callable[[str], None]) -> int:
+    """``ckdn show`` or ``ckdn annotate``, as argparse read it."""
+    if args.verb == "show":
+        return show(config, args.run, as_stored=args.json, out=out)
+    return annotate(config, args.run, args.format, getattr(args, "output", None))
 
 
 def show(config: Config, ref: str | None, *, as_stored: bool,

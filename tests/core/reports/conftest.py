@@ -34,7 +34,7 @@ RUNS = {
     """),
     "mypy": ("mypy/projects/type_errors", f"""
         [check.mypy]
-        command = "{PY} -m mypy --cache-dir=/dev/null --output json ."
+        command = "{PY} -m mypy --cache-dir={{run_dir}}/mypy-cache --output json ."
         parser = "mypy"
         format = "json"
     """),
