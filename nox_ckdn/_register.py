@@ -51,7 +51,8 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
              venv_params: Sequence[str] = (), reuse_venv: bool | None = None,
              install: Sequence[str] = (), install_project: ProjectInstall = True,
              tags: Sequence[str] = (), default: bool = False,
-             allow_parallel: bool | None = None, gate: bool | None = None) -> list[str]:
+             allow_parallel: bool | None = None, gate: bool | None = None,
+             github: bool | None = None) -> list[str]:
     """Register a nox session for every check and alias of ``ckdn.toml``; returns their names.
 
     ``config`` names the file (default ``$CKDN_CONFIG``, else ``ckdn.toml``
@@ -67,6 +68,8 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     Nothing is installed in a session without a virtualenv. ``gate`` (default:
     ``$CKDN_GATE`` when the session runs) judges each check by its baseline gate,
     as ``ckdn run --gate`` does: a red check whose findings are all known passes.
+    ``github`` (default: on in a GitHub Actions job unless ``CKDN_GITHUB=0``) writes
+    each check's annotations and step summary there (docs/ci.md).
     """
     import nox
     from nox.registry import get as registered
@@ -95,7 +98,8 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
         body = _session_body(loaded, target.name,
                              unique([*install, *requirements(loaded, [target.name],
                                                              have=install)]),
-                             False if _installs_project(install) else install_project, gate)
+                             False if _installs_project(install) else install_project, gate,
+                             github=github)
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)
@@ -114,11 +118,12 @@ def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
 
 
 def _session_body(config: Config, name: str, requirements: list[str],
-                  project: ProjectInstall, gate: bool | None) -> Callable[[nox.Session], None]:
+                  project: ProjectInstall, gate: bool | None, *,
+                  github: bool | None = None) -> Callable[[nox.Session], None]:
     def body(session: nox.Session) -> None:
         install_requirements(session, requirements)
         install_the_project(session, project)
-        execute(session, config, name, session.posargs, gate=gate)
+        execute(session, config, name, session.posargs, gate=gate, github=github)
 
     return body
 

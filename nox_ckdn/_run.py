@@ -34,7 +34,8 @@ ConfigPath = str | os.PathLike[str] | None
 
 
 def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
-        fail: bool = True, config: ConfigPath = None, gate: bool | None = None) -> Document:
+        fail: bool = True, config: ConfigPath = None, gate: bool | None = None,
+        github: bool | None = None) -> Document:
     """Run the check or alias ``name`` through ckdn with this session's environment.
 
     ``args`` (default: ``session.posargs``) are the check's extra arguments.
@@ -43,10 +44,12 @@ def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
     ``fail=False``; a refusal (config error, lock held, unknown name) always
     fails it, since there is no digest to return. ``gate`` (default: ``$CKDN_GATE``)
     judges the check by its baseline gate instead, as ``ckdn run --gate`` does.
+    ``github`` (default: on in a GitHub Actions job unless ``CKDN_GITHUB=0``) writes the
+    run's annotations and step summary there (docs/ci.md).
     """
     loaded = load(session, config)
     extra = list(session.posargs if args is None else args)
-    return execute(session, loaded, name, extra, fail=fail, gate=gate)
+    return execute(session, loaded, name, extra, fail=fail, gate=gate, github=github)
 
 
 def install(session: nox.Session, *names: str, config: ConfigPath = None) -> list[str]:
@@ -72,10 +75,12 @@ def load(session: nox.Session, config: ConfigPath) -> Config:
 
 
 def execute(session: nox.Session, config: Config, name: str, extra_args: Sequence[str], *,
-            fail: bool = True, gate: bool | None = None) -> Document:
+            fail: bool = True, gate: bool | None = None,
+            github: bool | None = None) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
     from ckdn.app import gate_requested, green
     from ckdn.app import run as run_target
+    from ckdn.app.host import github_reporting, report_to_github
 
     by_gate = gate_requested() if gate is None else gate
     if by_gate and config.run.baseline is None:
@@ -88,6 +93,8 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document
+    if github_reporting(choice=github):
+        report_to_github(config, doc)
     if outcome.status == PASS:
         session.log(_compact(doc))
         return doc

@@ -369,6 +369,7 @@ class Recorder:
             sys.stderr.write(f"ckdn: {exc}\n")
             return
         self.config.hook.pytest_ckdn_digest(digest=outcome.document, config=self.config)
+        self._report_to_github(outcome.document)  # before the digest: that is the last line
         self._print(encode(outcome.document).decode("utf-8"))
         assert self.session is not None
         # `pytest --ckdn-digest` exits like `ckdn run pytest` would: pytest's own
@@ -379,6 +380,16 @@ class Recorder:
             from ckdn.app import gate_exit_code
 
             self.session.exitstatus = gate_exit_code(outcome)
+
+    def _report_to_github(self, document: Any) -> None:
+        """In a GitHub Actions job: the digest's annotations and step summary (docs/ci.md)."""
+        from ckdn.app.host import github_reporting, report_to_github
+
+        if self.settings.ckdn is not None \
+                and github_reporting(choice=self.config.getoption("ckdn_github")):
+            if self._reporter is not None:
+                self._reporter.flush()
+            report_to_github(self.settings.ckdn, document)
 
     def _print(self, line: str) -> None:
         if self._reporter is not None:

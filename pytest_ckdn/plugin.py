@@ -50,6 +50,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ckdn-gate", action="store_true", dest="ckdn_gate", default=False,
                     help="Exit status follows the baseline gate ([run].baseline): 0 pass, "
                          "1 fail, else pytest's own (as ckdn run --gate).")
+    group.addoption("--ckdn-github", action="store_true", dest="ckdn_github", default=None,
+                    help="In a GitHub Actions job, annotate the digest's findings and add its "
+                         "step summary (the default there, unless CKDN_GITHUB=0).")
+    group.addoption("--no-ckdn-github", action="store_false", dest="ckdn_github",
+                    help="No GitHub annotations or step summary, even in a GitHub job.")
     group.addoption("--ckdn-config", action="store", dest="ckdn_config", default=None,
                     metavar="PATH",
                     help="ckdn.toml to read (default: $CKDN_CONFIG, else ckdn.toml in the "

@@ -19,6 +19,14 @@ HYPOTHESIS_PROFILE = load_profile()
 pytest_plugins = ["pytester"]
 
 
+@pytest.fixture(autouse=True)
+def _not_in_a_github_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite run inside a GitHub Actions job must not have its hosts (pytester, in-process
+    tox) annotate that job: the tests that want it set the variables themselves."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "CKDN_GITHUB"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     """A temporary project directory; write its ckdn.toml with ``project.config``."""

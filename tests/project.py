@@ -15,8 +15,9 @@ from typing import Any
 
 def clean_env() -> dict[str, str]:
     """This process's environment without ``CKDN_*``: a ckdn started by a test must not
-    believe it runs inside the ckdn that may be running this suite."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("CKDN_")}
+    believe it runs inside the ckdn that may be running this suite; nor in the GitHub job
+    the suite may run in (``GITHUB_*``: the hosts would annotate it)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("CKDN_", "GITHUB_"))}
 
 
 def running(pid: int) -> bool:

@@ -54,6 +54,7 @@ class Session:
         self.root = Path.cwd()
         self.observe = False
         self.gate = False  # judge ckdn_checks by their baseline gate (ckdn_gate, CKDN_GATE)
+        self.github = True  # report to GitHub in a GitHub job (ckdn_github, CKDN_GITHUB)
         #: False under ``tox exec``: it runs one ad hoc command in an env, nothing else.
         self.active = True
         self._config: Config | None = None
@@ -76,6 +77,10 @@ class Session:
             keys=["ckdn_observe"], of_type=bool, default=False,
             desc="record every env's commands as a ckdn digest named tox-<env> (as --ckdn)")
         core.add_config(
+            keys=["ckdn_github"], of_type=bool, default=True,
+            desc="in a GitHub Actions job, annotate the findings of the checks tox ran and "
+                 "add their step summary (also: CKDN_GITHUB=0 turns it off)")
+        core.add_config(
             keys=["ckdn_gate"], of_type=bool, default=False,
             desc="judge ckdn_checks by their baseline gate, as ckdn run --gate (also: "
                  "CKDN_GATE=1)")
@@ -87,6 +92,10 @@ class Session:
         from ckdn.app import gate_requested
 
         self.gate = bool(core["ckdn_gate"]) or gate_requested()
+        from ckdn.app.host import GITHUB_ENV
+
+        self.github = bool(core["ckdn_github"]) and os.environ.get(GITHUB_ENV, "").strip() \
+            .lower() not in ("0", "false", "no", "off")
         named = core["ckdn_config"]
         # tox.ini's own paths are relative to the tox root, wherever tox was started.
         self._load(os.path.join(self.root, os.path.expanduser(named)) if named else None)
@@ -177,6 +186,10 @@ class Session:
             store_aggregate(self._config, aggregate)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc.message}\n")
+        from ckdn.app.host import github_reporting, report_to_github
+
+        if github_reporting(choice=self.github):  # before the aggregate: that is the last line
+            report_to_github(self._config, aggregate)
         sys.stdout.write(encode(aggregate).decode("utf-8") + "\n")
         sys.stdout.flush()
 

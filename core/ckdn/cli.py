@@ -190,7 +190,8 @@ def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
     verb = args.verb
     if extra and verb != "run":
         raise UsageError(f"`ckdn {verb}` takes no arguments after --")
-    handler = {"run": _cmd_run, "show": _cmd_show, "diff": _cmd_diff, "list": _cmd_list,
+    handler = {"run": _cmd_run, "show": _cmd_screen, "annotate": _cmd_screen,
+               "diff": _cmd_diff, "list": _cmd_list,
                "checks": _cmd_checks,
                "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
                "doctor": _cmd_doctor, "baseline": _cmd_baseline,
@@ -226,7 +227,12 @@ def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
     else:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
     if not (args.quiet and outcome.status == "pass"):
-        _out(_json_line(outcome.document))
+        if getattr(args, "format", "json") == "text":
+            from ckdn.screen import text_view
+
+            text_view(config, outcome.document)
+        else:
+            _out(_json_line(outcome.document))
     return _exit(args, config, outcome)
 
 
@@ -258,12 +264,11 @@ def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
     return 0
 
 
-def _cmd_show(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import read_run, render
+def _cmd_screen(args: SimpleNamespace, extra: list[str]) -> int:
+    """``show`` and ``annotate``, the verbs that print a stored run (:mod:`ckdn.screen`)."""
+    from ckdn.screen import verb
 
-    doc = read_run(_load(args, required=False), args.run)
-    _out(_json_line(doc) if args.json else render(doc))
-    return 0
+    return verb(args, _load(args, required=False), _out)
 
 
 def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:

@@ -13,9 +13,12 @@ from ckdn.errors import UsageError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import argparse
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
-__all__ = ["build_parser"]
+__all__ = ["ANNOTATE_FORMATS", "build_parser"]
+
+#: ``ckdn annotate --format`` (the views of :mod:`ckdn.reports`; a test holds the two equal).
+ANNOTATE_FORMATS = ("text", "github", "summary", "sarif", "codequality")
 
 
 def _parser_class() -> type[argparse.ArgumentParser]:
@@ -42,6 +45,24 @@ def _global_options() -> argparse.ArgumentParser:
     return common
 
 
+def _views(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``ckdn show`` and ``ckdn annotate``, the verbs that print a stored run (apart, so that
+    build_parser stays one screen)."""
+    p = sub.add_parser("show", parents=[common], help="show a stored digest (text on a "
+                       "terminal, indented JSON when piped)")
+    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    p.add_argument("--json", action="store_true", help="print the stored JSON as is")
+
+    p = sub.add_parser("annotate", parents=[common],
+                       help="a stored run as text, GitHub annotations or step summary, SARIF "
+                            "or GitLab Code Quality (runs nothing)")
+    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    p.add_argument("--format", required=True, choices=ANNOTATE_FORMATS,
+                   help="the view (docs/reports.md)")
+    p.add_argument("--output", "-o", default=None, metavar="PATH",
+                   help="write the view to PATH instead of stdout (a CI step's SARIF file)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -62,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "fail_fast; --all default: no)")
     p.add_argument("--gate", action="store_true",
                    help="exit code follows the baseline gate: 0 pass, 1 fail (else the run's)")
+    p.add_argument("--format", choices=("json", "text"), default="json",
+                   help="stdout: the document as one JSON line (default), or text for people")
     p.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
 
     p = sub.add_parser("baseline", parents=[common],
@@ -69,9 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("check", help="atomic check or alias name")
     p.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
 
-    p = sub.add_parser("show", parents=[common], help="pretty-print a stored digest")
-    p.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
-    p.add_argument("--json", action="store_true", help="print the stored JSON as is")
+    _views(sub, common)
 
     p = sub.add_parser("diff", parents=[common], help="compare two runs of one check by "
                        "fingerprint (exit 1 when B has new findings)")

@@ -33,9 +33,12 @@ def tox_environment(wheels: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_tox(root: Path, *args: str, wheels: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """tox as a user starts it (see :func:`tox_environment`), to the end."""
-    return subprocess.run([str(TOX), *args], cwd=root, env=tox_environment(wheels),
+def run_tox(root: Path, *args: str, wheels: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """tox as a user starts it (see :func:`tox_environment`), to the end; ``env``: more
+    variables (a GitHub job's)."""
+    return subprocess.run([str(TOX), *args], cwd=root, env={**tox_environment(wheels),
+                                                          **(env or {})},
                           capture_output=True, text=True, timeout=600, check=False)
 
 

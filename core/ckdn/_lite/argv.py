@@ -38,7 +38,7 @@ def quick_run(argv: list[str]) -> SimpleNamespace | None:
     abbreviation, ``--help``, a mistake): argparse reads that one.
     """
     args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           gate=False, extra=[])
+                           gate=False, format="json", extra=[])
     words = iter(argv)
     for word in words:
         if word in GLOBAL_OPTIONS:

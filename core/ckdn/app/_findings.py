@@ -56,13 +56,16 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
     from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
 
     total = result.total
+    known: Sequence[bool] | None = None
     rows: Sequence[Fingerprinted] | Sequence[FindingRow]
     if identities is not None and len(identities) == len(result.findings) == total:
         findings: Sequence[Finding] = result.findings
         rows = identities
+        known = [row.baselined for row in identities]  # as the shards' gates marked them
     elif gated is not None and gated.identities is not None \
             and len(gated.identities[0]) >= total:
         findings, rows = gated.identities
+        known = gated.known
     else:
         findings = list(result.findings)
         if len(findings) < total:
@@ -79,7 +82,8 @@ def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
         rows = fingerprints(findings, SourceLines(cwd))
     try:
         store.write_atomic(os.path.join(run_dir, FINDINGS_FILE),
-                           encode_findings(check, findings, rows, shown=_shown(redaction)))
+                           encode_findings(check, findings, rows, known,
+                                           shown=_shown(redaction)))
     except CkdnError as exc:
         return [f"{FINDINGS_FILE} not written: {exc.message}"]
     return []

@@ -35,18 +35,21 @@ _UNTRUSTED = ("error", "parse_mismatch")
 class Gated:
     """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``;
     ``identities``, every finding (in the parser's order) with its fingerprint, when
-    the gate computed them (``findings.jsonl`` reuses them)."""
+    the gate computed them (``findings.jsonl`` reuses them), and ``known``, which of them
+    the baseline matched (the file marks those ``baselined``)."""
 
-    __slots__ = ("baseline", "baselined", "gate", "identities", "result")
+    __slots__ = ("baseline", "baselined", "gate", "identities", "known", "result")
 
     def __init__(self, result: ParseResult, gate: GateDoc,
                  baseline: BaselineCounts | None = None, baselined: range = range(0),
-                 identities: tuple[list[Finding], list[Fingerprinted]] | None = None) -> None:
+                 identities: tuple[list[Finding], list[Fingerprinted]] | None = None,
+                 *, known: list[bool] | None = None) -> None:
         self.result = result
         self.gate = gate
         self.baseline = baseline
         self.baselined = baselined
         self.identities = identities
+        self.known = known
 
 
 def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,
@@ -106,7 +109,8 @@ def _classified(result: ParseResult, findings: list[Finding], entries: list[str]
     gate = decide(status, rc, total=total, classified=len(findings), new=len(new),
                   gate_failures=failures, first_new=new[0].id if new else "")
     return Gated(ordered, gate, {"known": len(old), "new": len(new)},
-                 range(len(new), len(new) + len(old)), (findings, identities))
+                 range(len(new), len(new) + len(old)), (findings, identities),
+                 known=[bool(k) for k in matched.known])
 
 
 def gating_for(config: Config, check: Check, run_dir: str,

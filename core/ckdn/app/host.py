@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import time
 
+from ckdn.app._ci import GITHUB_ENV, github_reporting, report_to_github
 from ckdn.app._gating import ALL_FINDINGS
 from ckdn.app._pipeline import LOG, Outcome, parse_run, seal, store_aggregate, store_for
 from ckdn.documents.aggregate import Member, build_aggregate
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOW_NO_TESTS_HINT",
     "ALL_FINDINGS",
+    "GITHUB_ENV",
     "INTERNAL",
     "MAX_WARNINGS_STATUS",
     "NO_TESTS_COLLECTED_STATUS",
@@ -86,11 +88,13 @@ __all__ = [
     "cap_line",
     "coverage_gates",
     "coverage_worst_files",
+    "github_reporting",
     "max_warnings_gate",
     "no_tests_collected",
     "no_tests_gate",
     "numbered",
     "order_key",
+    "report_to_github",
     "stopped_early",
     "store_aggregate",
     "worse_outcome",

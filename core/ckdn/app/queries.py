@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
-from ckdn import DISTRIBUTION
 from ckdn.app._evidence import MAX_LIMIT, read_document, read_window, run_id
 from ckdn.app._locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._pipeline import store_for
+from ckdn.app._setup import SKILLS, names_checkdown, this_checkdown, write_skills, write_starter
 from ckdn.app._watching import Progress, RunWatch
 from ckdn.config import Alias
 from ckdn.documents.render import render
@@ -33,12 +33,14 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Digest, Document
 
 __all__ = [
+    "ANNOTATE_FORMATS",
     "CWD_ENV",
     "MAX_LIMIT",
     "PLUGIN_FLAG",
     "SKILLS",
     "Progress",
     "RunWatch",
+    "annotate",
     "checks_of",
     "describe_checks",
     "diff_runs",
@@ -56,6 +58,7 @@ __all__ = [
     "red_members",
     "render",
     "render_diff",
+    "report_text",
     "requirements",
     "resolution_order",
     "run_id",
@@ -66,6 +69,12 @@ __all__ = [
     "write_skills",
     "write_starter",
 ]
+
+
+def _formats() -> tuple[str, ...]:
+    from ckdn.reports import FORMATS
+
+    return tuple(FORMATS)
 
 
 def read_run(config: Config, ref: str | None = None) -> Document:
@@ -85,6 +94,27 @@ def read_run(config: Config, ref: str | None = None) -> Document:
     check = config.checks.get(str(doc.get("check", "")))
     env = {**os.environ, **check.env} if check is not None else None
     return redact_document(doc, Redaction(config.run.redact, env))  # type: ignore[return-value]
+
+
+#: The views ``ckdn annotate --format`` knows (:mod:`ckdn.reports`).
+ANNOTATE_FORMATS: tuple[str, ...] = _formats()
+
+
+def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False) -> str:
+    """``ckdn annotate [RUN] --format FMT``: a stored run (an aggregate: with its members)
+    as text, GitHub workflow commands, a step summary, SARIF or GitLab Code Quality; runs
+    nothing (:mod:`ckdn.app._annotating`)."""
+    from ckdn.app._annotating import annotate as project  # lazy: only `annotate` asks
+
+    return project(config, ref, fmt, color=color)
+
+
+def report_text(config: Config, doc: Mapping[str, Any], *, color: bool = False) -> str:
+    """The text view of a document in hand (``ckdn run --format text``, ``ckdn show`` on a
+    terminal); an aggregate's red members are read from the store."""
+    from ckdn.app._annotating import render_report, report_of
+
+    return render_report(report_of(config, doc), "text", color=color)
 
 
 def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:
@@ -255,95 +285,11 @@ def requirements(config: Config, names: Iterable[str], *, have: Iterable[str] = 
             found.update(dict.fromkeys(check.requires))
             plugin = plugin or PLUGIN_FLAG in check.argv
     wanted = list(found)
-    if plugin and not any(_names_checkdown(req) for req in (*wanted, *have)):
+    if plugin and not any(names_checkdown(req) for req in (*wanted, *have)):
         ours = this_checkdown()
         if ours is not None:
             wanted.append(ours)
     return wanted
-
-
-def _names_checkdown(requirement: str) -> bool:
-    import re  # lazy: only hosts installing a check's requires ask
-
-    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-    return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
-
-
-def this_checkdown() -> str | None:
-    """A requirement that installs this same checkdown elsewhere; None without its metadata.
-
-    Installed from a directory, an archive or a VCS URL (pip's ``direct_url.json``,
-    an editable checkout included), it is that URL; else the exact version, from
-    the index it came from.
-    """
-    import json
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return None
-    try:
-        direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    except ValueError:
-        direct = {}
-    url = direct.get("url") if isinstance(direct, dict) else None
-    if not isinstance(url, str) or not url:
-        return f"{DISTRIBUTION}=={dist.version}"
-    vcs = direct.get("vcs_info")
-    if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
-        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
-    return f"{DISTRIBUTION} @ {url}"
-
-
-def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
-    """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
-    from ckdn.config import STARTER, config_path
-
-    path = config_path(cwd, explicit)
-    if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
-        raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
-    if os.path.exists(path) and not force:
-        raise UsageError(f"{path} already exists; pass --force to overwrite it")
-    from ckdn.store import write_atomic
-
-    try:  # atomically (a failed --force leaves no half config); a symlink's target is written
-        write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return path
-
-
-#: The agent skills ``ckdn init --skill DIR`` installs (packaged in ``ckdn/skills/``).
-SKILLS = ("verified-fix-loop",)
-
-
-def write_skills(directory: str, *, force: bool = False) -> list[str]:
-    """``ckdn init --skill DIR``: each packaged skill as ``DIR/<name>/SKILL.md``; their paths.
-
-    All or nothing: an existing file is refused (without ``force``) before any is written.
-    """
-    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "skills")
-    targets = [(os.path.join(here, name, "SKILL.md"), os.path.join(directory, name, "SKILL.md"))
-               for name in SKILLS]
-    for _source, target in targets:
-        if os.path.lexists(target) and not (force and os.path.isfile(target)):
-            raise UsageError(f"{target} already exists; pass --force to overwrite it"
-                             if os.path.isfile(target) else
-                             f"{target} exists and is not a regular file; remove it first")
-    from ckdn.store import write_atomic
-
-    written = []
-    for source, target in targets:
-        with open(source, "rb") as handle:
-            body = handle.read()
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            write_atomic(os.path.realpath(target), body)
-        except OSError as exc:
-            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
-        written.append(target)
-    return written
 
 
 def headline(doc: Document) -> str:

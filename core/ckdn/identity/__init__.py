@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         SCHEMA_FINDINGS,
         FindingRow,
         encode_findings,
+        iter_findings,
         read_findings,
     )
     from ckdn.identity._fingerprint import (
@@ -73,6 +74,7 @@ _HOMES = {
     "FINDINGS_FILE": "_findings_file", "SCHEMA_FINDINGS": "_findings_file",
     "FindingRow": "_findings_file", "encode_findings": "_findings_file",
     "read_findings": "_findings_file", "MAX_TEXT": "_findings_file",
+    "iter_findings": "_findings_file",
 }
 
 __all__ = [
@@ -98,6 +100,7 @@ __all__ = [
     "encode_findings",
     "fingerprints",
     "git_renames",
+    "iter_findings",
     "match",
     "merge_summaries",
     "normalise_line",

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ckdn.identity._fingerprint import FindingLike, Fingerprinted
 
 __all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "encode_findings",
-           "read_findings"]
+           "iter_findings", "read_findings"]
 
 FINDINGS_FILE = "findings.jsonl"
 SCHEMA_FINDINGS = "ckdn.findings/1"
@@ -45,17 +45,19 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}")
 
 
 class FindingRow:
-    """One line of the file: a finding as ``ckdn diff`` shows it."""
+    """One line of the file: a finding as ``ckdn diff`` shows it; ``baselined`` when the
+    run's baseline gate matched it (a run without a baseline records no such mark)."""
 
-    __slots__ = ("fingerprint", "id", "kind", "location", "message")
+    __slots__ = ("baselined", "fingerprint", "id", "kind", "location", "message")
 
     def __init__(self, fingerprint: str, id: str, kind: str, location: str | None,
-                 message: str) -> None:
+                 message: str, *, baselined: bool = False) -> None:
         self.fingerprint = fingerprint
         self.id = id
         self.kind = kind
         self.location = location
         self.message = message
+        self.baselined = baselined
 
     def as_json(self) -> dict[str, str]:
         out = {"fingerprint": self.fingerprint, "id": self.id, "kind": self.kind}
@@ -67,8 +69,10 @@ class FindingRow:
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
                     identities: Sequence[Fingerprinted] | Sequence[FindingRow],
+                    known: Sequence[bool] | None = None,
                     shown: Callable[[str], str] | None = None) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
+    ``known``: which findings the baseline gate matched (each marked ``baselined``);
     ``shown`` makes a message what the file keeps (the app's redaction), before the cut."""
     import json  # lazy: only a run with findings writes the file
     import json.encoder
@@ -81,11 +85,13 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     quoted = json.encoder.encode_basestring_ascii
     lines: list[str] = []
     prints: Iterable[str] = (item.fingerprint for item in identities)
-    for finding, fingerprint in zip(findings, prints, strict=True):
+    marks = known if known is not None else (False,) * len(findings)
+    for finding, fingerprint, mark in zip(findings, prints, marks, strict=True):
         location = finding.location
         where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
         message = finding.message if shown is None else shown(finding.message)
-        lines.append(f'{{"fingerprint":"{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
+        head = '{"baselined":true,"fingerprint":"' if mark else '{"fingerprint":"'
+        lines.append(f'{head}{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
                      f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
                      f'"message":{quoted(message[:MAX_TEXT])}}}')
         if len(lines) >= 4096:
@@ -101,6 +107,13 @@ def _chunk(lines: Iterable[str]) -> bytes:
 
 def read_findings(path: str, shown: str, check: str) -> list[FindingRow]:
     """Every row of the file at ``path`` (a file of ``check``); UsageError naming ``shown``."""
+    return list(iter_findings(path, shown, check))
+
+
+def iter_findings(path: str, shown: str, check: str) -> Iterator[FindingRow]:
+    """The rows of the file at ``path`` one by one, in bounded memory (a report of 100,000
+    findings never holds them all); the same refusals as :func:`read_findings`, a torn
+    file's only when its end is reached."""
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
         fd = os.open(path, flags)
@@ -114,21 +127,20 @@ def read_findings(path: str, shown: str, check: str) -> list[FindingRow]:
         of, total = _header(_line(handle, shown, 1), shown)
         if of != check:
             raise UsageError(f"{shown} is the findings of {of!r}, not of {check!r}")
-        return _rows(handle, shown, total)
+        yield from _rows(handle, shown, total)
 
 
-def _rows(handle: BinaryIO, shown: str, total: int) -> list[FindingRow]:
+def _rows(handle: BinaryIO, shown: str, total: int) -> Iterator[FindingRow]:
     """The finding lines after the header, parsed one by one (each line is its own JSON)."""
     import json
 
     # raw_decode on each line: json.loads's per-call overhead was half the time
     scan = json.JSONDecoder().raw_decode
-    rows: list[FindingRow] = []
-    append = rows.append
+    count = 0
     number = 1
     for raw in _lines(handle, shown):
         number += 1
-        if len(rows) >= total:
+        if count >= total:
             raise UsageError(f"{shown}:{number}: more findings than its header's "
                              f"total {total}")
         text = ""
@@ -139,11 +151,11 @@ def _rows(handle: BinaryIO, shown: str, total: int) -> list[FindingRow]:
             value, end = None, -1
         if end != len(text) or type(value) is not dict:
             raise UsageError(f"{shown}:{number}: not a finding line of {SCHEMA_FINDINGS}")
-        append(_row(value, shown, number))
-    if len(rows) != total:
-        raise UsageError(f"{shown}: {len(rows)} findings, its header says {total} "
+        count += 1
+        yield _row(value, shown, number)
+    if count != total:
+        raise UsageError(f"{shown}: {count} findings, its header says {total} "
                          "(a torn file)")
-    return rows
 
 
 def _lines(handle: BinaryIO, shown: str) -> Iterator[bytes]:
@@ -200,11 +212,14 @@ def _header(raw: bytes, shown: str) -> tuple[str, int]:
 
 def _row(value: dict[str, object], shown: str, number: int) -> FindingRow:
     get = value.get
-    fingerprint, ident, kind, location, message = (
-        get("fingerprint"), get("id"), get("kind"), get("location"), get("message"))
+    fingerprint, ident, kind, location, message, mark = (
+        get("fingerprint"), get("id"), get("kind"), get("location"), get("message"),
+        get("baselined"))
     if type(fingerprint) is str and type(ident) is str and type(kind) is str \
             and type(message) is str and (location is None or type(location) is str) \
-            and len(value) == (4 if location is None else 5) \
+            and (mark is None or mark is True) \
+            and len(value) == 4 + (location is not None) + (mark is not None) \
             and _FINGERPRINT.fullmatch(fingerprint):
-        return FindingRow(fingerprint, ident, kind, location, message)
+        return FindingRow(fingerprint, ident, kind, location, message,
+                          baselined=mark is True)
     raise UsageError(f"{shown}:{number}: not a finding line of {SCHEMA_FINDINGS}")

@@ -138,3 +138,42 @@ def test_a_flipped_byte_or_generated_bytes_are_refused_or_read_never_raised(
     except UsageError as exc:
         message, rows = str(exc), []
     assert ("\n" not in message) if message else len(rows) == len(FINDINGS)
+
+
+def test_the_findings_the_baseline_knew_are_marked_and_read_back(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "app.py").write_text("import os\nimport sys\n")
+    identities = fingerprints(FINDINGS, SourceLines(str(tmp_path)))
+    data = b"".join(encode_findings("ruff", FINDINGS, identities, [True, False, True]))
+    path = tmp_path / "findings.jsonl"
+    path.write_bytes(data)
+    rows = read_findings(str(path), "findings.jsonl", "ruff")
+    assert [r.baselined for r in rows] == [True, False, True]
+    first = data.decode("ascii").splitlines()[1]
+    assert json.dumps(json.loads(first), separators=(",", ":"), sort_keys=True) == first
+    assert json.loads(first)["baselined"] is True
+
+
+@pytest.mark.parametrize("mark", ["false", "1", '"yes"', "null"])
+def test_a_baselined_mark_other_than_true_is_refused(tmp_path: Path, mark: str) -> None:
+    data = encoded(tmp_path, FINDINGS[:1]).decode("ascii")
+    head, line = data.splitlines()
+    path = tmp_path / "findings.jsonl"
+    path.write_text(f"{head}\n{{\"baselined\":{mark},{line[1:]}\n")
+    with pytest.raises(UsageError, match=r"findings.jsonl:2: not a finding line"):
+        read_findings(str(path), "findings.jsonl", "ruff")
+
+
+def test_rows_stream_one_by_one_and_a_torn_end_is_refused_at_the_end(tmp_path: Path) -> None:
+    from ckdn.identity import iter_findings
+
+    data = encoded(tmp_path, FINDINGS).decode("ascii")
+    head, *lines = data.splitlines()
+    path = tmp_path / "findings.jsonl"
+    path.write_text("\n".join([head, *lines[:2]]) + "\n")
+    rows = iter_findings(str(path), "findings.jsonl", "ruff")
+    assert next(rows).id == FINDINGS[0].id
+    assert next(rows).id == FINDINGS[1].id
+    with pytest.raises(UsageError, match="2 findings, its header says 3"):
+        next(rows)

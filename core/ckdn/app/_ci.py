@@ -1,0 +1,79 @@
+"""A host's report to the CI it runs in: GitHub annotations and the step summary.
+
+When a host (the pytest plugin, the tox plugin, a nox session) runs checks inside
+a GitHub Actions job (``GITHUB_ACTIONS=true``), it reports what it ran the way
+tox-gh and pytest-github-actions-annotate-failures do for their own hosts, but
+for every tool and within GitHub's limits: the ``github`` view on the host's
+stdout (workflow commands; the job's annotation ledger keeps every step inside
+GitHub's 50) and the ``summary`` view appended to ``$GITHUB_STEP_SUMMARY``
+(within what is left of the step's 1 MiB). ``CKDN_GITHUB=0`` (or the host's own
+switch) turns it off. It never fails the host: a problem is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
+    from ckdn.config import Config
+
+__all__ = ["GITHUB_ENV", "github_reporting", "report_to_github"]
+
+#: ``CKDN_GITHUB=0`` turns a host's GitHub report off (``1`` or unset: on in a GitHub job).
+GITHUB_ENV = "CKDN_GITHUB"
+_OFF = ("0", "false", "no", "off")
+
+
+def github_reporting(env: Mapping[str, str] | None = None, choice: bool | None = None) -> bool:
+    """Whether a host reports to GitHub: in a GitHub Actions job, unless switched off
+    (``choice``: the host's own switch, else ``$CKDN_GITHUB``)."""
+    env = os.environ if env is None else env
+    if env.get("GITHUB_ACTIONS") != "true":
+        return False
+    if choice is not None:
+        return choice
+    return env.get(GITHUB_ENV, "").strip().lower() not in _OFF
+
+
+def report_to_github(config: Config, document: Mapping[str, Any], *,
+                     env: Mapping[str, str] | None = None, out: TextIO | None = None) -> None:
+    """Annotate ``document``'s findings (an aggregate: every member's) on ``out`` and add
+    its summary to the step's summary file."""
+    import sys
+
+    from ckdn.app._annotating import render_report, report_of
+    from ckdn.errors import CkdnError
+
+    env = os.environ if env is None else env
+    stream = sys.stdout if out is None else out
+    try:
+        report = report_of(config, document)
+        stream.write(render_report(report, "github", env=env))
+        stream.flush()
+        path = env.get("GITHUB_STEP_SUMMARY")
+        if path:
+            _append_summary(path, report)
+    except (CkdnError, OSError) as exc:
+        reason = exc.message if isinstance(exc, CkdnError) else (exc.strerror or str(exc))
+        sys.stderr.write(f"ckdn: no GitHub report: {reason}\n")
+
+
+def _append_summary(path: str, report: Any) -> None:
+    """Append to the step's summary what fits in what the step has left of its 1 MiB."""
+    from ckdn.app._annotating import render_report
+    from ckdn.reports import SUMMARY_BYTES
+
+    try:
+        used = os.stat(path).st_size
+    except FileNotFoundError:
+        used = 0
+    left = SUMMARY_BYTES - used
+    if left < 4096:  # not even a table: say nothing rather than push the step past its limit
+        return
+    text = render_report(report, "summary", summary_budget=left - 2)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text + "\n")

@@ -1,0 +1,101 @@
+"""Setting a project up for ckdn: the starter config, the agent skills, this checkdown.
+
+``ckdn init`` writes the starter ``ckdn.toml`` and (``--skill DIR``) the packaged
+agent skills; a host installing a check's ``requires`` (nox, tox) asks which
+checkdown to install beside a ``--ckdn-digest`` check. Part of the door through
+:mod:`ckdn.app.queries`, which re-exports each name.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn import DISTRIBUTION
+from ckdn.errors import UsageError
+
+__all__ = ["SKILLS", "names_checkdown", "this_checkdown", "write_skills", "write_starter"]
+
+
+def names_checkdown(requirement: str) -> bool:
+    """A requirement that names this distribution (any spelling PEP 503 folds together)."""
+    import re  # lazy: only hosts installing a check's requires ask
+
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
+
+
+def this_checkdown() -> str | None:
+    """A requirement that installs this same checkdown elsewhere; None without its metadata.
+
+    Installed from a directory, an archive or a VCS URL (pip's ``direct_url.json``,
+    an editable checkout included), it is that URL; else the exact version, from
+    the index it came from.
+    """
+    import json
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        direct = {}
+    url = direct.get("url") if isinstance(direct, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"{DISTRIBUTION}=={dist.version}"
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
+        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
+    return f"{DISTRIBUTION} @ {url}"
+
+
+def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
+    """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
+    from ckdn.config import STARTER, config_path
+
+    path = config_path(cwd, explicit)
+    if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
+        raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
+    if os.path.exists(path) and not force:
+        raise UsageError(f"{path} already exists; pass --force to overwrite it")
+    from ckdn.store import write_atomic
+
+    try:  # atomically (a failed --force leaves no half config); a symlink's target is written
+        write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path
+
+
+#: The agent skills ``ckdn init --skill DIR`` installs (packaged in ``ckdn/skills/``).
+SKILLS = ("verified-fix-loop",)
+
+
+def write_skills(directory: str, *, force: bool = False) -> list[str]:
+    """``ckdn init --skill DIR``: each packaged skill as ``DIR/<name>/SKILL.md``; their paths.
+
+    All or nothing: an existing file is refused (without ``force``) before any is written.
+    """
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "skills")
+    targets = [(os.path.join(here, name, "SKILL.md"), os.path.join(directory, name, "SKILL.md"))
+               for name in SKILLS]
+    for _source, target in targets:
+        if os.path.lexists(target) and not (force and os.path.isfile(target)):
+            raise UsageError(f"{target} already exists; pass --force to overwrite it"
+                             if os.path.isfile(target) else
+                             f"{target} exists and is not a regular file; remove it first")
+    from ckdn.store import write_atomic
+
+    written = []
+    for source, target in targets:
+        with open(source, "rb") as handle:
+            body = handle.read()
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            write_atomic(os.path.realpath(target), body)
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        written.append(target)
+    return written
