@@ -17,7 +17,11 @@ import errno
 import os
 import stat
 
-__all__ = ["NotRegular", "open_regular", "read_regular"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+__all__ = ["NotRegular", "open_log", "open_regular", "read_regular"]
 
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
           | getattr(os, "O_CLOEXEC", 0))
@@ -54,6 +58,22 @@ def _is_link(path: str | os.PathLike[str], dir_fd: int | None) -> bool:
         return stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode)
     except OSError:
         return False
+
+
+def open_log(path: str | os.PathLike[str]) -> BinaryIO:
+    """A run's ``full.log`` opened for binary reading (:func:`open_regular`).
+
+    A check can replace its own log (a link to ``/etc/passwd``, a FIFO that would
+    block the read forever); neither is followed or read: ``OSError`` whose
+    ``strerror`` says which it was (``FileNotFoundError`` for a missing log).
+    """
+    try:
+        fd = open_regular(path)
+    except NotRegular as exc:
+        symlink = exc.errno in (errno.ELOOP, errno.EMLINK)
+        raise OSError(exc.errno, "full.log is a symlink, not followed" if symlink
+                      else "full.log is not a regular file, not read") from None
+    return open(fd, "rb")
 
 
 def read_regular(path: str | os.PathLike[str], limit: int, *,

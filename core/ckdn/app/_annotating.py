@@ -210,10 +210,9 @@ def _tool(config: Config, path: str, check: str) -> str:
     import json
 
     try:
-        fd = os.open(os.path.join(path, "meta.json"),
-                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb") as handle:
-            meta = json.loads(handle.read(_META_BYTES))
+        from ckdn.regular import read_regular
+
+        meta = json.loads(read_regular(os.path.join(path, "meta.json"), _META_BYTES))
         parser = meta.get("parser") if isinstance(meta, dict) else None
         if isinstance(parser, str) and parser:
             return parser

@@ -16,8 +16,8 @@ so is a stored document (:func:`read_document`), with today's rules.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
-import stat
 
 from ckdn.app._pipeline import LOG, store_for
 from ckdn.documents.stored import read_stored
@@ -132,16 +132,17 @@ def _plain(name: str) -> bool:
 def _open(path: str, run: str, file: str) -> int:
     """The file's descriptor: a regular file of the run dir, never through a symlink,
     never blocking on a FIFO."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    from ckdn.regular import NotRegular, open_regular
+
     try:
-        fd = os.open(path, flags)
+        return open_regular(path)
+    except NotRegular as exc:
+        if exc.errno == errno.EINVAL:
+            raise UsageError(f"{file} of run {quote(run)} is not a regular file") from None
+        raise UsageError(f"{file} of run {quote(run)} cannot be read: {exc.strerror}") from None
     except OSError as exc:
         raise UsageError(f"{file} of run {quote(run)} cannot be read: "
                          f"{exc.strerror or exc}") from exc
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UsageError(f"{file} of run {quote(run)} is not a regular file")
-    return fd
 
 
 def _lines(fd: int) -> Iterator[tuple[str, int]]:

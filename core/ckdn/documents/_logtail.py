@@ -8,9 +8,7 @@ line is streamed: only its first ``width`` characters are kept, the rest counted
 from __future__ import annotations
 
 import codecs
-import errno
 import os
-import stat
 
 from ckdn.documents.textcap import (
     LINE_WIDTH,
@@ -20,6 +18,7 @@ from ckdn.documents.textcap import (
     marked,
     strip_ansi,
 )
+from ckdn.regular import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -83,27 +82,6 @@ def _shown(head: str, omitted: int, width: int) -> str:
     """A line's kept head (ANSI stripped) shown in ``width``: inert, cut, counted."""
     shown, taken = inert_prefix(head, width)
     return marked(shown, omitted + len(head) - taken)
-
-
-def open_log(path: str | os.PathLike[str]) -> IO[bytes]:
-    """``path`` opened for reading if it is a regular file, never through a symlink.
-
-    A check can replace its own ``full.log`` (a link to ``/etc/passwd``, a FIFO
-    that would block the read forever); neither is followed or read. Raises
-    ``OSError`` whose ``strerror`` says which it was.
-    """
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
-            raise OSError(exc.errno, "full.log is a symlink, not followed") from exc
-        raise
-    handle = open(fd, "rb")  # noqa: SIM115 - the caller closes it
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        handle.close()
-        raise OSError(errno.EINVAL, "full.log is not a regular file, not read")
-    return handle
 
 
 def _short_line(raw: bytes, keep: int) -> tuple[str, int]:

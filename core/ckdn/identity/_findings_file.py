@@ -17,9 +17,7 @@ no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 
 from ckdn.errors import UsageError
 
@@ -114,16 +112,15 @@ def iter_findings(path: str, shown: str, check: str) -> Iterator[FindingRow]:
     """The rows of the file at ``path`` one by one, in bounded memory (a report of 100,000
     findings never holds them all); the same refusals as :func:`read_findings`, a torn
     file's only when its end is reached."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    from ckdn.regular import open_regular
+
     try:
-        fd = os.open(path, flags)
+        fd = open_regular(path)
     except FileNotFoundError:
         raise UsageError(f"{shown} is missing") from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"{shown}: cannot read: not a regular file")
         of, total = _header(_line(handle, shown, 1), shown)
         if of != check:
             raise UsageError(f"{shown} is the findings of {of!r}, not of {check!r}")

@@ -26,14 +26,13 @@ file (a check can replace its own ``full.log``); a missing log has no lines.
 from __future__ import annotations
 
 import codecs
-import errno
 
 from ckdn.documents.textcap import Cut
+from ckdn.regular import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import IO
 
 __all__ = ["LINE_BYTES", "count_lines", "log_lines", "numbered_lines", "open_log"]
 
@@ -41,23 +40,6 @@ __all__ = ["LINE_BYTES", "count_lines", "log_lines", "numbered_lines", "open_log
 LINE_BYTES = 64 * 1024
 #: The block the log is read in.
 _BLOCK = 1 << 20
-
-
-def open_log(path: str) -> IO[bytes]:
-    """``path`` opened for binary reading: a regular file, never through a symlink.
-
-    Raises ``FileNotFoundError`` for a missing log and ``OSError`` naming the refusal
-    for a symlink or anything that is not a regular file (a FIFO would block forever).
-    """
-    from ckdn.regular import NotRegular, open_regular
-
-    try:
-        fd = open_regular(path)
-    except NotRegular as exc:
-        symlink = exc.errno in (errno.ELOOP, errno.EMLINK)
-        raise OSError(exc.errno, "full.log is a symlink, not followed" if symlink
-                      else "full.log is not a regular file, not read") from None
-    return open(fd, "rb")
 
 
 def count_lines(path: str) -> int:

@@ -68,8 +68,6 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
     writer of chunks); its sha256 (hex) and size. ``OSError`` if it cannot be read: it
     is opened never through a symlink, and only as a regular file."""
     import hashlib
-    import os
-    import stat
 
     sha = hashlib.sha256()
     sizes = [0]
@@ -80,10 +78,9 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
             sizes[0] += len(chunk)
             yield chunk
 
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "not a regular file")
+    from ckdn.regular import open_regular
+
+    with open(open_regular(path), "rb") as handle:
         write(path, chunks(handle.read))
     return sha.hexdigest(), sizes[0]
 
