@@ -20,16 +20,22 @@ each format's time is also given as a ratio to it.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_diff import PER_FILE, line, report, sources, timed
+from bench_diff import (
+    PER_FILE,
+    ckdn_executable,
+    line,
+    print_machine,
+    report,
+    ruff_config,
+    sources,
+    timed,
+)
 
 FORMATS = ("text", "github", "summary", "sarif", "codequality")
 
@@ -39,20 +45,14 @@ def main() -> None:
     args.add_argument("-n", type=int, default=100_000, help="findings in the run")
     args.add_argument("--repeat", type=int, default=5, help="fresh-process runs per format")
     opts = args.parse_args()
-    ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
-    if not Path(ckdn).exists():
-        sys.exit("no `ckdn` executable next to this Python")
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
-          f"{platform.python_implementation()} {platform.python_version()}")
+    ckdn = ckdn_executable()
+    print_machine()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         sources(root, opts.n // PER_FILE + 1)
         report(root / "a.json", root, 0, opts.n, shift_every_other=False)
-        (root / "ckdn.toml").write_text(
-            f"[run]\ntop = {opts.n}\n[check.ruff]\n"
-            'command = "sh -c \'cp \\"$0\\" \\"$1\\"; exit 1\' '
-            f'{root / "a.json"} {{run_dir}}/ruff.json"\n'
-            'parser = "ruff"\n', encoding="utf-8")
+        (root / "ckdn.toml").write_text(ruff_config(str(root / "a.json"), top=opts.n, keep=20),
+                                        encoding="utf-8")
         line("ckdn run ruff", [timed(root, ckdn, "run", "ruff")],
              " (parse, fingerprint, findings.jsonl, digest)")
         size = (root / ".agent-runs" / "latest" / "findings.jsonl").stat().st_size

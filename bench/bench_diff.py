@@ -72,6 +72,28 @@ def report(path: Path, root: Path, first: int, count: int, shift_every_other: bo
         out.write("\n]")
 
 
+def ckdn_executable() -> str:
+    """The ``ckdn`` beside this Python (the benches run the installed command)."""
+    ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
+    if not Path(ckdn).exists():
+        sys.exit("no `ckdn` executable next to this Python")
+    return ckdn
+
+
+def print_machine() -> None:
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
+          f"{platform.python_implementation()} {platform.python_version()}")
+
+
+def ruff_config(report_path: str, *, top: int | None = None, keep: int = 5) -> str:
+    """A ``ckdn.toml`` whose ``ruff`` check stores the prepared report as ruff's own (exit 1)."""
+    run = f"[run]\nkeep = {keep}\n" + (f"top = {top}\n" if top is not None else "")
+    return (run + "[check.ruff]\n"
+            'command = "sh -c \'cp \\"$0\\" \\"$1\\"; exit 1\' '
+            f'{report_path} {{run_dir}}/ruff.json"\n'
+            'parser = "ruff"\n')
+
+
 def timed(root: Path, *argv: str) -> tuple[float, float, float, int, bytes]:
     proc = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=root,
                           capture_output=True, check=True)
@@ -91,25 +113,17 @@ def main() -> None:
     args.add_argument("-n", type=int, default=100_000, help="findings in each run")
     args.add_argument("--repeat", type=int, default=5, help="fresh-process diffs")
     opts = args.parse_args()
-    ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
-    if not Path(ckdn).exists():
-        sys.exit("no `ckdn` executable next to this Python")
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
-          f"{platform.python_implementation()} {platform.python_version()}")
+    ckdn = ckdn_executable()
+    print_machine()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         edit = opts.n // 100
         sources(root, (opts.n + edit) // PER_FILE + 1)
         report(root / "a.json", root, 0, opts.n, shift_every_other=False)
         report(root / "b.json", root, edit, opts.n, shift_every_other=True)
-        (root / "ckdn.toml").write_text(
-            "[run]\nkeep = 5\ntop = 100000\n[check.ruff]\n"
-            'command = "sh -c \'cp \\"$0\\" \\"$1\\"; exit 1\' {report} {run_dir}/ruff.json"\n'
-            'parser = "ruff"\n', encoding="utf-8")
-        config = (root / "ckdn.toml").read_text()
         runs = []
         for name in ("a.json", "b.json"):
-            (root / "ckdn.toml").write_text(config.replace("{report}", str(root / name)))
+            (root / "ckdn.toml").write_text(ruff_config(str(root / name), top=100000))
             runs.append(timed(root, ckdn, "run", "ruff"))
         line("ckdn run ruff (A, B)", runs, " (parse, fingerprint, findings.jsonl, digest)")
         latest = root / ".agent-runs" / "latest"
@@ -117,7 +131,7 @@ def main() -> None:
         print(f"{'':24s} findings.jsonl of B: {size / 1e6:.1f} MB")
         # the runs kept every finding (top = 100000: no re-read, so their files are written
         # without a baseline); the diff shows the usual top of each class
-        (root / "ckdn.toml").write_text(config.replace("top = 100000\n", ""))
+        (root / "ckdn.toml").write_text(ruff_config(str(root / "b.json")))
         diffs = [timed(root, ckdn, "diff", "-1", "latest", "--json")
                  for _ in range(opts.repeat)]
         doc = json.loads(diffs[0][4])

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_diff import PER_FILE, line, report, sources, timed
+from bench_diff import (
+    PER_FILE,
+    ckdn_executable,
+    line,
+    print_machine,
+    report,
+    ruff_config,
+    sources,
+    timed,
+)
 
 FLOOR = r"""
 import json, sys
@@ -46,31 +53,23 @@ def main() -> None:
     args.add_argument("-n", type=int, default=100_000, help="findings in each shard")
     args.add_argument("--repeat", type=int, default=5, help="fresh-process merges")
     opts = args.parse_args()
-    ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
-    if not Path(ckdn).exists():
-        sys.exit("no `ckdn` executable next to this Python")
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, "
-          f"{platform.python_implementation()} {platform.python_version()}")
+    ckdn = ckdn_executable()
+    print_machine()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         half = opts.n // 2
         sources(root, (opts.n + half) // PER_FILE + 1)
         report(root / "a.json", root, 0, opts.n, shift_every_other=False)
         report(root / "b.json", root, half, opts.n, shift_every_other=False)
-        (root / "ckdn.toml").write_text(
-            "[run]\nkeep = 0\ntop = 100000\n[check.ruff]\n"
-            'command = "sh -c \'cp \\"$0\\" \\"$1\\"; exit 1\' {report} {run_dir}/ruff.json"\n'
-            'parser = "ruff"\n', encoding="utf-8")
-        config = (root / "ckdn.toml").read_text()
         runs, shards = [], []
         for name in ("a.json", "b.json"):
-            (root / "ckdn.toml").write_text(config.replace("{report}", str(root / name)))
+            (root / "ckdn.toml").write_text(ruff_config(str(root / name), top=100000, keep=0))
             runs.append(timed(root, ckdn, "run", "ruff"))
             shards.append(str(os.readlink(root / ".agent-runs" / "latest")))
         line("ckdn run ruff (A, B)", runs, " (the shards: parse, fingerprint, findings.jsonl)")
         shards = [str(root / ".agent-runs" / Path(s).name) for s in shards]
         # the merge shows the usual top; each shard kept every finding in findings.jsonl
-        (root / "ckdn.toml").write_text(config.replace("top = 100000\n", ""))
+        (root / "ckdn.toml").write_text(ruff_config(str(root / "b.json"), keep=0))
         files = [str(Path(s) / "findings.jsonl") for s in shards]
         floor = [timed(root, sys.executable, "-c", FLOOR, *files) for _ in range(opts.repeat)]
         line("floor: read both files", floor, f" ({floor[0][4].decode().strip() or '?'} distinct)")
