@@ -47,6 +47,10 @@ _SEVERITY = {"pass": 0, "fail": 1, "parse_mismatch": 2, "error": 3}
 PROBLEMS_SHOWN = 20
 #: Characters of a shard reference a message shows.
 _NAME_CHARS = 200
+#: The digest keys the merge reads beyond the required ones, and the JSON type each has.
+_SHAPES = (("summary", dict, "an object"), ("findings", list, "an array"),
+           ("gate_failures", list, "an array"), ("findings_total", int, "an integer"),
+           ("notes", list, "an array"))
 
 
 class Shard:
@@ -154,6 +158,9 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
         return f"{digest['status']}: {digest.get('status_reason', '')}".rstrip(": ")
     if digest["status"] not in _SEVERITY:
         return f"status {quote(str(digest['status']))} is not a run's status"
+    for key, kind, what in _SHAPES:
+        if key in digest and not isinstance(digest[key], kind):
+            return f"its digest's {key} is not {what} (not a digest ckdn wrote)"
     return None
 
 

@@ -214,3 +214,19 @@ def test_merge_refuses_what_names_no_shards_in_one_line(shards: Project) -> None
         assert proc.stdout == ""
         assert said in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("planted", [{"summary": "x"}, {"findings": 5},
+                                     {"gate_failures": "abc"}, {"findings_total": "2"}])
+def test_a_digest_with_keys_of_the_wrong_shape_is_an_unusable_shard_not_a_traceback(
+        shards: Project, planted: dict[str, object]) -> None:
+    a = shard(shards, check="lint")
+    forged = shards.root / "forged"
+    forged.mkdir()
+    doc = {"schema": "ckdn.digest/2", "check": "lint", "status": "pass", "rc": 0,
+           "run_dir": "forged", **planted}
+    (forged / "digest.json").write_text(json.dumps(doc))
+    rc, digest = merge(shards, "--check", "lint", a, "forged")
+    assert rc != 0
+    assert digest["status"] == "error"
+    assert "shard forged: its digest's" in digest["status_reason"]
