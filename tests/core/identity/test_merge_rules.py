@@ -81,3 +81,20 @@ def test_the_worse_outcome_is_symmetric_and_error_is_the_worst(a: str, b: str) -
     assert worse(a, b) == worse(b, a)
     assert worse(a, "error") == "error"
     assert worse(a, "passed") == a
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                    | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12)
+
+
+@given(st.lists(st.dictionaries(st.sampled_from("abc"), JSON, max_size=3), max_size=4))
+def test_any_summaries_merge_without_error_and_every_count_is_the_sum(
+        summaries: list[dict[str, object]]) -> None:
+    merged, dropped = merge_summaries(summaries)
+    for key, value in merged.items():
+        present = [s[key] for s in summaries if key in s]
+        if type(value) is int and all(type(p) is int for p in present):
+            assert value == sum(present)  # type: ignore[arg-type]
+    assert set(merged).isdisjoint(dropped)
