@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-
 #: Variables by which tools tell a CI job (pytest prints whole assertion diffs when
 #: ``CI`` or ``BUILD_NUMBER`` is set): a tool a test starts behaves the same in either.
 CI_MARKERS = ("CI", "BUILD_NUMBER")
