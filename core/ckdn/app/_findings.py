@@ -39,6 +39,8 @@ __all__ = ["REREAD_LIMIT", "record_findings"]
 #: The most findings read again for the file when the parser kept fewer and no
 #: baseline gate classified them.
 REREAD_LIMIT = 1000
+#: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
+_CLEAN_KEPT = 1 << 16
 
 
 def record_findings(store: Store, run_dir: str, *, check: str, cwd: str,
@@ -98,11 +100,19 @@ def _shown(redaction: Redaction | None) -> Callable[[str], str] | None:
     from ckdn.identity import MAX_TEXT
 
     own = redaction.fork()
+    # A report repeats its messages (one rule, one wording, thousands of findings): one
+    # that may hold nothing is screened once (a set of them, bounded); the screen was a
+    # third of merging two 100,000-finding shards.
+    clean: set[str] = set()
 
     def shown(message: str) -> str:
+        if message in clean:
+            return message
         body, omitted = parts(message)
         window = body[:MAX_TEXT + own.margin] if own.may_hold(body[:MAX_TEXT + 1024]) else ""
         if not window:
+            if len(clean) < _CLEAN_KEPT:
+                clean.add(message)
             return message
         text = own.text(window, edge=bool(omitted) or len(body) > len(window))
         return marked(text, omitted) if omitted else text
