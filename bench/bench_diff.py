@@ -94,6 +94,19 @@ def ruff_config(report_path: str, *, top: int | None = None, keep: int = 5) -> s
             'parser = "ruff"\n')
 
 
+def store_runs(root: Path, ckdn: str, reports: list[str], *, keep: int = 5
+               ) -> tuple[list[tuple[float, float, float, int, bytes]], list[Path]]:
+    """A real ``ckdn run ruff`` of each prepared report, keeping every finding (``top``
+    100000: their ``findings.jsonl`` is written without a baseline); their timings and
+    run dirs."""
+    runs, dirs = [], []
+    for name in reports:
+        (root / "ckdn.toml").write_text(ruff_config(str(root / name), top=100000, keep=keep))
+        runs.append(timed(root, ckdn, "run", "ruff"))
+        dirs.append(root / ".agent-runs" / os.readlink(root / ".agent-runs" / "latest"))
+    return runs, dirs
+
+
 def timed(root: Path, *argv: str) -> tuple[float, float, float, int, bytes]:
     proc = subprocess.run([sys.executable, "-c", DRIVER, *argv], cwd=root,
                           capture_output=True, check=True)
@@ -121,10 +134,7 @@ def main() -> None:
         sources(root, (opts.n + edit) // PER_FILE + 1)
         report(root / "a.json", root, 0, opts.n, shift_every_other=False)
         report(root / "b.json", root, edit, opts.n, shift_every_other=True)
-        runs = []
-        for name in ("a.json", "b.json"):
-            (root / "ckdn.toml").write_text(ruff_config(str(root / name), top=100000))
-            runs.append(timed(root, ckdn, "run", "ruff"))
+        runs, _dirs = store_runs(root, ckdn, ["a.json", "b.json"])
         line("ckdn run ruff (A, B)", runs, " (parse, fingerprint, findings.jsonl, digest)")
         latest = root / ".agent-runs" / "latest"
         size = (latest / "findings.jsonl").stat().st_size

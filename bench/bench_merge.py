@@ -19,7 +19,6 @@ and keeps a set of the fingerprints, and nothing else.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +32,7 @@ from bench_diff import (
     report,
     ruff_config,
     sources,
+    store_runs,
     timed,
 )
 
@@ -61,13 +61,9 @@ def main() -> None:
         sources(root, (opts.n + half) // PER_FILE + 1)
         report(root / "a.json", root, 0, opts.n, shift_every_other=False)
         report(root / "b.json", root, half, opts.n, shift_every_other=False)
-        runs, shards = [], []
-        for name in ("a.json", "b.json"):
-            (root / "ckdn.toml").write_text(ruff_config(str(root / name), top=100000, keep=0))
-            runs.append(timed(root, ckdn, "run", "ruff"))
-            shards.append(str(os.readlink(root / ".agent-runs" / "latest")))
+        runs, dirs = store_runs(root, ckdn, ["a.json", "b.json"], keep=0)
         line("ckdn run ruff (A, B)", runs, " (the shards: parse, fingerprint, findings.jsonl)")
-        shards = [str(root / ".agent-runs" / Path(s).name) for s in shards]
+        shards = [str(d) for d in dirs]
         # the merge shows the usual top; each shard kept every finding in findings.jsonl
         (root / "ckdn.toml").write_text(ruff_config(str(root / "b.json"), keep=0))
         files = [str(Path(s) / "findings.jsonl") for s in shards]

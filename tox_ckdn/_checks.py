@@ -42,7 +42,9 @@ _LOGGER = logging.getLogger(__name__)
 
 def run_name(name: str, env: str) -> str:
     """The name a check or alias runs under in ``env`` (see the module docstring)."""
-    return name if name == env else f"{name}@{env}"
+    from ckdn.app import HOST_SEPARATOR
+
+    return name if name == env else f"{name}{HOST_SEPARATOR}{env}"
 
 
 def add_config(env_conf: EnvConfigSet, session: Session) -> None:

@@ -34,6 +34,7 @@ from ckdn.app._pipeline import (
 from ckdn.config import (
     CONFIG_ENV,
     CONFIG_NAME,
+    HOST_SEPARATOR,
     Alias,
     Check,
     Config,
@@ -59,6 +60,7 @@ __all__ = [
     "ERROR",
     "FAIL",
     "GATE_ENV",
+    "HOST_SEPARATOR",
     "PARSE_MISMATCH",
     "PASS",
     "SKIPPED",

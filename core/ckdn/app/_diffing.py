@@ -87,7 +87,7 @@ def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
 
     before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
     if before is None and after is None:
-        configured = config.checks.get(check) or config.checks.get(check.partition("@")[0])
+        configured = config.check_of_run(check)
         if configured is None or configured.parser not in TEST_PARSERS:
             return None
     if before is None or after is None:

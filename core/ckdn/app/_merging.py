@@ -25,7 +25,7 @@ import os
 import time
 
 from ckdn.app._pipeline import Outcome, store_for
-from ckdn.config import Alias
+from ckdn.config import HOST_SEPARATOR, Alias
 from ckdn.errors import UsageError, quote
 from ckdn.parsers.base import Finding, ParseResult
 
@@ -143,7 +143,7 @@ def _newest_run(config: Config, path: str, name: str) -> str:
 def _of(digest: dict[str, Any], name: str) -> bool:
     """A digest of a run of check ``name``: its own, or one tox ran in an env (``NAME@ENV``)."""
     check = digest.get("check")
-    return isinstance(check, str) and (check == name or check.startswith(name + "@"))
+    return isinstance(check, str) and (check == name or check.startswith(name + HOST_SEPARATOR))
 
 
 def _unusable(digest: dict[str, Any], name: str) -> str | None:

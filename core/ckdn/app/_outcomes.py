@@ -110,7 +110,7 @@ def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
     from ckdn.parsers.junit import DEFAULT_JUNIT
     from ckdn.parsers.outcomes import TEST_PARSERS, XmlError, read_outcomes
 
-    check = config.checks.get(name) or config.checks.get(name.partition("@")[0])  # tox: a@py312
+    check = config.check_of_run(name)
     if parser is None and check is not None:
         parser = check.parser
     if parser not in TEST_PARSERS:

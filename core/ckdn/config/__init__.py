@@ -9,7 +9,15 @@ are made on first use (``ckdn run`` never needs them, and they need :mod:`typing
 """
 
 from ckdn.config._load import config_path, default_config, load_config
-from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
+from ckdn.config._values import (
+    CONFIG_ENV,
+    CONFIG_NAME,
+    HOST_SEPARATOR,
+    Alias,
+    Check,
+    Config,
+    RunSettings,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -18,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_NAME",
+    "HOST_SEPARATOR",
     "RECIPES",
     "STARTER",
     "Alias",

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 CONFIG_NAME = "ckdn.toml"
 CONFIG_ENV = "CKDN_CONFIG"
+#: Between a check's name and a host's env in the name of a run the host made (tox's
+#: ``pytest@py312``); never part of a check's name (``_NAME_CHARS``).
+HOST_SEPARATOR = "@"
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -135,6 +138,15 @@ class Config(Record):
                  checks: Mapping[str, Check] = _EMPTY,
                  aliases: Mapping[str, Alias] = _EMPTY) -> None:
         self._assign(path, cwd, run, checks, aliases)
+
+    def check_of_run(self, run_name: str) -> Check | None:
+        """The atomic check a run named ``run_name`` is a run of: its own name, or the
+        name a host gave it in an env (``NAME@ENV``: tox; check names never hold ``@``)."""
+        found = self.checks.get(run_name)
+        if found is None:
+            base, sep, _env = run_name.partition(HOST_SEPARATOR)
+            found = self.checks.get(base) if sep else None
+        return found
 
     def get(self, name: str) -> Check | Alias:
         """The atomic check or alias called ``name``; UsageError naming the choices."""
