@@ -38,12 +38,15 @@ class PatternRule:
     """One rule: its name (shown in ``[REDACTED:name]``), anchors, pattern and edge pattern."""
 
     __slots__ = ("_edge", "_pattern", "anchors", "edge_source", "group", "lowered", "name",
-                 "source")
+                 "requires", "source")
 
     def __init__(self, name: str, anchors: Sequence[str], source: str, *, group: int = 0,
-                 edge: str | None = None, lowered: bool = False) -> None:
+                 edge: str | None = None, lowered: bool = False, requires: str = "") -> None:
         self.name = name
         self.anchors = tuple(anchors)
+        #: a literal every whole match also holds (``@`` of a URL's password): a line with
+        #: the anchor but not this is not searched (a log has many URLs, few passwords)
+        self.requires = requires
         self.source = source
         self.group = group
         self.edge_source = edge
@@ -123,7 +126,7 @@ BUILTIN: tuple[PatternRule, ...] = (
                 group=1, lowered=True, edge=r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]*=*)"),
     # scheme://user:password@host: the password only
     PatternRule("url-password", ("://",), r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>]{1,1024})@",
-                group=1, edge=r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>@]*)"),
+                group=1, edge=r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>@]*)", requires="@"),
 )
 
 #: The generic rule, off by default: a long token mixing cases and digits with

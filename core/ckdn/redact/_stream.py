@@ -19,7 +19,7 @@ from ckdn.redact._text import PRIVATE_KEY, candidate_lines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 
     from ckdn.redact._text import Redactor
 
@@ -30,10 +30,9 @@ MAX_LINE = 1 << 20
 OVERLAP = 8192
 _SEPARATORS = (b" ", b"\t", b",")
 PEM_BYTES = PEM_ANCHOR.encode()
+_PEM_NEEDLE = (PEM_BYTES,)
 #: Bytes of a range counted to find which bytes are rare in it.
 _SAMPLE = 1 << 14
-#: Occurrences in a range (estimated) past which a byte is not worth a memchr loop.
-_RARE = 3000
 
 
 def redacted_chunks(read: Callable[[int], bytes], redactor: Redactor, *, block: int = BLOCK,
@@ -73,7 +72,7 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
     sizes = [0]
 
     def chunks(read: Callable[[int], bytes]) -> Iterator[bytes]:
-        for chunk in redacted_chunks(read, redactor):
+        for chunk in _ahead(redacted_chunks(read, redactor)):
             sha.update(chunk)
             sizes[0] += len(chunk)
             yield chunk
@@ -83,6 +82,53 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
     with open(open_regular(path), "rb") as handle:
         write(path, chunks(handle.read))
     return sha.hexdigest(), sizes[0]
+
+
+def _ahead(chunks: Iterator[bytes], depth: int = 2) -> Generator[bytes, None, None]:
+    """``chunks``, made in a thread up to ``depth`` ahead of the consumer.
+
+    Hashing and writing a chunk release the GIL, so the next range is redacted
+    meanwhile (a fifth of the time on two cores). Memory stays bounded by ``depth``
+    chunks; an error in the thread is raised here; a consumer that stops early
+    (the write failed) stops the thread.
+    """
+    import queue
+    import threading
+
+    channel: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def send(item: tuple[bytes | None, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                channel.put(item, timeout=0.1)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if not send((chunk, None)):
+                    return
+            send((None, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            send((None, exc))
+
+    worker = threading.Thread(target=produce, name="ckdn-redact", daemon=True)
+    worker.start()
+    try:
+        while True:
+            chunk, error = channel.get()
+            if error is not None:
+                raise error
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _piece_end(data: bytes, max_line: int) -> int:
@@ -102,10 +148,13 @@ def _redact_range(raw: bytes, redactor: Redactor, state: bytes | None
     passed on as it is, untouched. A configured pattern or the entropy rule has no
     anchor: then the whole range is decoded and redacted.
     """
-    blocks, state = pem_spans(raw, state)  # one pass: most ranges hold no key
+    if state is None and not lines_holding(raw, _PEM_NEEDLE):
+        blocks: list[tuple[int, int]] = []  # most ranges hold no key: found by a rare byte
+    else:
+        blocks, state = pem_spans(raw, state)
     if redactor.unanchored:
         return _redact_whole(raw, redactor, blocks), state
-    lines = lines_holding(raw, redactor.needles)
+    lines = lines_holding(raw, redactor.needles, redactor.pairs)
     if redactor.lowered_needles:
         lines.update(lines_holding(raw.lower(), redactor.lowered_needles))
     if not lines and not blocks:
@@ -139,54 +188,88 @@ def _block(region: bytes, redactor: Redactor) -> bytes:
     return b"\n".join(shown if part.strip() else part for part in region.split(b"\n"))
 
 
-def lines_holding(raw: bytes, needles: Sequence[bytes]) -> dict[int, int]:
-    """``{start: end}`` of each line of ``raw`` that holds one of ``needles``.
+def lines_holding(raw: bytes, needles: Sequence[bytes],
+                  pairs: Sequence[tuple[bytes, bytes]] = ()) -> dict[int, int]:
+    """``{start: end}`` of each line of ``raw`` that holds one of ``needles``, or both
+    literals of one of ``pairs`` (more lines may come back, never fewer).
 
-    Each ``bytes.find`` of a short needle costs a pass over the range (about 2 ms for
-    4 MiB), and a run with secrets in its environment has dozens of needles. So each
-    needle is found by its rarest byte in this range (counted in a sample): one
-    ``memchr`` pass per distinct rare byte, each hit checked against the needles that
-    byte stands for. A byte that is not rare here (a needle made of common letters)
-    falls back to finding its needles one by one.
+    A ``bytes.find`` of a short needle costs a pass over the range (about 2 ms for
+    4 MiB, less for a long one), and a run with secrets in its environment has dozens
+    of needles. So a needle whose rarest byte is rare in this range (counted in a
+    sample) is found by that byte: one ``memchr`` pass per distinct byte, each hit
+    checked against the needles that byte stands for; a needle whose every byte is
+    common costs less found whole. A pair is searched by its rarer literal, the other
+    checked on the line.
     """
-    step = max(_SAMPLE // 4, len(raw) // 4)  # four pieces across the range, not its head
-    sample = b"".join(raw[at:at + _SAMPLE // 4] for at in range(0, len(raw), step))
-    scale = max(1, len(raw) // max(1, len(sample)))
-    counts: dict[int, int] = {}
-    groups: dict[int, list[tuple[bytes, int]]] = {}
-    common: list[bytes] = []
-    for needle in needles:
-        for byte in set(needle):
-            if byte not in counts:
-                counts[byte] = sample.count(byte)
-        rare = min(set(needle), key=counts.__getitem__)
-        if counts[rare] * scale > _RARE:
-            common.append(needle)
-        else:
-            groups.setdefault(rare, []).append((needle, needle.index(rare)))
-    lines = _common_lines(raw, common) if common else {}
+    counts = _byte_counts(raw, [*needles, *(literal for pair in pairs for literal in pair)])
     size = len(raw)
+    items: list[tuple[bytes, bytes]] = [(needle, b"") for needle in needles]
+    for first, second in pairs:
+        rarer = min(counts[byte] for byte in second) < min(counts[byte] for byte in first)
+        items.append((second, first) if rarer else (first, second))
+    groups: dict[int, list[tuple[bytes, int, bytes]]] = {}
+    common: list[tuple[bytes, bytes]] = []
+    for needle, also in items:
+        rare = min(set(needle), key=counts.__getitem__)
+        if counts[rare] * _HIT_NS < _find_ns(len(needle), size):
+            groups.setdefault(rare, []).append((needle, needle.index(rare), also))
+        else:
+            common.append((needle, also))
+    lines = _common_lines(raw, common) if common else {}
     for byte, group in groups.items():
         position = raw.find(byte)
         while position >= 0:
-            for needle, offset in group:
+            for needle, offset, also in group:
                 at = position - offset
                 if at >= 0 and raw.startswith(needle, at):
                     start = raw.rfind(b"\n", 0, at) + 1
                     end = raw.find(b"\n", at)
-                    lines[start] = size if end < 0 else end
+                    end = size if end < 0 else end
+                    if not also or raw.find(also, start, end) >= 0:
+                        lines[start] = end
             position = raw.find(byte, position + 1)
     return lines
 
 
-def _common_lines(raw: bytes, needles: list[bytes]) -> dict[int, int]:
-    """Lines holding needles with no rare byte: needles that share their first two bytes
-    are found in one pass (a regex whose literal prefix those bytes are), others alone."""
-    by_head: dict[bytes, list[bytes]] = {}
+#: What one hit of a byte costs the loop that checks it (a find call, a startswith).
+_HIT_NS = 200
+
+
+def _find_ns(length: int, size: int) -> float:
+    """What a ``bytes.find`` pass of a ``length``-byte needle over ``size`` bytes costs
+    (measured: 0.45 ns a byte for 4 bytes, 0.1 for 40: the longer, the longer its skips)."""
+    return size * (min(0.45, 2.9 / (length + 2)) + 0.02)
+
+
+def _byte_counts(raw: bytes, needles: Iterable[bytes]) -> dict[int, int]:
+    """Each needle byte's estimated count in ``raw``, from 16 pieces of 1 KiB across it
+    (a log's kinds of line come in stretches: one piece would see one stretch)."""
+    pieces = 16
+    step = max(_SAMPLE // pieces, len(raw) // pieces)
+    sample = b"".join(raw[at:at + _SAMPLE // pieces] for at in range(0, len(raw), step))
+    scale = len(raw) / max(1, len(sample))
+    counts: dict[int, int] = {}
     for needle in needles:
-        by_head.setdefault(needle[:2], []).append(needle)
+        for byte in needle:
+            if byte not in counts:
+                counts[byte] = int(sample.count(byte) * scale)
+    return counts
+
+
+def _common_lines(raw: bytes, needles: list[tuple[bytes, bytes]]) -> dict[int, int]:
+    """Lines holding needles found whole (and their ``also`` literal): needles that share
+    their first two bytes are found in one pass (a regex whose literal prefix those bytes
+    are), others alone."""
+    by_head: dict[bytes, list[bytes]] = {}
     lines: dict[int, int] = {}
     size = len(raw)
+    for needle, also in needles:
+        if also:
+            for start, end in candidate_lines(raw, [needle]):
+                if raw.find(also, start, end) >= 0:
+                    lines[start] = end
+        else:
+            by_head.setdefault(needle[:2], []).append(needle)
     for head, group in by_head.items():
         if len(group) == 1:
             lines.update(candidate_lines(raw, group))

@@ -79,14 +79,7 @@ class Redactor:
         self.unanchored_rules = [rule for rule in self.rules if not rule.anchors]
         #: what a stream searches its bytes for: a line without any is left as it is
         self.unanchored = bool(self.unanchored_rules)
-        self.needles = [anchor.encode() for rule in self.rules if not rule.lowered
-                        for anchor in rule.anchors]
-        self.needles += [form.encode("utf-8", "surrogateescape") for form in self.literals]
-        # a needle holding another finds no line that one does not
-        self.needles = [n for n in self.needles
-                        if not any(other != n and other in n for other in self.needles)]
-        self.lowered_needles = [anchor.encode() for rule in self.rules if rule.lowered
-                                for anchor in rule.anchors]
+        self._needles: tuple[list[bytes], list[tuple[bytes, bytes]], list[bytes]] | None = None
         #: rank of each rule name: a merged span is named after its best-ranked rule
         self.rank = {PRIVATE_KEY: 0, ENV: 1}
         for index, rule in enumerate(self.rules):
@@ -103,20 +96,52 @@ class Redactor:
             spans += self.edge_spans(text)
         return self.apply(text, spans) if spans else text
 
+    @property
+    def needles(self) -> list[bytes]:
+        """What a stream searches its bytes for: a line holding none is left as it is
+        (computed for a stream alone: a digest's texts are screened as ``str``)."""
+        return self._stream_needles()[0]
+
+    @property
+    def pairs(self) -> list[tuple[bytes, bytes]]:
+        """``(anchor, literal)``: lines a stream decodes only if they hold both."""
+        return self._stream_needles()[1]
+
+    @property
+    def lowered_needles(self) -> list[bytes]:
+        """The case-insensitive rules' needles, searched in the lowered bytes."""
+        return self._stream_needles()[2]
+
+    def _stream_needles(self) -> tuple[list[bytes], list[tuple[bytes, bytes]], list[bytes]]:
+        if self._needles is None:
+            rules = self.rules
+            needles = [anchor.encode() for rule in rules if not (rule.lowered or rule.requires)
+                       for anchor in rule.anchors]
+            needles += [form.encode("utf-8", "surrogateescape") for form in self.literals]
+            pairs = [(anchor.encode(), rule.requires.encode()) for rule in rules
+                     if rule.requires and not rule.lowered for anchor in rule.anchors]
+            lowered = [_stand_in(anchor.encode()) for rule in rules if rule.lowered
+                       for anchor in rule.anchors]
+            self._needles = (_shortest(needles), pairs, _shortest(lowered))
+        return self._needles
+
     def lines(self, items: Sequence[str], edges: Sequence[bool] = ()) -> list[str]:
         """Items redacted as one text (a key block spanning them is found), each kept
         apart again: a span's line breaks stay, so the items split back exactly."""
         joined = "\n".join(items)
         spans = self.spans(joined)
-        offset = 0
-        for index, item in enumerate(items):
-            if index < len(edges) and edges[index]:
-                spans += [(start + offset, end + offset, rule)
-                          for start, end, rule in self.edge_spans(item)]
-            offset += len(item) + 1
+        if any(edges):
+            offset = 0
+            for index, item in enumerate(items):
+                if index < len(edges) and edges[index]:
+                    spans += [(start + offset, end + offset, rule)
+                              for start, end, rule in self.edge_spans(item)]
+                offset += len(item) + 1
         if not spans:
             return list(items)
         pieces = self.apply(joined, spans).split("\n")
+        if len(pieces) == len(items):  # no item held a line break: one piece each
+            return pieces
         out: list[str] = []
         position = 0
         for item in items:
@@ -148,6 +173,8 @@ class Redactor:
                     break
             else:
                 continue  # the usual case, and cheap on a short text
+            if rule.requires and rule.requires not in text:
+                continue
             # A rule never matches across a line break, so only the lines that hold an
             # anchor are searched (in a 4 MiB range of a log, a handful of them).
             lines = whole if single or not exact else candidate_lines(haystack, anchors)
@@ -242,6 +269,21 @@ def _outside_markers(text: str, spans: list[Span]) -> list[Span]:
         start = text.find(MARKER_HEAD, end)
     return [span for span in spans
             if not any(first <= span[0] and span[1] <= last for first, last in markers)]
+
+
+#: Shorter literals that stand in for the lowered anchors holding them in a stream's
+#: search: one pass finds ``access`` for three spellings of ``secret_access_key``.
+_STAND_INS = (b"access", b"auth")
+
+
+def _stand_in(anchor: bytes) -> bytes:
+    return next((short for short in _STAND_INS if short in anchor), anchor)
+
+
+def _shortest(needles: list[bytes]) -> list[bytes]:
+    """``needles`` less those holding another (that one finds every line they would)."""
+    unique = list(dict.fromkeys(needles))
+    return [n for n in unique if not any(other != n and other in n for other in unique)]
 
 
 def candidate_lines(haystack: AnyStr, needles: Iterable[AnyStr]) -> list[tuple[int, int]]:
