@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ckdn.app._findings import every_finding
 from ckdn.app._gating import shown_path
-from ckdn.app._pipeline import every_finding, run_check
+from ckdn.app._pipeline import run_check
 from ckdn.config import Alias, Check, Config
 from ckdn.errors import ConfigError, RefusedError, UsageError
 
@@ -75,8 +76,11 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
     return out
 
 
-def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[str], list[Any]]:
-    """Run ``check``; the fingerprints of all its findings (refused if they may be partial)."""
+def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[str], Any]:
+    """Run ``check``; the fingerprints of all its findings (refused if they may be partial),
+    and their identities for matching: the run's own ``findings.jsonl`` when it holds
+    every finding (its fingerprints are the ones the run computed from the lines the
+    tool saw), else the evidence read again."""
     from ckdn.identity import SourceLines, fingerprints
 
     outcome = run_check(config, check)
@@ -89,6 +93,12 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
             f"only from a run whose findings are complete: {shown} unchanged; evidence in "
             f"{doc['run_dir']}")
     total = doc.get("findings_total", 0)
+    if total:
+        rows = _stored_rows(outcome.run_dir or "", check.name, total)
+        if rows is not None:
+            from ckdn.identity import Rowed
+
+            return [row.fingerprint for row in rows], Rowed(rows)
     findings: list[Any] = []
     if total:
         findings = list(every_finding(config, check, outcome.run_dir or "", int(doc["rc"]))())
@@ -97,3 +107,17 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
                                f"read again; {shown} unchanged")
     identities = fingerprints(findings, SourceLines(config.cwd))
     return [item.fingerprint for item in identities], identities
+
+
+def _stored_rows(run_dir: str, check: str, total: int) -> list[Any] | None:
+    """The rows of the run's ``findings.jsonl`` if it holds all ``total`` findings."""
+    from ckdn.identity import FINDINGS_FILE, read_findings
+
+    path = os.path.join(run_dir, FINDINGS_FILE)
+    if not os.path.isfile(path):
+        return None
+    try:
+        rows = read_findings(path, FINDINGS_FILE, check)
+    except UsageError:
+        return None
+    return rows if len(rows) == total else None

@@ -26,7 +26,7 @@ from ckdn.errors import UsageError, quote
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from ckdn.config import Config
@@ -61,7 +61,7 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
                          "runs of one check")
     before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
     top = config.run.top
-    counts, lists = classify(before, after, top)
+    counts, lists = classify(before, after, top, config.cwd)
     if config.run.redact.enabled:  # a run's findings file from before redaction shows none
         from ckdn.redact import Redaction
 
@@ -102,11 +102,14 @@ def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
 
 
 def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
-             top: int) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
-    """The count of each class, and its first ``top`` findings as the document shows them."""
+             top: int, cwd: str | None = None
+             ) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
+    """The count of each class, and its first ``top`` findings as the document shows them;
+    ``cwd``: the project, whose git renames pair a finding of a moved file."""
     from ckdn.identity import pair
 
-    paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after])
+    paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after],
+                  _retry(after, cwd) if cwd is not None else None)
     lists: dict[str, list[dict[str, str]]] = {name: [] for name in CLASSES}
     counts = dict.fromkeys(CLASSES, 0)
     taken = bytearray(len(before))
@@ -128,6 +131,27 @@ def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
             if len(lists["fixed"]) < top:
                 lists["fixed"].append(_shown(row))
     return counts, lists
+
+
+def _retry(after: Sequence[FindingRow], cwd: str) -> Callable[[int], list[str]]:
+    """``pair``'s rename pass: the heads a later finding would have had under the old paths
+    of its file, from its ``line_hash`` (a row without one is not retried). git is asked
+    at the first finding left unpaired, once."""
+    from ckdn.identity import git_renames, retried_head, split_location
+
+    renames: list[Mapping[str, Sequence[str]]] = []
+
+    def retry(index: int) -> list[str]:
+        row = after[index]
+        if not row.line_hash:
+            return []
+        if not renames:
+            renames.append(git_renames(cwd))
+        path = split_location(row.location)[0]
+        return [retried_head(row.line_hash, old, row.fingerprint)
+                for old in renames[0].get(path, ())]
+
+    return retry
 
 
 def _digest(store: Store, path: str) -> dict[str, Any]:

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import os
 
-from ckdn.app._pipeline import ALL_FINDINGS, every_finding
+from ckdn.app._findings import every_finding
+from ckdn.app._pipeline import ALL_FINDINGS, options_for, parse_run
 from ckdn.parsers.base import ParseResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from ckdn.app._findings import Tap
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
-    from ckdn.identity import Fingerprinted
+    from ckdn.identity import BaselineIndex, Fingerprinted
     from ckdn.parsers.base import Finding
 
 __all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "host_gating", "shown_path"]
@@ -54,8 +56,11 @@ class Gated:
 
 def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,
              rc: int, result: ParseResult,
-             every_finding: Callable[[], Sequence[Finding]]) -> Gated:
-    """The gate of a run whose status is ``status`` and facts ``result`` (see the module)."""
+             every_finding: Callable[[], Sequence[Finding]], tap: Tap | None = None,
+             pick: Callable[[set[int]], dict[int, Finding]] | None = None) -> Gated:
+    """The gate of a run whose status is ``status`` and facts ``result`` (see the module);
+    ``tap``: what the parse handed over, used when it saw every finding (``pick`` reads
+    the findings at some positions again, for a new one the tap did not hold)."""
     from ckdn.errors import ConfigError
     from ckdn.identity import decide
 
@@ -66,6 +71,13 @@ def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, statu
             return Gated(result, _missing(shown_path))
         return Gated(result, decide(status, rc, total=total, classified=total, new=0,
                                     gate_failures=failures))
+    if tap is not None and tap.covers(result) and tap.index is not None:
+        index = tap.index
+        if isinstance(index, str):
+            return Gated(result, {"status": "unavailable", "policy": "no_new_findings",
+                                  "reason": index})
+        return _tapped(result, tap, index, cwd=cwd, status=status, rc=rc, total=total,
+                       failures=failures, pick=pick)
     from ckdn.identity import read_baseline
 
     try:
@@ -113,9 +125,44 @@ def _classified(result: ParseResult, findings: list[Finding], entries: list[str]
                  known=[bool(k) for k in matched.known])
 
 
-def gating_for(config: Config, check: Check, run_dir: str,
-               rc: int) -> Callable[[str, ParseResult], Gated]:
-    """The baseline gate of this run of ``check`` (its configured name keys the baseline)."""
+def _tapped(result: ParseResult, tap: Tap, index: BaselineIndex, *, cwd: str, status: str,
+            rc: int, total: int, failures: int,
+            pick: Callable[[set[int]], dict[int, Finding]] | None) -> Gated:
+    """The gate from what the parse handed over: every identity in the tap's table, the
+    digest's findings from those it (or the parser) kept, new ones first."""
+    from ckdn.identity import decide, git_renames, match
+
+    matched = match(index, tap.table, lambda: git_renames(cwd))
+    known = matched.known
+    kept = result.findings
+    top = tap.top
+    positions = [position for position, k in enumerate(known) if not k]
+    count_new = len(positions)
+    positions = positions[:top]
+    chosen = {p: kept[p] if p < len(kept) else tap.held.get(p) for p in positions}
+    missing = {p for p, finding in chosen.items() if finding is None}
+    if missing and pick is not None:
+        chosen.update(pick(missing))
+    new = [f for f in (chosen[p] for p in positions) if f is not None]
+    old = [f for f, k in zip(kept, known, strict=False) if k][:max(0, top - len(new))]
+    summary = dict(result.summary)
+    if matched.stale:
+        summary["baseline_stale"] = len(matched.stale)
+    ordered = ParseResult(findings=[*new, *old], findings_total=result.total,
+                          summary=summary, parser_ok=result.parser_ok,
+                          notes=list(result.notes), gate_failures=list(result.gate_failures),
+                          evidence_expected=result.evidence_expected,
+                          wants_log_tail=result.wants_log_tail)
+    gate = decide(status, rc, total=total, classified=len(known), new=count_new,
+                  gate_failures=failures, first_new=new[0].id if new else "")
+    return Gated(ordered, gate, {"known": len(known) - count_new, "new": count_new},
+                 range(len(new), len(new) + len(old)), None, known=known)
+
+
+def gating_for(config: Config, check: Check, run_dir: str, rc: int,
+               tap: Tap | None = None) -> Callable[[str, ParseResult], Gated]:
+    """The baseline gate of this run of ``check`` (its configured name keys the baseline);
+    ``tap``: what its parse handed over."""
     baseline = config.run.baseline
     assert baseline is not None
     every = every_finding(config, check, run_dir, rc)
@@ -123,9 +170,40 @@ def gating_for(config: Config, check: Check, run_dir: str,
     def gate(status: str, result: ParseResult) -> Gated:
         return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
                         check=check.name, cwd=config.cwd, status=status, rc=rc,
-                        result=result, every_finding=every)
+                        result=result, every_finding=every, tap=tap,
+                        pick=picker(config, check, run_dir, rc))
 
     return gate
+
+
+def picker(config: Config, check: Check, run_dir: str,
+           rc: int) -> Callable[[set[int]], dict[int, Finding]]:
+    """Reads the run's findings at some positions again (with their detail), the others
+    counted without being built: a new finding the digest lists that the first parse
+    did not keep."""
+    def pick(positions: set[int]) -> dict[int, Finding]:
+        picked = _Picked(positions)
+        parse_run(config, check.name, check.parser, run_dir, rc,
+                  options=options_for(check, run_dir), top=1, tap=picked)
+        return picked.found
+
+    return pick
+
+
+class _Picked:
+    """A tap that takes the findings at ``positions`` (see ``FindingSink``)."""
+
+    __slots__ = ("found", "positions")
+
+    def __init__(self, positions: set[int]) -> None:
+        self.positions = positions
+        self.found: dict[int, Finding] = {}
+
+    def __call__(self, finding: Finding) -> None:  # a sink that does not pick
+        return
+
+    def take(self, position: int, finding: Finding) -> None:
+        self.found[position] = finding
 
 
 def shown_path(config: Config, path: str) -> str:

@@ -20,6 +20,7 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
+from ckdn.app._findings import Tap, every_finding
 from ckdn.app._policy import blocked_run, child_env, locked, verdict
 from ckdn.app._sidecars import list_artifacts, record_source, source_watch
 from ckdn.config import Alias, Check, Config
@@ -97,31 +98,22 @@ def options_for(check: Check, run_dir: str) -> dict[str, Any]:
 
 def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int, *,
               options: Mapping[str, Any], top: int | None,
-              max_snippet_lines: int | None = None) -> ParseResult:
-    """What the check's parser makes of the finished run in ``run_dir``; never raises."""
+              max_snippet_lines: int | None = None,
+              tap: Callable[[Finding], object] | None = None) -> ParseResult:
+    """What the check's parser makes of the finished run in ``run_dir``; never raises.
+    ``tap`` is handed every finding as the parser reports it."""
     from ckdn.parsers import get_parser
 
     ctx = ParseContext(check=name, run_dir=run_dir, cwd=config.cwd, rc=rc, options=options,
                        top=top or config.run.top,
                        max_snippet_lines=(config.run.max_snippet_lines
-                                          if max_snippet_lines is None else max_snippet_lines))
+                                          if max_snippet_lines is None else max_snippet_lines),
+                       tap=tap)
     return parse_safely(get_parser(parser_name), ctx)
 
 
 #: The most findings one run has read again in full (the gate, ``findings.jsonl``).
 ALL_FINDINGS = 1_000_000
-
-
-def every_finding(config: Config, check: Check, run_dir: str,
-                  rc: int) -> Callable[[], Sequence[Finding]]:
-    """Reads the finished run's findings again, all of them, with no snippets: what the
-    gate classifies and ``findings.jsonl`` records when the parser kept only ``top``."""
-    def read() -> Sequence[Finding]:
-        return parse_run(config, check.name, check.parser, run_dir, rc,
-                         options=options_for(check, run_dir), top=ALL_FINDINGS,
-                         max_snippet_lines=0).findings
-
-    return read
 
 
 def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
@@ -149,7 +141,8 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
          gating: Gating | None = None,
          every: Callable[[], Sequence[Finding]] | None = None,
          identities: Sequence[FindingRow] | None = None,  # a shard merge's rows
-         source: SourceWatch | None = None, env: Mapping[str, str] | None = None) -> Outcome:
+         source: SourceWatch | None = None, env: Mapping[str, str] | None = None,
+         tap: Tap | None = None) -> Outcome:
     """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
 
     A member of an alias is not published (``publish=False``): ``latest`` is the
@@ -158,17 +151,23 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
     ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
     gate never changes the status. A red run with findings gets ``findings.jsonl``
-    (:mod:`ckdn.app._findings`; ``every`` reads all of them again when the parser kept fewer).
+    (:mod:`ckdn.app._findings`: from ``tap``, what the parse handed over, when it saw
+    them all; ``every`` reads all of them again when the parser kept fewer).
     """
     verdict = reconcile(exit, result)
-    gated = gating(verdict.status, result) if gating is not None else None
     redaction = Redaction(config.run.redact, env)
-    if verdict.status != PASS and result.total > 0:
-        from ckdn.app._findings import record_findings
+    try:
+        gated = gating(verdict.status, result) if gating is not None else None
+        if verdict.status != PASS and result.total > 0:
+            from ckdn.app._findings import record_findings
 
-        notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
-                                          result=result, gated=gated, every=every,
-                                          identities=identities, redaction=redaction)]
+            notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
+                                              result=result, gated=gated, every=every,
+                                              identities=identities, redaction=redaction,
+                                              tap=tap)]
+    finally:
+        if tap is not None:
+            tap.discard()
     log_sha256, log_bytes = redaction.sealed_log(os.path.join(rd.path, LOG), store.write_atomic,
                                                  log_sha256, log_bytes)  # [run.redact].full_log
     result = gated.result if gated is not None else result
@@ -284,7 +283,11 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
         argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
         child = child_env(config, check, name, run_dir, env)
-        notes = () if host_bins is None else _host_notes(argv[0], child, config, host_bins)
+        notes: Sequence[str] = ()
+        if host_bins is not None:  # only a host's run asks
+            from ckdn.app._whence import host_notes
+
+            notes = host_notes(argv[0], child, str(config.cwd), host_bins)
         log = os.path.join(run_dir, LOG)
         refused = verdict(config, check, argv, run_dir, child)
         source = None if refused is not None else source_watch(config, check)  # beside it
@@ -292,14 +295,16 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                else run_process(argv, cwd=config.cwd, env=child, log_path=log,
                                 timeout=check.timeout, label=name, stop=stop,
                                 on_spawn=rd.record_child, private=config.run.private))
+        tap = Tap(run_dir, config.cwd, check=check.name, top=check.top or config.run.top,
+                  baseline=config.run.baseline, redaction=Redaction(config.run.redact, child))
         result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
-                            options=options_for(check, run_dir), top=check.top)
+                            options=options_for(check, run_dir), top=check.top, tap=tap)
                   if ran.exit.started else ParseResult())
         gating = None
         if config.run.baseline is not None:
             from ckdn.app._gating import gating_for
 
-            gating = gating_for(config, check, run_dir, ran.exit.rc)
+            gating = gating_for(config, check, run_dir, ran.exit.rc, tap)
         with _EvidenceFirst():
             return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
                         exit=ran.exit, result=result, started_at=ran.started_at,
@@ -307,14 +312,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                         log_bytes=ran.log_bytes, top=check.top, publish=publish,
                         notes=notes, env_keys=check.env, gating=gating,
                         every=every_finding(config, check, run_dir, ran.exit.rc),
-                        source=source, env=child)
-
-
-def _host_notes(program: str, env: Mapping[str, str], config: Config,
-                host_bins: Sequence[str]) -> tuple[str, ...]:
-    from ckdn.app._whence import host_notes  # lazy: only a host's run asks
-
-    return host_notes(program, env, str(config.cwd), host_bins)
+                        source=source, env=child, tap=tap)
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,

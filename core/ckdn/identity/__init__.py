@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         MAX_TEXT,
         SCHEMA_FINDINGS,
         FindingRow,
+        FindingsSpool,
         encode_findings,
         iter_findings,
         read_findings,
@@ -39,13 +40,15 @@ if TYPE_CHECKING:
         fingerprints,
         normalise_line,
         normalise_message,
+        retried_head,
         rule_of,
         split_location,
     )
     from ckdn.identity._gate import POLICY, decide, worst_gate
-    from ckdn.identity._match import Matched, match
+    from ckdn.identity._match import BaselineIndex, Matched, Rowed, match
     from ckdn.identity._merge import Conflict, dedupe, merge_summaries, outcome_conflicts
     from ckdn.identity._renames import git_renames
+    from ckdn.identity._table import IdentityTable
     from ckdn.identity._tree import (
         SCHEMA_SOURCE,
         SOURCE_FILE,
@@ -62,9 +65,11 @@ _HOMES = {
     "Fingerprinted": "_fingerprint", "SourceLines": "_fingerprint",
     "fingerprints": "_fingerprint", "normalise_line": "_fingerprint",
     "normalise_message": "_fingerprint", "rule_of": "_fingerprint",
+    "retried_head": "_fingerprint",
     "split_location": "_fingerprint",
     "POLICY": "_gate", "decide": "_gate", "worst_gate": "_gate",
-    "Matched": "_match", "match": "_match",
+    "Matched": "_match", "match": "_match", "BaselineIndex": "_match", "Rowed": "_match",
+    "IdentityTable": "_table", "FindingsSpool": "_findings_file",
     "git_renames": "_renames",
     "pair": "_diff", "TEST_CLASSES": "_diff", "compare_tests": "_diff",
     "SOURCE_FILE": "_tree", "SCHEMA_SOURCE": "_tree", "read_source_state": "_tree",
@@ -87,10 +92,14 @@ __all__ = [
     "SOURCE_FILE",
     "TEST_CLASSES",
     "BaselineFile",
+    "BaselineIndex",
     "Conflict",
     "FindingRow",
+    "FindingsSpool",
     "Fingerprinted",
+    "IdentityTable",
     "Matched",
+    "Rowed",
     "SourceLines",
     "SourceWatch",
     "compare_tests",
@@ -110,6 +119,7 @@ __all__ = [
     "read_baseline",
     "read_findings",
     "read_source_state",
+    "retried_head",
     "rule_of",
     "source_document",
     "source_state",

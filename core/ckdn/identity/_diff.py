@@ -1,12 +1,13 @@
 """Two runs compared: which finding of the later run is which of the earlier, and how
 each test's outcome changed (:func:`compare_tests`).
 
-The same passes as :func:`~ckdn.identity.match` has when both sides are only
-fingerprint strings (two stored runs; there is no source line left to retry
-under a renamed path): exact on ``PRIMARY:OCCURRENCE`` (the flagged line's
-content: lines inserted above, reindentation, a reworded message), then what
-is left by ``SECONDARY`` (rule, path and normalised message, as many as the
-earlier run had: the flagged line itself was edited). A second copy of a
+The same passes as :func:`~ckdn.identity.match`, on two stored runs'
+fingerprint strings: exact on ``PRIMARY:OCCURRENCE`` (the flagged line's
+content: lines inserted above, reindentation, a reworded message), then a
+finding of a file git says was renamed under its old path (the later run's
+``line_hash`` hashed with that path), then what is left by ``SECONDARY``
+(rule, path and normalised message, as many as the earlier run had: the
+flagged line itself was edited). A second copy of a
 finding finds nothing left to pair with: it is new. Each pass takes entries
 in the order ``match`` takes them, so the two agree on what is known.
 """
@@ -15,15 +16,19 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["TEST_CLASSES", "compare_tests", "pair"]
 
 
-def pair(before: Sequence[str], after: Sequence[str]) -> list[int]:
+def pair(before: Sequence[str], after: Sequence[str],
+         retry: Callable[[int], Iterable[str]] | None = None) -> list[int]:
     """For each fingerprint of ``after``, the index in ``before`` of the same finding, or -1.
 
     No index of ``before`` is given twice; those given to none are the fixed findings.
+    ``retry(i)``: the ``PRIMARY:OCCURRENCE`` heads ``after[i]`` would have had under the
+    old paths of its file (git's renames), tried between the two passes for a finding
+    the exact pass left; asked only when both sides have some left.
     """
     by_head: dict[str, list[int]] = {}
     for index, entry in enumerate(before):
@@ -38,6 +43,17 @@ def pair(before: Sequence[str], after: Sequence[str]) -> list[int]:
             paired[index] = found.pop()
             if not found:
                 del by_head[head]
+    if retry is not None and by_head and -1 in paired:
+        for index, found_index in enumerate(paired):
+            if found_index != -1:
+                continue
+            for head in retry(index):
+                found = by_head.get(head)
+                if found:
+                    paired[index] = found.pop()
+                    if not found:
+                        del by_head[head]
+                    break
     if by_head and -1 in paired:
         by_secondary: dict[str, list[int]] = {}
         for group in by_head.values():

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from ckdn.identity._fingerprint import FindingLike, Fingerprinted
 
-__all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "encode_findings",
+__all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "FindingsSpool", "encode_findings",
            "iter_findings", "read_findings"]
 
 FINDINGS_FILE = "findings.jsonl"
@@ -40,22 +40,27 @@ MAX_LINE = 64 << 10
 #: The most findings one file holds (as many as one run classifies).
 MAX_ROWS = 1_000_000
 _FINGERPRINT = re.compile(r"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}")
+_LINE_HASH = re.compile(r"[0-9a-f]{32}")
 
 
 class FindingRow:
     """One line of the file: a finding as ``ckdn diff`` shows it; ``baselined`` when the
-    run's baseline gate matched it (a run without a baseline records no such mark)."""
+    run's baseline gate matched it (a run without a baseline records no such mark);
+    ``line_hash``: the hash of its rule and flagged content without the path (32 hex
+    digits; "" in a file written before it was kept), which a renamed file's old path
+    is retried with."""
 
-    __slots__ = ("baselined", "fingerprint", "id", "kind", "location", "message")
+    __slots__ = ("baselined", "fingerprint", "id", "kind", "line_hash", "location", "message")
 
     def __init__(self, fingerprint: str, id: str, kind: str, location: str | None,
-                 message: str, *, baselined: bool = False) -> None:
+                 message: str, *, baselined: bool = False, line_hash: str = "") -> None:
         self.fingerprint = fingerprint
         self.id = id
         self.kind = kind
         self.location = location
         self.message = message
         self.baselined = baselined
+        self.line_hash = line_hash
 
     def as_json(self) -> dict[str, str]:
         out = {"fingerprint": self.fingerprint, "id": self.id, "kind": self.kind}
@@ -72,31 +77,148 @@ def encode_findings(check: str, findings: Sequence[FindingLike],
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
     ``known``: which findings the baseline gate matched (each marked ``baselined``);
     ``shown`` makes a message what the file keeps (the app's redaction), before the cut."""
-    import json  # lazy: only a run with findings writes the file
-    import json.encoder
-
-    # ASCII: a lone surrogate a parser kept is escaped, so the file always reads back
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
-    yield (dumps({"schema": SCHEMA_FINDINGS, "check": check, "total": len(findings)})
-           + "\n").encode("ascii")
-    # each string through JSON's own C escaper: the same bytes as dumps of the dict, 3x faster
-    quoted = json.encoder.encode_basestring_ascii
+    yield _header_line(check, len(findings))
+    tail = _tailer(shown)
     lines: list[str] = []
-    prints: Iterable[str] = (item.fingerprint for item in identities)
     marks = known if known is not None else (False,) * len(findings)
-    for finding, fingerprint, mark in zip(findings, prints, marks, strict=True):
-        location = finding.location
-        where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
-        message = finding.message if shown is None else shown(finding.message)
-        head = '{"baselined":true,"fingerprint":"' if mark else '{"fingerprint":"'
-        lines.append(f'{head}{fingerprint}","id":{quoted(finding.id[:MAX_TEXT])},'
-                     f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
-                     f'"message":{quoted(message[:MAX_TEXT])}}}')
+    items: Iterable[Fingerprinted | FindingRow] = identities
+    for finding, item, mark in zip(findings, items, marks, strict=True):
+        lines.append(f"{_HEADS[bool(mark)]}{item.fingerprint}{tail(finding, _line_hash(item))}")
         if len(lines) >= 4096:
             yield _chunk(lines)
             lines = []
     if lines:
         yield _chunk(lines)
+
+
+#: A line's start, before its fingerprint: with the baseline's mark, or without.
+_HEADS = ('{"fingerprint":"', '{"baselined":true,"fingerprint":"')
+
+
+def _line_hash(item: Fingerprinted | FindingRow) -> str:
+    inner = getattr(item, "inner", None)
+    return inner.hex() if isinstance(inner, bytes) else getattr(item, "line_hash", "")
+
+
+def _header_line(check: str, total: int) -> bytes:
+    import json
+
+    header = {"schema": SCHEMA_FINDINGS, "check": check, "total": total}
+    return (json.dumps(header, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _tailer(shown: Callable[[str], str] | None) -> Callable[[FindingLike, str], str]:
+    """What follows a line's fingerprint: the finding's strings, each cut to MAX_TEXT, and
+    its line hash (keys in order: the line is the compact JSON of the sorted row).
+    Each string goes through JSON's own C escaper (ASCII: a lone surrogate a parser kept
+    is escaped, so the file always reads back): the bytes of ``dumps``, 3x faster."""
+    import json.encoder  # lazy: only a run with findings writes the file
+
+    quoted = json.encoder.encode_basestring_ascii
+
+    def tail(finding: FindingLike, line_hash: str) -> str:
+        location = finding.location
+        where = "" if location is None else f',"location":{quoted(location[:MAX_TEXT])}'
+        if line_hash:
+            where = f',"line_hash":"{line_hash}"{where}'
+        message = finding.message if shown is None else shown(finding.message)
+        return (f'","id":{quoted(finding.id[:MAX_TEXT])},'
+                f'"kind":{quoted(finding.kind[:MAX_TEXT])}{where},'
+                f'"message":{quoted(message[:MAX_TEXT])}}}')
+
+    return tail
+
+
+class FindingsSpool:
+    """The file's lines before their fingerprints are known, on disk beside it.
+
+    A finding's fingerprint needs its occurrence, known only once the whole report
+    is in, so a parse that hands each finding over as it goes writes what follows
+    the fingerprint to a private file (``path``, created new, owner-only) and
+    :meth:`encode` joins the two in order: memory stays a buffer however many
+    findings there are. A spool that cannot be written says why (``problem``); the
+    run then gets a note instead of the file, never a partial one.
+    """
+
+    __slots__ = ("_buffer", "_handle", "_tail", "count", "path", "problem")
+
+    def __init__(self, path: str, shown: Callable[[str], str] | None = None) -> None:
+        import os
+
+        self.path = path
+        self.count = 0
+        self.problem = ""
+        self._buffer: list[str] = []
+        self._tail = _tailer(shown)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            self._handle: BinaryIO | None = open(os.open(path, flags, 0o600), "wb")  # noqa: SIM115
+        except OSError as exc:
+            self._handle = None
+            self.problem = f"cannot write {os.path.basename(path)}: {exc.strerror or exc}"
+
+    def add(self, finding: FindingLike, line_hash: str = "") -> None:
+        self.count += 1
+        if self._handle is None:
+            return
+        self._buffer.append(self._tail(finding, line_hash))
+        if len(self._buffer) >= 4096:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._handle is None or not self._buffer:
+            return
+        try:
+            self._handle.write(_chunk(self._buffer))
+        except OSError as exc:
+            self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+            self.close()
+        self._buffer = []
+
+    def close(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError as exc:
+                self.problem = self.problem or f"cannot write {self.path}: {exc.strerror or exc}"
+
+    def encode(self, check: str, fingerprint: Callable[[int], str],
+               known: Sequence[bool] | None = None) -> Iterator[bytes]:
+        """The whole file, in order: each spooled line with its fingerprint (and mark)."""
+        self._flush()
+        self.close()
+        if self.problem:
+            raise OSError(self.problem)
+        from ckdn.regular import open_regular
+
+        yield _header_line(check, self.count)
+        marks = known if known is not None else (False,) * self.count
+        with open(open_regular(self.path), "rb") as handle:
+            index = 0
+            lines: list[str] = []
+            for raw in handle:
+                lines.append(f"{_HEADS[bool(marks[index])]}{fingerprint(index)}"
+                             f"{raw[:-1].decode('ascii')}")
+                index += 1
+                if len(lines) >= 4096:
+                    yield _chunk(lines)
+                    lines = []
+            if lines:
+                yield _chunk(lines)
+        if index != self.count:
+            raise OSError(f"{self.path} holds {index} findings of {self.count}")
+
+    def discard(self) -> None:
+        """Remove the spool (after the file is written, or when it is not)."""
+        import os
+
+        self.close()
+        if os.path.lexists(self.path):
+            try:
+                os.unlink(self.path)
+            except OSError:  # the run dir went: nothing to remove
+                return
 
 
 def _chunk(lines: Iterable[str]) -> bytes:
@@ -209,14 +331,16 @@ def _header(raw: bytes, shown: str) -> tuple[str, int]:
 
 def _row(value: dict[str, object], shown: str, number: int) -> FindingRow:
     get = value.get
-    fingerprint, ident, kind, location, message, mark = (
+    fingerprint, ident, kind, location, message, mark, line_hash = (
         get("fingerprint"), get("id"), get("kind"), get("location"), get("message"),
-        get("baselined"))
+        get("baselined"), get("line_hash"))
     if type(fingerprint) is str and type(ident) is str and type(kind) is str \
             and type(message) is str and (location is None or type(location) is str) \
             and (mark is None or mark is True) \
+            and (line_hash is None or (type(line_hash) is str
+                                       and _LINE_HASH.fullmatch(line_hash) is not None)) \
             and len(value) == 4 + (location is not None) + (mark is not None) \
-            and _FINGERPRINT.fullmatch(fingerprint):
+            + (line_hash is not None) and _FINGERPRINT.fullmatch(fingerprint):
         return FindingRow(fingerprint, ident, kind, location, message,
-                          baselined=mark is True)
+                          baselined=mark is True, line_hash=line_hash or "")
     raise UsageError(f"{shown}:{number}: not a finding line of {SCHEMA_FINDINGS}")

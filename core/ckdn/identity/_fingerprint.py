@@ -34,7 +34,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
-__all__ = ["Fingerprinted", "SourceLines", "fingerprints", "normalise_message", "rule_of"]
+__all__ = ["Fingerprinted", "Hasher", "SourceLines", "fingerprints", "normalise_message",
+           "retried_head", "rule_of"]
 
 #: Bytes of one source line hashed at most; the longest line a tool flags is far shorter.
 LINE_BYTES: Final = 4096
@@ -130,6 +131,13 @@ def _primary(inner: bytes, path: str) -> bytes:
     return hashlib.sha256(inner + path.encode("utf-8", "surrogatepass")).digest()[:_PRIMARY_BYTES]
 
 
+def retried_head(line_hash: str, path: str, fingerprint: str) -> str:
+    """``PRIMARY:OCCURRENCE`` of the finding whose fingerprint is ``fingerprint`` and whose
+    line hash (``inner``, hex) is ``line_hash``, had it been at ``path``."""
+    occurrence = fingerprint.split(":")[1]
+    return f"{_primary(bytes.fromhex(line_hash), path).hex()}:{occurrence}"
+
+
 def _digest(rule: str, path: str, text: str, size: int) -> bytes:
     data = "\0".join((rule, path, text)).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).digest()[:size]
@@ -157,9 +165,20 @@ def rule_of(finding: FindingLike, path: str) -> str:
     """The finding's rule: its kind and its id without the location (see the module)."""
     ident = finding.id
     if path and ident.startswith(path):
-        ident = _ID_POSITION.sub("", ident[len(path):]).lstrip(":")
-    ident = _NUMBERED.sub("", ident)
+        ident = _without_position(ident[len(path):])
+    if "#" in ident:
+        ident = _NUMBERED.sub("", ident)
     return f"{finding.kind}\0{ident}"
+
+
+def _without_position(rest: str) -> str:
+    """``:12:5:F401`` -> ``F401``: the leading ``:N`` / ``:cellN`` groups dropped (string
+    methods for the usual ``:line:col:rule``; the pattern for anything else)."""
+    head, sep, tail = rest.rpartition(":")
+    if sep and head.startswith(":") and head[1:].replace(":", "").isdigit() \
+            and head.isascii() and "::" not in head and not tail[:1].isdigit():
+        return tail
+    return _ID_POSITION.sub("", rest).lstrip(":")
 
 
 def normalise_message(message: str) -> str:
@@ -225,25 +244,47 @@ class SourceLines:
             os.close(fd)
 
 
-def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:
-    """Every finding's identity, in the order given (occurrences counted in location order)."""
-    out: list[Fingerprinted] = []
-    paths: dict[str, str] = {}  # one string per path, however many findings share it
-    messages: dict[str, str] = {}  # a message repeated is normalised once
-    for finding in findings:
+class Hasher:
+    """A finding's three hashes, path and line: the one computation behind every
+    fingerprint (:func:`fingerprints` for a list, :class:`~ckdn.identity._table.
+    IdentityTable` for a stream). Paths are kept once each, and a repeated message is
+    normalised once (a bounded number of them)."""
+
+    __slots__ = ("_messages", "_paths", "source")
+
+    def __init__(self, source: SourceLines) -> None:
+        self.source = source
+        self._paths: dict[str, str] = {}  # one string per path, however many findings share it
+        self._messages: dict[str, str] = {}
+
+    def hashes(self, finding: FindingLike) -> tuple[bytes, str, int]:
+        """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
         path, line = split_location(finding.location)
-        path = paths.setdefault(path, path)
+        path = self._paths.setdefault(path, path)
         rule = rule_of(finding, path)
-        content = source.line(path, line)
+        content = self.source.line(path, line)
         text = normalise_line(content) if content and content.strip() else ""
         raw = finding.message
+        messages = self._messages
         message = messages.get(raw)
         if message is None:
             message = normalise_message(raw)
             if len(messages) < _MESSAGES_KEPT:
                 messages[raw] = message
-        item = Fingerprinted(rule, path, line, text or "msg:" + message)
-        item._key = item._key[:_SECONDARY_AT] + _digest(rule, path, message, _SECONDARY_BYTES)
+        data = f"{rule}\0{text or 'msg:' + message}".encode("utf-8", "surrogatepass")
+        inner = hashlib.sha256(data).digest()[:16]
+        return (inner + _primary(inner, path) + _digest(rule, path, message, _SECONDARY_BYTES),
+                path, line)
+
+
+def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:
+    """Every finding's identity, in the order given (occurrences counted in location order)."""
+    hasher = Hasher(source)
+    out: list[Fingerprinted] = []
+    for finding in findings:
+        key, path, line = hasher.hashes(finding)
+        item = Fingerprinted.__new__(Fingerprinted)
+        item._key, item.path, item.line, item.occurrence = key, path, line, 0
         out.append(item)
     _number(out)
     return out

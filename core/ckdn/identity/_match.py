@@ -13,11 +13,83 @@ Whatever baseline entry is left over is stale: a fixed finding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
-from ckdn.identity._fingerprint import Fingerprinted
+from ckdn.identity._fingerprint import Fingerprinted, retried_head, split_location
 
-__all__ = ["Matched", "match"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.identity._findings_file import FindingRow
+
+__all__ = ["BaselineIndex", "Matched", "Rowed", "match"]
+
+
+class Identities(Protocol):
+    """What matching reads of a run's identities, by position: a list of
+    :class:`Fingerprinted` or an :class:`~ckdn.identity._table.IdentityTable`."""
+
+    def __len__(self) -> int: ...
+    def key(self, index: int) -> bytes: ...
+    def secondary(self, index: int) -> bytes: ...
+    def path(self, index: int) -> str: ...
+    def retried(self, index: int, path: str) -> bytes: ...
+
+
+class _Listed:
+    """A list of :class:`Fingerprinted` read as :class:`Identities`."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Fingerprinted]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def key(self, index: int) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.items[index].secondary)
+
+    def path(self, index: int) -> str:
+        return self.items[index].path
+
+    def retried(self, index: int, path: str) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
+
+
+class Rowed:
+    """Rows of a stored ``findings.jsonl`` read as :class:`Identities` (``ckdn baseline
+    --prune`` of a run it just sealed): a row without a line hash is not retried."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Sequence[FindingRow]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def key(self, index: int) -> bytes:
+        primary, occurrence, _ = self.rows[index].fingerprint.split(":")
+        return bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.rows[index].fingerprint.rpartition(":")[2])
+
+    def path(self, index: int) -> str:
+        return split_location(self.rows[index].location)[0]
+
+    def retried(self, index: int, path: str) -> bytes:
+        row = self.rows[index]
+        if not row.line_hash:
+            return b""
+        primary, occurrence = retried_head(row.line_hash, path, row.fingerprint).split(":")
+        return bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
 
 
 class Matched:
@@ -35,61 +107,107 @@ class Matched:
         return self.known.count(False)
 
 
-def _split(entry: str) -> tuple[str, str] | None:
-    """``(primary:occurrence, secondary)`` of a fingerprint; None when it is not one."""
-    head, sep, secondary = entry.rpartition(":")
-    return (head, secondary) if sep and head else None
+_SECONDARY = 6
 
 
-def match(entries: Iterable[str], current: Sequence[Fingerprinted],
-          renames: Mapping[str, Sequence[str]] | None = None) -> Matched:
-    """Match ``current`` against the baseline ``entries`` (see the module)."""
-    remaining: dict[str, list[str]] = {}  # primary:occurrence -> entries
-    for entry in entries:
-        split = _split(entry)
-        if split is not None:
-            remaining.setdefault(split[0], []).append(entry)
-    known = [False] * len(current)
-    by_pass = {"exact": 0, "renamed": 0, "message": 0}
+class BaselineIndex:
+    """A check's baseline entries by primary hash and occurrence (16 bytes), each with
+    the secondary hashes of the entries under it (6 bytes each: a hand-merged file
+    may hold one twice). About 100 bytes an entry, a third of the entry strings."""
 
-    def take(key: str) -> bool:
-        found = remaining.get(key)
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        index: dict[bytes, bytes] = {}
+        for entry in entries:
+            head, sep, secondary = entry.rpartition(":")
+            primary, sep2, occurrence = head.partition(":")
+            try:
+                key = bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+                tail = bytes.fromhex(secondary)
+            except (ValueError, OverflowError):
+                continue  # not a fingerprint (read_baseline refuses a file holding one)
+            if not (sep and sep2) or len(tail) != _SECONDARY:
+                continue
+            index[key] = index.get(key, b"") + tail
+        self.entries = index
+
+    def primaries(self) -> set[bytes]:
+        """The primary hashes the baseline holds (a finding without one is new unless a
+        rename or its message explains it)."""
+        return {key[:-4] for key in self.entries}
+
+    def take(self, key: bytes) -> bool:
+        found = self.entries.get(key)
         if not found:
             return False
-        found.pop()
-        if not found:
-            del remaining[key]
+        if len(found) > _SECONDARY:  # the last one, as ``ckdn diff``'s pairing does
+            self.entries[key] = found[:-_SECONDARY]
+        else:
+            del self.entries[key]
         return True
 
-    for index, item in enumerate(current):
-        if take(f"{item.primary}:{item.occurrence}"):
-            known[index] = True
+    def left(self) -> list[str]:
+        """What nothing took, as fingerprints, sorted: the stale entries."""
+        return sorted(f"{key[:-4].hex()}:{int.from_bytes(key[-4:], 'big')}:"
+                      f"{tails[at:at + _SECONDARY].hex()}"
+                      for key, tails in self.entries.items()
+                      for at in range(0, len(tails), _SECONDARY))
+
+
+def match(entries: Iterable[str] | BaselineIndex,
+          current: Sequence[Fingerprinted] | Identities,
+          renames: Mapping[str, Sequence[str]] | Callable[[], Mapping[str, Sequence[str]]]
+          | None = None) -> Matched:
+    """Match ``current`` against the baseline ``entries`` (see the module); an index given
+    is used up. ``renames`` may be a function, asked only when the exact pass leaves
+    both findings and entries over (only then can a rename explain one: git is not
+    started for a run the baseline knows whole)."""
+    index = entries if isinstance(entries, BaselineIndex) else BaselineIndex(entries)
+    found: Identities = _Listed(current) if isinstance(current, Sequence) else current
+    count = len(found)
+    known = [False] * count
+    by_pass = {"exact": 0, "renamed": 0, "message": 0}
+    take = index.take
+    for position in range(count):
+        if take(found.key(position)):
+            known[position] = True
             by_pass["exact"] += 1
-    if renames:
-        for index, item in enumerate(current):
-            if known[index]:
+    if callable(renames):
+        renames = renames() if index.entries and not all(known) else None
+    if renames and index.entries:
+        for position in range(count):
+            if known[position]:
                 continue
-            for old in renames.get(item.path, ()):
-                if take(f"{item.retried(old)}:{item.occurrence}"):
-                    known[index] = True
+            for old in renames.get(found.path(position), ()):
+                if take(found.retried(position, old)):
+                    known[position] = True
                     by_pass["renamed"] += 1
                     break
-    if any(not k for k in known) and remaining:
-        by_secondary: dict[str, list[tuple[str, str]]] = {}
-        for key, group in remaining.items():
-            for entry in group:
-                by_secondary.setdefault(entry.rpartition(":")[2], []).append((key, entry))
-        for index, item in enumerate(current):
-            if known[index]:
+    if index.entries and not all(known):
+        by_secondary: dict[bytes, list[bytes]] = {}
+        for key, tails in index.entries.items():
+            for at in range(0, len(tails), _SECONDARY):
+                by_secondary.setdefault(tails[at:at + _SECONDARY], []).append(key)
+        for position in range(count):
+            if known[position]:
                 continue
-            candidates = by_secondary.get(item.secondary)
+            candidates = by_secondary.get(found.secondary(position))
             if candidates:
-                key, entry = candidates.pop()
-                group = remaining[key]
-                group.remove(entry)
-                if not group:
-                    del remaining[key]
-                known[index] = True
+                _drop(index, candidates.pop(), found.secondary(position))
+                known[position] = True
                 by_pass["message"] += 1
-    stale = sorted(entry for group in remaining.values() for entry in group)
-    return Matched(known, stale, by_pass)
+    return Matched(known, index.left(), by_pass)
+
+
+def _drop(index: BaselineIndex, key: bytes, secondary: bytes) -> None:
+    """Take the entry ``key`` whose secondary hash is ``secondary``."""
+    tails = index.entries[key]
+    for at in range(0, len(tails), _SECONDARY):
+        if tails[at:at + _SECONDARY] == secondary:
+            rest = tails[:at] + tails[at + _SECONDARY:]
+            if rest:
+                index.entries[key] = rest
+            else:
+                del index.entries[key]
+            return

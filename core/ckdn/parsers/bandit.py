@@ -31,7 +31,6 @@ from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quo
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -87,7 +86,7 @@ class _Report:
     __slots__ = ("confidence", "errors", "files", "severity", "sink", "totals", "unscanned")
 
     def __init__(self, ctx: ParseContext) -> None:
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.severity = dict.fromkeys(LEVELS, 0)
         self.confidence = dict.fromkeys(LEVELS, 0)
         self.totals: dict[str, Any] = {}
@@ -99,7 +98,7 @@ class _Report:
         self.severity[_level(item.get("issue_severity"))] += 1
         self.confidence[_level(item.get("issue_confidence"))] += 1
         sink = self.sink
-        if len(sink.kept) < sink.keep:  # build only what the digest can show
+        if sink.wants():  # build only what the digest (or the tap) takes
             sink.add(_finding(ctx, item))
         else:
             sink.total += 1

@@ -18,11 +18,12 @@ from ckdn.documents.textcap import Snippet, cut, snippet
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
     from typing import Any, ClassVar
 
     from ckdn.parsers._protocol import Parser
+    from ckdn.parsers._sink import FindingSink
 
 __all__ = [
     "ArtifactError",
@@ -138,28 +139,8 @@ class ParseResult(Record):
         return len(self.findings) if self.findings_total is None else self.findings_total
 
 
-class FindingSink:
-    """Keeps the first ``keep`` findings and counts all of them.
-
-    A report with a million findings must cost constant memory: the digest shows
-    at most ``top`` findings anyway, and ``findings_total`` keeps the real count.
-    """
-
-    __slots__ = ("keep", "kept", "total")
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.kept: list[Finding] = []
-        self.total = 0
-
-    def add(self, finding: Finding) -> None:
-        self.total += 1
-        if len(self.kept) < self.keep:
-            self.kept.append(finding)
-
-    def result(self, **kwargs: Any) -> ParseResult:
-        """A ParseResult carrying the kept findings and the true total."""
-        return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)
+#: ``(path, cwd) -> shown path``, as :meth:`ParseContext.location` last worked them out.
+_LOCATED: dict[tuple[str, str], str] = {}
 
 
 @record
@@ -172,7 +153,7 @@ class ParseContext(Record):
     ``options`` defaults to a new empty dict.
     """
 
-    __slots__ = ("check", "cwd", "max_snippet_lines", "options", "rc", "run_dir", "top")
+    __slots__ = ("check", "cwd", "max_snippet_lines", "options", "rc", "run_dir", "tap", "top")
     check: str
     run_dir: str
     cwd: str
@@ -180,13 +161,21 @@ class ParseContext(Record):
     options: Mapping[str, Any]
     top: int
     max_snippet_lines: int
+    tap: Callable[[Finding], object] | None
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, check: str, run_dir: str | os.PathLike[str], cwd: str | os.PathLike[str],
             rc: int, options: Mapping[str, Any] | None = None, top: int = 20,
-            max_snippet_lines: int = 12) -> None:
+            max_snippet_lines: int = 12, tap: Callable[[Finding], object] | None = None
+    ) -> None:
         self._assign(check, os.fspath(run_dir), os.fspath(cwd), rc,
-                     {} if options is None else options, top, max_snippet_lines)
+                     {} if options is None else options, top, max_snippet_lines, tap)
+
+    def sink(self) -> FindingSink:
+        """The sink of the run's findings: keeps ``top``, hands every one to ``tap``."""
+        from ckdn.parsers._sink import FindingSink
+
+        return FindingSink(self.top, self.tap)
 
     @property
     def log_path(self) -> str:
@@ -213,10 +202,17 @@ class ParseContext(Record):
 
     def location(self, path: str | os.PathLike[str], line: int | None = None,
                  col: int | None = None) -> str:
-        """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
-        from ckdn.parsers._locations import shown_path  # lazy: only a finding needs it
+        """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based.
+        (Called twice per finding of a 100,000-finding report: its paths are remembered.)"""
+        key = (os.fspath(path), self.cwd)
+        text = _LOCATED.get(key)
+        if text is None:
+            from ckdn.parsers._locations import shown_path  # lazy: only a finding needs it
 
-        text = shown_path(os.fspath(path), self.cwd)
+            text = shown_path(*key)
+            if len(_LOCATED) >= 4096:  # bounded: a report naming a new file per finding
+                _LOCATED.clear()
+            _LOCATED[key] = text
         if line is not None and line >= 1:
             text += f":{line}"
             if col is not None and col >= 1:
@@ -250,14 +246,17 @@ def cap_line(line: str, width: int = LINE_CAP) -> str:
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """``Parser`` is imported when first asked for: a Protocol needs :mod:`typing`,
-        which ``ckdn run`` does not load otherwise (PEP 562)."""
-        if name != "Parser":
+        """``Parser`` and ``FindingSink`` are imported when first asked for (PEP 562): a
+        Protocol needs :mod:`typing`, which ``ckdn run`` does not load otherwise, and the
+        generic parser, on every green run's path, keeps no findings."""
+        if name == "Parser":
+            from ckdn.parsers._protocol import Parser as found
+        elif name == "FindingSink":
+            from ckdn.parsers._sink import FindingSink as found  # type: ignore[assignment]
+        else:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        from ckdn.parsers._protocol import Parser
-
-        globals()["Parser"] = Parser
-        return Parser
+        globals()[name] = found
+        return found
 
 
 @record

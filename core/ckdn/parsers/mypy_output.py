@@ -47,7 +47,6 @@ from ckdn.parsers.base import (
     LINE_CAP,
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -136,7 +135,7 @@ class _Scan:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
         self.json_mode = ctx.options.get("format", "text") == "json"
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.lesser = Lesser(ctx.top)
         self.errors = 0
         self.notes = 0

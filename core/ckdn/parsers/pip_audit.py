@@ -40,7 +40,6 @@ from ckdn.parsers._packagename import normalise
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -144,7 +143,7 @@ class _Audit:
                  "vulnerable")
 
     def __init__(self, ctx: ParseContext) -> None:
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.audited = self.vulnerable = self.fixed = self.total = self.skips = 0
         self.accepted = 0  # skips of a package allow_skipped names
         allow = ctx.options.get("allow_skipped", False)
@@ -172,7 +171,7 @@ class _Audit:
             return
         sink = self.sink
         for vuln in vulns:
-            if len(sink.kept) < sink.keep:  # build only what the digest can show
+            if sink.wants():  # build only what the digest (or the tap) takes
                 sink.add(_finding(ctx, dep, vuln))
             else:
                 sink.total += 1

@@ -48,7 +48,6 @@ from ckdn.parsers._logtext import (
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -187,7 +186,7 @@ class _Scan:
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.counts = {"hooks": 0, "passed": 0, "failed": 0, "skipped": 0}
         self.seen: dict[str, int] = {}
         self.hook: _Hook | None = None

@@ -137,7 +137,7 @@ class _Messages:
     def __init__(self, ctx: ParseContext) -> None:
         self.counts = dict.fromkeys(TYPES, 0)
         self.total = 0
-        self.weighted = FindingSink(ctx.top)
+        self.weighted = ctx.sink()  # the findings, unless only info
         self.info = FindingSink(ctx.top)
         self.unlinted: list[str] = []  # the first few modules never linted, named in a note
         self.unlinted_count = 0
@@ -148,7 +148,7 @@ class _Messages:
         self.counts[kind] += 1
         self.total += 1
         sink = self.info if kind == "info" else self.weighted
-        if len(sink.kept) < sink.keep:  # build only what the digest can show
+        if sink.wants():  # build only what the digest (or the tap) takes
             sink.add(_finding(ctx, message))
         else:
             sink.total += 1

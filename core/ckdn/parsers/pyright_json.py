@@ -38,7 +38,6 @@ from ckdn.parsers._logtext import Lesser, LogSample, LongLines
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
-    FindingSink,
     Option,
     ParseContext,
     ParseResult,
@@ -87,7 +86,7 @@ class _Doc:
         self.time: Any = None
         self.summary: Any = None
         self.lists = 0  # generalDiagnostics arrays: pyright writes one
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.lesser = Lesser(ctx.top)
         self.tally = {"error": 0, "warning": 0, "information": 0}
         self.odd = 0  # diagnostics with no known severity
@@ -110,7 +109,7 @@ class _Doc:
         message = diag.get("message")
         message = message if isinstance(message, str) else ""
         target = self.sink if severity == "error" else self.lesser.sink
-        if len(target.kept) >= target.keep:  # build only what the digest can show
+        if not target.wants():  # build only what the digest (or the tap) takes
             target.total += 1
         elif severity == "error":
             target.add(_finding(self.ctx, diag, str(path), message))

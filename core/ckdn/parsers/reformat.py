@@ -30,7 +30,7 @@ from ckdn.parsers._logtext import (
     joined,
     plain_lines,
 )
-from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
+from ckdn.parsers.base import BaseParser, Option, ParseContext, ParseResult
 
 __all__ = ["ReformatParser"]
 
@@ -91,7 +91,7 @@ class _Scan:
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.violations = 0
         self.errors = 0
         self.would: int | None = None

@@ -75,7 +75,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
             f"ruff report {named} not found in the run dir (exit code {ctx.rc}); the command "
             "must include --output-format json --output-file {run_dir}/" + named
             + (f"; log says: {' | '.join(log.head)}" if log.head else ""))])
-    sink = FindingSink(ctx.top)
+    sink = ctx.sink()
     tally = _Tally()
     try:
         with JsonStream.open(report) as reader:
@@ -153,11 +153,11 @@ class _Tally:
         if isinstance(fix, dict):
             self.fixable += 1
         self.files.add(filename)
-        if len(sink.kept) >= sink.keep:  # build only what the digest can show
+        if not sink.wants():  # build only what the digest (or the tap) takes
             sink.total += 1
             return
         sink.add(_finding(ctx, item, code=str(code), filename=filename, message=message,
-                          where=where, fix=fix))
+                          where=where, fix=fix, detailed=sink.keeps()))
 
 
 def _int(value: Any) -> int | None:
@@ -165,7 +165,9 @@ def _int(value: Any) -> int | None:
 
 
 def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: str,
-             message: str, where: dict[str, Any], fix: Any) -> Finding:
+             message: str, where: dict[str, Any], fix: Any, detailed: bool = True) -> Finding:
+    """One diagnostic as a finding; without ``detailed`` (a finding only handed over, not
+    kept: its fingerprint needs no fix text or link) its detail is left out."""
     row, col = _int(where.get("row")), _int(where.get("column"))
     path = ctx.location(filename)
     # legacy_location: the location as ruff wrote it (its absolute path); the id stays
@@ -182,6 +184,8 @@ def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: st
         location = (_as_written(filename, row, col) if legacy
                     else ctx.location(filename, row, col))
         ident = f"{path}:{row or 0}:{col or 0}:{code}"
+    if not detailed:
+        return Finding(ident, KIND, cap_line(f"{code} {message}"), location)
     if isinstance(fix, dict):
         applicability = fix.get("applicability") or "unknown"
         fix_message = fix.get("message") or "available"

@@ -32,7 +32,7 @@ from ckdn.parsers._logtext import (
     plain_lines,
     quote,
 )
-from ckdn.parsers.base import BaseParser, FindingSink, Option, ParseContext, ParseResult
+from ckdn.parsers.base import BaseParser, Option, ParseContext, ParseResult
 
 __all__ = ["TyParser"]
 
@@ -74,7 +74,7 @@ class TyParser(BaseParser):
 class _Scan:
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
-        self.sink = FindingSink(ctx.top)
+        self.sink = ctx.sink()
         self.counts = {"error": 0, "warning": 0, "info": 0}
         self.found: int | None = None
         self.clean = False

@@ -76,7 +76,8 @@ def test_a_red_run_records_every_finding_with_its_fingerprint_in_findings_jsonl(
     rows = [json.loads(line) for line in lines[1:]]
     assert [row["id"] for row in rows] == ["app.py:1:8:F401", "app.py:2:8:F401",
                                            "app.py:6:5:F841", "lib.py:1:8:F401"]
-    assert all(set(row) == {"fingerprint", "id", "kind", "location", "message"} for row in rows)
+    assert all(set(row) == {"fingerprint", "id", "kind", "line_hash", "location", "message"}
+               for row in rows)
     assert "findings.jsonl" in digest["artifacts"]
 
 
@@ -244,7 +245,7 @@ def test_the_diff_pages_examples_are_what_ckdn_prints_for_that_edit(
     assert shown == json.dumps(documented, indent=2) + "\n"
 
 
-def test_with_a_baseline_the_findings_file_reuses_the_gates_identities_read_once(
+def test_with_a_baseline_one_parse_serves_the_digest_the_gate_and_the_findings_file(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
     from ckdn.app import _pipeline
@@ -264,10 +265,46 @@ def test_with_a_baseline_the_findings_file_reuses_the_gates_identities_read_once
     monkeypatch.setattr(_pipeline, "parse_run", counting)
     digest = app.run(config, "ruff").digest
     assert digest["gate"]["status"] == "pass"
-    assert reads == [None, _pipeline.ALL_FINDINGS]  # the digest's (the check's top), the gate's
+    assert reads == [None]  # the digest's (the check's top): every finding handed over in it
     lines = (ruff_project.root / digest["run_dir"] / "findings.jsonl").read_text().splitlines()
     prints = sorted(json.loads(line)["fingerprint"] for line in lines[1:])
     assert prints == recorded["checks"]["ruff"]  # one fingerprint function for both
+
+
+def untapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser hands no finding over as it goes (as a plugin's may not): the run reads
+    its evidence again for the file, the way it did before the tap."""
+    from ckdn.parsers.base import FindingSink, ParseContext
+
+    monkeypatch.setattr(ParseContext, "sink", lambda self: FindingSink(self.top))
+
+
+def test_one_parse_writes_every_finding_past_the_old_reread_limit_without_a_baseline(
+        ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn import app
+    from ckdn.app import _findings, _pipeline
+
+    monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)  # what a parser that hands none over gets
+    reads: list[int | None] = []
+    real_parse = _pipeline.parse_run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("top"))
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    ruff_project.config(CONFIG.format(top=1))
+    digest = app.run(app.load_config(str(ruff_project.root)), "ruff").digest
+    assert digest["findings_total"] == 4
+    assert len(digest["findings"]) == 1
+    assert reads == [None]  # one parse: the evidence was not read again
+    assert "findings.jsonl" in digest["artifacts"]
+    run = ruff_project.root / digest["run_dir"]
+    lines = (run / "findings.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["total"] == 4
+    assert len(lines) == 5
+    assert not (run / _findings.SPOOL).exists()  # the spool is gone once the file is written
+    assert [json.loads(line)["id"] for line in lines[1:2]] == [digest["findings"][0]["id"]]
 
 
 def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
@@ -275,6 +312,7 @@ def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
     from ckdn import app
     from ckdn.app import _pipeline
 
+    untapped(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))
     real_parse = _pipeline.parse_run
 
@@ -293,12 +331,13 @@ def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
     assert "but no findings.jsonl" in refused(ruff_project, "-1", "latest")
 
 
-def test_past_the_reread_limit_a_run_without_a_baseline_gets_no_file_and_says_why(
+def test_past_the_reread_limit_an_untapped_run_without_a_baseline_gets_no_file_and_a_note(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
     from ckdn.app import _findings, _pipeline
 
     monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)
+    untapped(monkeypatch)
     reads: list[int | None] = []
     real_parse = _pipeline.parse_run
 

@@ -236,3 +236,48 @@ def test_a_symlinked_baseline_has_its_target_rewritten(dirty: Project) -> None:
     assert dirty.ckdn("baseline", "ruff").returncode == 0
     assert (dirty.root / "ckdn.baseline.json").is_symlink()
     assert len(json.loads(target.read_text())["checks"]["ruff"]) == 3
+
+
+def test_diff_pairs_the_findings_of_a_file_moved_with_git_mv(dirty: Project) -> None:
+    """The later run's findings.jsonl keeps each finding's line hash, so `ckdn diff`
+    retries a finding of a renamed file under its old path, as the gate does."""
+    gated(dirty, "ruff")
+    git(dirty.root, "mv", "app.py", "totals.py")
+    gated(dirty, "ruff")
+    proc = dirty.ckdn("diff", "-1", "latest", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["counts"] == {"new": 0, "fixed": 0, "moved": 3, "unchanged": 0}
+    assert [entry["was"].split(":")[0] for entry in doc["moved"]] == ["app.py"] * 3
+    assert proc.returncode == 0
+
+
+def test_prune_keeps_the_entries_of_a_file_moved_with_git_mv(dirty: Project) -> None:
+    dirty.ckdn("baseline", "ruff")
+    git(dirty.root, "mv", "app.py", "totals.py")
+    proc = dirty.ckdn("baseline", "ruff", "--prune")
+    assert json.loads(proc.stdout)["checks"] == {
+        "ruff": {"kept": 3, "dropped": 0, "new_not_added": 0}}
+    doc, code = gated(dirty, "ruff", "--gate")  # the entries now name totals.py's findings
+    assert (doc["baseline"], doc["gate"]["status"], code) == ({"known": 3, "new": 0}, "pass", 0)
+
+
+def test_baseline_records_the_fingerprints_the_run_wrote_reading_its_evidence_once(
+        dirty: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn import app
+    from ckdn.app import _pipeline
+
+    reads: list[int | None] = []
+    real_parse = _pipeline.parse_run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("top"))
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    config = app.load_config(str(dirty.root))
+    assert app.record_baseline(config, "ruff")["checks"] == {"ruff": {"recorded": 3}}
+    assert reads == [None]  # the run's own parse: no second one for the baseline
+    latest = dirty.root / ".agent-runs" / "latest" / "findings.jsonl"
+    rows = [json.loads(line) for line in latest.read_text().splitlines()[1:]]
+    recorded = json.loads((dirty.root / "ckdn.baseline.json").read_text())
+    assert recorded["checks"]["ruff"] == sorted(row["fingerprint"] for row in rows)

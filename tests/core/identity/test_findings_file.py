@@ -50,13 +50,13 @@ def test_each_line_is_the_compact_json_of_the_finding(tmp_path: Path) -> None:
     import json
 
     lines = encoded(tmp_path, FINDINGS).decode("ascii").splitlines()
-    prints = [i.fingerprint for i in fingerprints(FINDINGS, SourceLines(str(tmp_path)))]
-    for line, finding, fingerprint in zip(lines[1:], FINDINGS, prints, strict=True):
-        row = {"fingerprint": fingerprint, "id": finding.id, "kind": finding.kind}
+    items = fingerprints(FINDINGS, SourceLines(str(tmp_path)))
+    for line, finding, item in zip(lines[1:], FINDINGS, items, strict=True):
+        row = {"fingerprint": item.fingerprint, "id": finding.id, "kind": finding.kind,
+               "line_hash": item.inner.hex(), "message": finding.message}
         if finding.location is not None:
             row["location"] = finding.location
-        row["message"] = finding.message
-        assert line == json.dumps(row, separators=(",", ":"))
+        assert line == json.dumps(row, separators=(",", ":"), sort_keys=True)
 
 
 def test_long_strings_are_cut_so_every_line_is_bounded(tmp_path: Path) -> None:

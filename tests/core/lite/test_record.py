@@ -48,7 +48,7 @@ def test_records_work_with_the_dataclasses_functions(tmp_path: Path) -> None:
     ctx = ParseContext(check="c", run_dir=tmp_path, cwd=tmp_path, rc=1)
     assert dataclasses.is_dataclass(ctx)
     assert [f.name for f in dataclasses.fields(ctx)] == [
-        "check", "run_dir", "cwd", "rc", "options", "top", "max_snippet_lines"]
+        "check", "run_dir", "cwd", "rc", "options", "top", "max_snippet_lines", "tap"]
     changed = dataclasses.replace(ctx, options={"format": "json"})
     assert changed.options == {"format": "json"}
     assert changed.rc == 1

@@ -1,0 +1,137 @@
+"""The packed identity table gives every finding the fingerprint the list function gives,
+and matching it gives what matching the list gives; the spool writes the same file.
+
+The table is what a run uses (findings handed over one by one, none kept); the
+list function is what reports and merges use. Two ways to one identity would be
+two identities, so they are held equal on any findings, in any order.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ckdn.identity import (
+    BaselineIndex,
+    FindingsSpool,
+    IdentityTable,
+    SourceLines,
+    encode_findings,
+    fingerprints,
+    match,
+)
+from ckdn.parsers.base import Finding
+
+SOURCE = tempfile.mkdtemp(prefix="ckdn-table-")
+for _name, _lines in (("a.py", ["x = 1", "x = 1", "  x = 1", "y = 2", ""]),
+                      ("b.py", ["import os", "import os", "z"])):
+    Path(SOURCE, _name).write_text("\n".join(_lines) + "\n")
+
+finding = st.builds(
+    lambda path, line, rule, message: Finding(
+        f"{path}:{line}:1:{rule}" if path else rule, "lint_violation", message,
+        f"{path}:{line}:1" if path else None),
+    st.sampled_from(["a.py", "b.py", "gone.py", ""]), st.integers(1, 7),
+    st.sampled_from(["F401", "F841", "E1"]),
+    st.sampled_from(["unused 'x'", "unused 'y'", "line 3 too long", "caf\u00e9 \udcff"]))
+
+
+def table_of(findings: list[Finding]) -> IdentityTable:
+    table = IdentityTable(SourceLines(SOURCE))
+    for item in findings:
+        table.add(item)
+    return table
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(finding, max_size=40))
+def test_the_table_gives_each_finding_the_list_functions_fingerprint(
+        findings: list[Finding]) -> None:
+    listed = fingerprints(findings, SourceLines(SOURCE))
+    table = table_of(findings)
+    assert len(table) == len(findings)
+    assert [table.fingerprint(i) for i in range(len(table))] == [
+        item.fingerprint for item in listed]
+    assert [table.path(i) for i in range(len(table))] == [item.path for item in listed]
+    assert [table.line(i) for i in range(len(table))] == [item.line for item in listed]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(finding, max_size=30), st.lists(finding, max_size=30),
+       st.sampled_from([None, {"a.py": ["old.py"]}, {"b.py": ["a.py"]}]))
+def test_matching_the_table_is_matching_the_list(
+        before: list[Finding], after: list[Finding],
+        renames: dict[str, list[str]] | None) -> None:
+    entries = [item.fingerprint for item in fingerprints(before, SourceLines(SOURCE))]
+    listed = match(entries, fingerprints(after, SourceLines(SOURCE)), renames)
+    tabled = match(BaselineIndex(entries), table_of(after), lambda: renames or {})
+    assert tabled.known == listed.known
+    assert tabled.stale == listed.stale
+    assert tabled.by_pass == listed.by_pass
+
+
+def test_renames_are_asked_only_when_the_exact_pass_leaves_both_sides_over() -> None:
+    findings = [Finding("a.py:1:1:F841", "lint_violation", "unused 'x'", "a.py:1:1")]
+    entries = [item.fingerprint for item in fingerprints(findings, SourceLines(SOURCE))]
+    asked: list[int] = []
+
+    def renames() -> dict[str, list[str]]:
+        asked.append(1)
+        return {}
+
+    assert match(BaselineIndex(entries), table_of(findings), renames).new == 0
+    assert asked == []  # all known: git is never started
+    moved = [Finding("b.py:3:1:F841", "lint_violation", "other", "b.py:3:1")]
+    assert match(BaselineIndex(entries), table_of(moved), renames).new == 1
+    assert asked == [1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(finding, max_size=30), st.data())
+def test_the_spool_writes_the_bytes_the_list_encoder_writes(
+        findings: list[Finding], data: st.DataObject) -> None:
+    known = data.draw(st.lists(st.booleans(), min_size=len(findings), max_size=len(findings)))
+    listed = fingerprints(findings, SourceLines(SOURCE))
+    expected = b"".join(encode_findings("ruff", findings, listed, known))
+    with tempfile.TemporaryDirectory() as where:
+        spool = FindingsSpool(os.path.join(where, ".spool"))
+        table = table_of(findings)
+        for index, item in enumerate(findings):
+            spool.add(item, table.line_hash(index))
+        assert b"".join(spool.encode("ruff", table.fingerprint, known)) == expected
+        spool.discard()
+        assert os.listdir(where) == []
+
+
+def test_a_spool_that_cannot_be_made_says_why_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".spool").symlink_to(tmp_path / "elsewhere")
+    spool = FindingsSpool(str(tmp_path / ".spool"))
+    spool.add(Finding("x", "k", "m"))
+    assert "cannot write .spool" in spool.problem
+    assert not (tmp_path / "elsewhere").exists()
+    with pytest.raises(OSError, match=r"cannot write \.spool"):
+        b"".join(spool.encode("ruff", lambda i: "0" * 24 + ":0:" + "0" * 12))
+
+
+def test_a_table_holds_about_42_bytes_a_finding() -> None:
+    import tracemalloc
+
+    findings = (Finding(f"a.py:{i % 5 + 1}:1:F{i % 7}", "lint_violation", f"m {i}",
+                        f"a.py:{i % 5 + 1}:1") for i in range(20_000))
+    tracemalloc.start()
+    table = table_of(list(findings)[:0])  # warm the caches' types
+    start = tracemalloc.take_snapshot()
+    table = IdentityTable(SourceLines(SOURCE))
+    for item in (Finding(f"a.py:{i % 5 + 1}:1:F{i % 7}", "lint_violation", "m",
+                         f"a.py:{i % 5 + 1}:1") for i in range(20_000)):
+        table.add(item)
+    grown = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(
+        start, "filename"))
+    tracemalloc.stop()
+    assert len(table) == 20_000
+    assert grown < 20_000 * 60  # 42 bytes a row, and the bytearray's slack
