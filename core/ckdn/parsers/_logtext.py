@@ -109,6 +109,12 @@ class LongLines:
             result.notes.append(self.note(tool))
 
 
+#: The blanks a tool's line ends with or consists of: ASCII whitespace. ``str.strip`` also
+#: takes NEL and U+2028, so a log holding only those would read as blank: no tool's
+#: clean output.
+BLANKS = " \t\r\n\f\v"
+
+
 def plain_lines(ctx: ParseContext, long: LongLines | None = None) -> Iterator[str]:
     """The log, streamed, without ANSI escapes or trailing blanks.
 
@@ -121,7 +127,7 @@ def plain_lines(ctx: ParseContext, long: LongLines | None = None) -> Iterator[st
                 long.see(number, line)
             yield plain(line)
         else:
-            yield plain(line).rstrip()
+            yield plain(line).rstrip(BLANKS)
 
 
 def quote(line: str, width: int) -> str:
@@ -236,7 +242,7 @@ class LogSample:
         self.count = 0
 
     def add(self, line: str) -> None:
-        if not line.strip():
+        if not line.strip(BLANKS):
             return
         self.count += 1
         if len(self.lines) < self.limit:

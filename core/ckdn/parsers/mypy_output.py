@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, TypeGuard
 
 from ckdn.parsers._logtext import (
+    BLANKS,
     DetailLines,
     Lesser,
     LogSample,
@@ -215,7 +216,7 @@ class _Scan:
         if self.usage and line[:1].isspace():
             return  # argparse's usage text continues, indented
         self.usage = False
-        if line.strip():
+        if line.strip(BLANKS):  # NEL or U+2028 alone is no blank line mypy printed
             self.other(line)
 
     def other(self, line: str) -> None:

@@ -362,3 +362,13 @@ def test_past_the_reread_limit_an_untapped_run_without_a_baseline_gets_no_file_a
     proc = ruff_project.ckdn("diff", "-1", "latest")
     assert proc.returncode == 2
     assert "findings.jsonl" in proc.stderr
+
+
+def test_the_diff_pages_findings_file_is_what_ckdn_writes(ruff_project: Project) -> None:
+    digest = run_ruff(ruff_project)
+    lines = (ruff_project.root / digest["run_dir"] / "findings.jsonl").read_text().splitlines()
+    shown = example("findings.jsonl").splitlines()
+    assert shown[:2] == lines[:2]
+    assert shown[2:] == ["..."]
+    row = json.loads(lines[1])
+    assert lines[1] == json.dumps(row, separators=(",", ":"), sort_keys=True)

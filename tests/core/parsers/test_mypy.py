@@ -108,6 +108,16 @@ def test_empty_json_run_passes_but_an_empty_text_run_cannot_be_confirmed(
     assert status(ctx, result) == PARSE_MISMATCH
 
 
+@pytest.mark.parametrize("blank", ["\x85", "\u2028", "\u2029", "\x1c", "\u00a0"])
+def test_a_log_of_a_unicode_space_alone_is_not_an_empty_json_run(
+        load_case: CaseLoader, blank: str) -> None:
+    """mypy's clean JSON run prints a newline; NEL or U+2028 (whitespace to ``str.strip``)
+    is no such run (hypothesis found NEL read as a blank line, a false green)."""
+    ctx = load_case("mypy", "json_clean", options=JSON)
+    Path(ctx.log_path).write_text(blank + "\n", encoding="utf-8")
+    assert status(ctx, PARSER.parse(ctx)) == PARSE_MISMATCH
+
+
 def test_text_error_printed_under_json_output_is_still_a_finding(load_case: CaseLoader) -> None:
     result = PARSER.parse(load_case("mypy", "json_missing_file", options=JSON))
     (finding,) = result.findings
