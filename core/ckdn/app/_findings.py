@@ -113,8 +113,11 @@ class Tap:
 
         index: BaselineIndex | str | None = None
         if self.baseline is not None:
+            from ckdn.store import shown_path  # the baseline as every message shows it
+
             try:
-                entries = read_baseline(self.baseline).checks.get(self.check, [])
+                entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
+                                        ).checks.get(self.check, [])
             except ConfigError as exc:
                 index = str(exc)
             else:

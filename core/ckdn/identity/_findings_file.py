@@ -40,7 +40,9 @@ MAX_LINE = 64 << 10
 #: The most findings one file holds (as many as one run classifies).
 MAX_ROWS = 1_000_000
 _FINGERPRINT = re.compile(r"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}")
-_LINE_HASH = re.compile(r"[0-9a-f]{32}")
+#: A line hash's digits (checked with ``str.strip``: a pattern per row cost a tenth of a
+#: 100,000-row read).
+_HEX = "0123456789abcdef"
 
 
 class FindingRow:
@@ -337,8 +339,8 @@ def _row(value: dict[str, object], shown: str, number: int) -> FindingRow:
     if type(fingerprint) is str and type(ident) is str and type(kind) is str \
             and type(message) is str and (location is None or type(location) is str) \
             and (mark is None or mark is True) \
-            and (line_hash is None or (type(line_hash) is str
-                                       and _LINE_HASH.fullmatch(line_hash) is not None)) \
+            and (line_hash is None or (type(line_hash) is str and len(line_hash) == 32
+                                       and not line_hash.strip(_HEX))) \
             and len(value) == 4 + (location is not None) + (mark is not None) \
             + (line_hash is not None) and _FINGERPRINT.fullmatch(fingerprint):
         return FindingRow(fingerprint, ident, kind, location, message,

@@ -169,6 +169,8 @@ class Redaction:
         self.problems: list[str] = []
         #: what :meth:`argv` redacted, per rule
         self.command_counts: dict[str, int] = {}
+        #: what :meth:`sealed_log` redacted in full.log, per rule
+        self.log_counts: dict[str, int] = {}
 
     @property
     def enabled(self) -> bool:
@@ -265,18 +267,23 @@ class Redaction:
         from ckdn.errors import CkdnError
         from ckdn.redact._stream import rewrite
 
+        own = self.fork()
         try:
-            return rewrite(path, write, self.fork().redactor)
+            sealed = rewrite(path, write, own.redactor)
         except (OSError, CkdnError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else exc.message
             self.problems.append(f"full.log kept raw, not redacted: {reason or exc}")
             return sha256, size
+        self.log_counts = own.counts  # the tail is read from the redacted log: counted here
+        return sealed
 
     def notes(self) -> list[str]:
         """The digest's notes: what was redacted, per rule, and what could not be."""
         notes = [f"redacted {_counted(self.counts)}"] if self.counts else []
         if self.command_counts:
             notes.append(f"meta.json command: redacted {_counted(self.command_counts)}")
+        if self.log_counts:
+            notes.append(f"full.log: redacted {_counted(self.log_counts)}")
         return notes + self.problems
 
 

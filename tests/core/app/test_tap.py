@@ -154,5 +154,11 @@ def test_an_unreadable_baseline_makes_the_tapped_gate_unavailable(many: Project)
     (many.root / "ckdn.baseline.json").write_text("{not json")
     digest, _ = run(many)
     assert digest["gate"]["status"] == "unavailable"
-    assert "ckdn.baseline.json is not JSON" in digest["gate"]["reason"]
+    assert digest["gate"]["reason"].startswith("[run] baseline: ckdn.baseline.json is not JSON")
     assert digest["status"] == "fail"  # the gate never changes the status
+
+
+def test_a_missing_baseline_is_named_as_the_config_names_it(many: Project) -> None:
+    digest, _ = run(many)
+    assert digest["gate"]["status"] == "unavailable"
+    assert digest["gate"]["reason"].startswith("[run] baseline: ckdn.baseline.json not found")

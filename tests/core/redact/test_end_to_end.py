@@ -106,6 +106,14 @@ def test_full_log_is_redacted_too_when_asked_and_meta_hashes_what_is_kept(
     meta = json.loads((project.runs / "latest" / "meta.json").read_text())
     assert meta["log_sha256"] == hashlib.sha256(log).hexdigest()
     assert meta["log_bytes"] == len(log)
+    # the tail is read from the redacted log, so the digest counts what the rewrite took
+    notes = json.loads(proc.stdout)["notes"]
+    (counted,) = [note for note in notes if note.startswith("full.log: redacted ")]
+    rules = dict(part.rsplit(" ", 1) for part in counted.split("(", 1)[1][:-1].split(", "))
+    for rule, count in rules.items():  # a key block is one secret, one marker a line
+        if rule != "private-key":
+            assert int(count) == log.count(f"[REDACTED:{rule}]".encode()), rule
+    assert int(rules["private-key"]) == 1
 
 
 def test_redaction_can_be_turned_off(project: Project) -> None:
