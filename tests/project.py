@@ -84,3 +84,21 @@ PY = sys.executable
 def py(code: str) -> str:
     """A check command running ``code`` with this interpreter (quoted for shlex)."""
     return f"{shlex.quote(PY)} -c {shlex.quote(code)}"
+
+
+def parse_reads(monkeypatch: Any) -> list[int | None]:
+    """The ``top`` of each parse of a run's evidence from now on, in order (the run's own,
+    a re-read for the gate or the file, a gate's pick by position): a test pins how many
+    times the evidence is read."""
+    from ckdn.app import _gating, _pipeline
+
+    reads: list[int | None] = []
+    real = _pipeline.parse_run
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("top"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    monkeypatch.setattr(_gating, "parse_run", counting)
+    return reads

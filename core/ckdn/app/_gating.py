@@ -101,23 +101,12 @@ def _classified(result: ParseResult, findings: list[Finding], entries: list[str]
     from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match
 
     identities = fingerprints(findings, SourceLines(cwd))
-    matched = match(entries, identities)
-    if matched.new and matched.stale:  # only then can a rename explain one
-        renames = git_renames(cwd)
-        if renames:
-            matched = match(entries, identities, renames)
+    matched = match(entries, identities, lambda: git_renames(cwd))
     shown = {(f.id, f.location): f for f in result.findings}  # the ones with their detail
     pairs = list(zip(findings, matched.known, strict=True))
     new = [shown.get((f.id, f.location), f) for f, k in pairs if not k]
     old = [shown.get((f.id, f.location), f) for f, k in pairs if k]
-    summary = dict(result.summary)
-    if matched.stale:
-        summary["baseline_stale"] = len(matched.stale)
-    ordered = ParseResult(findings=[*new, *old], findings_total=result.total,
-                          summary=summary, parser_ok=result.parser_ok,
-                          notes=list(result.notes), gate_failures=list(result.gate_failures),
-                          evidence_expected=result.evidence_expected,
-                          wants_log_tail=result.wants_log_tail)
+    ordered = _reordered(result, new, old, len(matched.stale))
     gate = decide(status, rc, total=total, classified=len(findings), new=len(new),
                   gate_failures=failures, first_new=new[0].id if new else "")
     return Gated(ordered, gate, {"known": len(old), "new": len(new)},
@@ -145,18 +134,25 @@ def _tapped(result: ParseResult, tap: Tap, index: BaselineIndex, *, cwd: str, st
         chosen.update(pick(missing))
     new = [f for f in (chosen[p] for p in positions) if f is not None]
     old = [f for f, k in zip(kept, known, strict=False) if k][:max(0, top - len(new))]
-    summary = dict(result.summary)
-    if matched.stale:
-        summary["baseline_stale"] = len(matched.stale)
-    ordered = ParseResult(findings=[*new, *old], findings_total=result.total,
-                          summary=summary, parser_ok=result.parser_ok,
-                          notes=list(result.notes), gate_failures=list(result.gate_failures),
-                          evidence_expected=result.evidence_expected,
-                          wants_log_tail=result.wants_log_tail)
+    ordered = _reordered(result, new, old, len(matched.stale))
     gate = decide(status, rc, total=total, classified=len(known), new=count_new,
                   gate_failures=failures, first_new=new[0].id if new else "")
     return Gated(ordered, gate, {"known": len(known) - count_new, "new": count_new},
                  range(len(new), len(new) + len(old)), None, known=known)
+
+
+def _reordered(result: ParseResult, new: list[Finding], old: list[Finding],
+               stale: int) -> ParseResult:
+    """``result`` with its findings listed new first, then the known ones, and the
+    baseline's stale entries counted (``baseline_stale``) when there are any."""
+    summary = dict(result.summary)
+    if stale:
+        summary["baseline_stale"] = stale
+    return ParseResult(findings=[*new, *old], findings_total=result.total, summary=summary,
+                       parser_ok=result.parser_ok, notes=list(result.notes),
+                       gate_failures=list(result.gate_failures),
+                       evidence_expected=result.evidence_expected,
+                       wants_log_tail=result.wants_log_tail)
 
 
 def gating_for(config: Config, check: Check, run_dir: str, rc: int,

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from ckdn.schema import load_schema
-from tests.project import Project
+from tests.project import Project, parse_reads
 
 ROOT = Path(__file__).resolve().parents[3]
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))  # the dev extra's ruff
@@ -248,21 +248,13 @@ def test_the_diff_pages_examples_are_what_ckdn_prints_for_that_edit(
 def test_with_a_baseline_one_parse_serves_the_digest_the_gate_and_the_findings_file(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _pipeline
 
     ruff_project.config(CONFIG.format(top=1).replace(
         "[run]\n", '[run]\nbaseline = "ckdn.baseline.json"\n'))
     config = app.load_config(str(ruff_project.root))
     app.record_baseline(config, "ruff")
     recorded = json.loads((ruff_project.root / "ckdn.baseline.json").read_text())
-    reads: list[int | None] = []  # the `top` of each parse
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    reads = parse_reads(monkeypatch)  # the `top` of each parse
     digest = app.run(config, "ruff").digest
     assert digest["gate"]["status"] == "pass"
     assert reads == [None]  # the digest's (the check's top): every finding handed over in it
@@ -282,17 +274,10 @@ def untapped(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_one_parse_writes_every_finding_past_the_old_reread_limit_without_a_baseline(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _findings, _pipeline
+    from ckdn.app import _findings
 
     monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)  # what a parser that hands none over gets
-    reads: list[int | None] = []
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    reads = parse_reads(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))
     digest = app.run(app.load_config(str(ruff_project.root)), "ruff").digest
     assert digest["findings_total"] == 4
@@ -334,18 +319,11 @@ def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
 def test_past_the_reread_limit_an_untapped_run_without_a_baseline_gets_no_file_and_a_note(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _findings, _pipeline
+    from ckdn.app import _findings
 
     monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)
     untapped(monkeypatch)
-    reads: list[int | None] = []
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    reads = parse_reads(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))
     config = app.load_config(str(ruff_project.root))
     digest = app.run(config, "ruff").digest

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.project import Project
+from tests.project import Project, parse_reads
 
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))  # the dev extra's ruff
 
@@ -105,20 +105,11 @@ def test_a_second_copy_of_a_known_line_past_the_top_is_read_again_and_listed_fir
         many: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tap cannot hold it (the baseline has an entry like it, its first copy), so
     the one finding is read again by position."""
-    from ckdn.app import _gating, _pipeline
 
     record(many)
     # the same unused local in a second function: its line's content is the known one's
     (many.root / "b.py").write_text(FILES["b.py"] + "\n\ndef g():\n    x = 1\n")
-    reads: list[int | None] = []
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
-    monkeypatch.setattr(_gating, "parse_run", counting)
+    reads = parse_reads(monkeypatch)
     tapped, tapped_file = run(many)
     assert reads == [None, 1]  # the run's parse, then the one finding read again
     assert tapped["baseline"] == {"known": 31, "new": 1}
@@ -131,17 +122,9 @@ def test_a_second_copy_of_a_known_line_past_the_top_is_read_again_and_listed_fir
 
 def test_a_run_the_baseline_knows_whole_reads_its_evidence_once(
         many: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ckdn.app import _pipeline
 
     record(many)
-    reads: list[int | None] = []
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    reads = parse_reads(monkeypatch)
     digest, file = run(many)
     assert reads == [None]
     assert digest["gate"]["status"] == "pass"

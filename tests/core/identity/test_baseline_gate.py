@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from ckdn.documents.types import GateDoc
 from ckdn.identity import SCHEMA_BASELINE, decide, worst_gate
 from ckdn.schema import load_schema
-from tests.project import Project
+from tests.project import Project, parse_reads
 
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))
 DIRTY = "import os\nimport sys\n\n\ndef total(items):\n    return sum(items) + unused_name\n"
@@ -264,16 +264,8 @@ def test_prune_keeps_the_entries_of_a_file_moved_with_git_mv(dirty: Project) -> 
 def test_baseline_records_the_fingerprints_the_run_wrote_reading_its_evidence_once(
         dirty: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _pipeline
 
-    reads: list[int | None] = []
-    real_parse = _pipeline.parse_run
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        reads.append(kwargs.get("top"))
-        return real_parse(*args, **kwargs)
-
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
+    reads = parse_reads(monkeypatch)
     config = app.load_config(str(dirty.root))
     assert app.record_baseline(config, "ruff")["checks"] == {"ruff": {"recorded": 3}}
     assert reads == [None]  # the run's own parse: no second one for the baseline
