@@ -1,67 +1,19 @@
-"""Reading argv without the modules that usually read it: ``argparse`` and ``shlex``.
+"""A check's ``command`` string split into argv without ``shlex``, which imports ``re``.
 
-Two stand-ins, each for the common shape only, each handing everything else to
-the stdlib piece it stands in for:
-
-* :func:`quick_run` reads ``ckdn run NAME`` (with ``-q``, ``--config``, ``--cwd``)
-  as ckdn's argparse parser would and returns None for any other command line,
-  which argparse then reads, mistakes and messages included. Importing argparse
-  and building ckdn's parser cost more than the rest of the command line.
-* :func:`split_command` splits a check's ``command`` string as
-  ``shlex.split(command)`` does when it holds no quote and no backslash, and
-  calls shlex for anything else. ``shlex`` imports ``re``, which a trivial
-  ``ckdn run`` otherwise never needs.
-
-Differential tests: tests/core/lite/test_argv.py holds both to their stdlib
-pieces on generated input.
+:func:`split_command` does ``shlex.split``'s job for a command with no quote and
+no backslash and calls shlex for anything else (tests/core/lite/test_argv.py holds
+the two equal on generated input). ``ckdn run NAME`` itself is read without
+argparse by the run verb (:func:`ckdn.cli.run.read_quickly`).
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+__all__ = ["split_command"]
 
-__all__ = ["GLOBAL_OPTIONS", "quick_run", "split_command"]
-
-#: Options every verb takes, with a value; ``--config=PATH`` works too.
-GLOBAL_OPTIONS = ("--config", "--cwd")
 #: What shlex treats specially in a posix split: quotes and the escape.
 _SHLEX_SPECIAL = frozenset("'\"\\")
 #: shlex's whitespace in posix mode (not str.split's: no \x0b, \x0c, \x1c-\x1f, ...).
 _SHLEX_SPACE = " \t\r\n"
-
-
-def quick_run(argv: list[str]) -> SimpleNamespace | None:
-    """``run NAME`` with ``--quiet``/``-q``, ``--gate``, ``--config``, ``--cwd``: what argparse
-    would read.
-
-    None for any other command line (another verb, ``--all``, ``--fail-fast``, an
-    abbreviation, ``--help``, a mistake): argparse reads that one.
-    """
-    args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           gate=False, format="json", extra=[])
-    words = iter(argv)
-    for word in words:
-        if word in GLOBAL_OPTIONS:
-            value = next(words, None)
-            if value is None or value.startswith("-"):
-                return None
-            setattr(args, word[2:], value)
-        elif word.startswith(("--config=", "--cwd=")):
-            key, _, value = word[2:].partition("=")
-            setattr(args, key, value)
-        elif args.verb is None:
-            if word != "run":
-                return None
-            args.verb = word
-        elif word in ("--quiet", "-q"):
-            args.quiet = True
-        elif word == "--gate":
-            args.gate = True
-        elif args.check is None and not word.startswith("-"):
-            args.check = word
-        else:
-            return None
-    return args if args.check is not None else None
 
 
 def split_command(command: str) -> list[str]:

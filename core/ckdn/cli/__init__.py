@@ -1,42 +1,88 @@
-"""Command line: argument parsing and printing only; the work is in :mod:`ckdn.app`.
+"""The ``ckdn`` command: the verb table, and the one policy for what reaches the terminal.
 
-Every refusal is one line on stderr and exit 2 (argparse's own usage errors
-included); stdout carries only the document a verb produces.
-
-``ckdn run NAME`` is what agents and hooks call over and over, so that one
-shape is read without argparse (:func:`ckdn._lite.argv.quick_run`), whose import
-and parser construction cost more than the rest of the command line; everything
-else, mistakes included, goes through argparse and gets its messages.
+Each verb is one module of this package (its options and its handler), imported
+only when its verb runs: :data:`VERBS` is the one place that knows them all.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from types import SimpleNamespace
 
-from ckdn._lite.argv import quick_run
-from ckdn.errors import CkdnError, UsageError, one_line, os_reason
+from ckdn.errors import CkdnError, UsageError, one_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from types import SimpleNamespace
-    from typing import Any, NoReturn
+    from types import ModuleType
+    from typing import NoReturn
 
-    from ckdn.app import Config, Outcome
-
-__all__ = ["main"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "VERBS", "build_parser", "load_verb", "main"]
 
 EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
 
+#: Every verb, in ``ckdn --help``'s order: its module in this package (``add_options``
+#: and ``handle``) and the line ``ckdn --help`` shows for it. A module is imported only
+#: when its verb runs (``list`` and ``init`` are named apart from the builtin and
+#: ``__init__``).
+VERBS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run a check or an alias; digest on stdout"),
+    "baseline": ("baseline", "run a check or alias and record its findings in [run].baseline"),
+    "show": ("show", "show a stored digest (text on a terminal, indented JSON when piped)"),
+    "annotate": ("annotate", "a stored run as text, GitHub annotations or step summary, SARIF "
+                             "or GitLab Code Quality (runs nothing)"),
+    "diff": ("diff", "compare two runs of one check by fingerprint (exit 1 when B has new "
+                     "findings)"),
+    "merge": ("merge", "seal shard runs of one check as one run; digest on stdout (never green "
+                       "for missing or disagreeing shards)"),
+    "list": ("list_runs", "recent runs, newest first"),
+    "checks": ("checks", "configured checks and aliases"),
+    "gc": ("gc", "prune old run directories"),
+    "init": ("init_project", "write a starter ckdn.toml"),
+    "doctor": ("doctor", "check this installation and the configured checks, running nothing "
+                         "(exit 1 on an error)"),
+    "lock-config": ("lock_config", "write ckdn.lock.toml: a hash of every setting that decides "
+                                   "a verdict"),
+    "verify-config": ("verify_config", "compare the config with ckdn.lock.toml (exit 1 on a "
+                                       "difference)"),
+    "schema": ("schema", "print a packaged JSON Schema"),
+}
+
+
+def load_verb(verb: str) -> ModuleType:
+    """The module of ``verb``, imported now: the CLI's one lazy boundary.
+
+    ``__import__`` rather than ``importlib.import_module``: importing importlib
+    loads ``warnings``, which ``ckdn run`` otherwise never needs.
+    """
+    name = f"{__name__}.{VERBS[verb][0]}"
+    __import__(name)
+    return sys.modules[name]
+
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse reading of the command line (:mod:`ckdn.verbs`, loaded on demand)."""
-    from ckdn.verbs import build_parser as build
+    """The argparse reading of every command line but ``ckdn run NAME``; a verb's options
+    are added (its module imported) only when argparse picks that verb."""
+    from ckdn.cli import _arguments  # lazy: argparse is off `ckdn run NAME`'s path
 
-    return build()
+    summaries = {verb: summary for verb, (_module, summary) in VERBS.items()}
+    return _arguments.build_parser(summaries, lambda verb, parser:
+                                   load_verb(verb).add_options(parser))
+
+
+def _read(argv: list[str]) -> SimpleNamespace:
+    """``ckdn run NAME``, the command agents and hooks call over and over, is read by the
+    run verb without argparse (whose import and set-up cost more than the rest of the
+    command line); everything else, mistakes included, goes through argparse."""
+    if "run" in argv:
+        args: SimpleNamespace | None = load_verb("run").read_quickly(argv)
+        if args is not None:
+            return args
+    return build_parser().parse_args(argv, namespace=SimpleNamespace())
 
 
 def _split_extra(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -45,34 +91,6 @@ def _split_extra(argv: list[str]) -> tuple[list[str], list[str]]:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, []
-
-
-def _parse(argv: list[str]) -> SimpleNamespace:
-    from types import SimpleNamespace
-
-    return build_parser().parse_args(argv, namespace=SimpleNamespace())
-
-
-def _cwd(args: SimpleNamespace) -> str:
-    raw = getattr(args, "cwd", None) or os.environ.get("CKDN_CWD") or os.getcwd()
-    path = os.path.abspath(os.path.expanduser(raw))
-    if not os.path.isdir(path):
-        raise UsageError(f"--cwd {raw}: not a directory")
-    return path
-
-
-def _out(text: str) -> None:
-    """Print ``text`` inert, line by line: what a stored file or a config holds never acts
-    on the terminal (on a JSON line the escape is JSON's, so the document reads back)."""
-    from ckdn.app import inert
-
-    try:
-        sys.stdout.write("\n".join(inert(line) for line in text.split("\n")) + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise  # the reader went away: `_main` says nothing more to it
-    except OSError as exc:  # a full disk, a stdout closed meanwhile
-        raise CkdnError(f"cannot write to stdout: {os_reason(exc)}") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,11 +138,14 @@ def _standard_streams() -> bool:
 def _main(argv: list[str]) -> int:
     args_list, extra = _split_extra(argv)
     try:
-        args = quick_run(args_list) or _parse(args_list)
+        args = _read(args_list)
         if args.verb is None:
             build_parser().print_help()
             return EXIT_REFUSED
-        return _dispatch(args, extra)
+        if extra and args.verb != "run":
+            raise UsageError(f"`ckdn {args.verb}` takes no arguments after --")
+        code: int = load_verb(args.verb).handle(args, extra)
+        return code
     except CkdnError as exc:
         _fail(exc.message)
         return exc.exit_code
@@ -154,8 +175,6 @@ def _run_lightly() -> None:
     streamed; reference counting frees them), and ``bench/bench_junit.py`` /
     ``bench/bench_ruff.py`` show the same peak RSS with the collector off.
     """
-    import gc
-
     gc.disable()
 
 
@@ -180,219 +199,8 @@ def _exit_now(code: int) -> NoReturn:
 
 
 def _fail(message: str) -> None:
+    """A refusal: one line on stderr (the verbs' own notes: :func:`ckdn.cli._output.note`)."""
     try:  # noqa: SIM105 - contextlib is not imported on the run path
         sys.stderr.write(f"ckdn: {one_line(message)}\n")
     except (OSError, ValueError, AttributeError):  # nowhere to say it: the exit code says it
         pass
-
-
-def _dispatch(args: SimpleNamespace, extra: list[str]) -> int:
-    verb = args.verb
-    if extra and verb != "run":
-        raise UsageError(f"`ckdn {verb}` takes no arguments after --")
-    handler = {"run": _cmd_run, "show": _cmd_screen, "annotate": _cmd_screen,
-               "diff": _cmd_diff, "list": _cmd_list,
-               "checks": _cmd_checks,
-               "gc": _cmd_gc, "init": _cmd_init, "schema": _cmd_schema,
-               "doctor": _cmd_doctor, "baseline": _cmd_baseline,
-               "merge": _cmd_merge, "lock-config": _cmd_lock_config,
-               "verify-config": _cmd_verify_config}[verb]
-    return handler(args, extra)
-
-
-def _load(args: SimpleNamespace, *, required: bool = True) -> Config:
-    from ckdn.app import load_config
-
-    return load_config(_cwd(args), getattr(args, "config", None), required=required)
-
-
-def _json_line(value: Any) -> str:
-    from ckdn.app import encode
-
-    return encode(value).decode("utf-8")
-
-
-def _cmd_run(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn import app
-
-    if args.extra:
-        raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
-    if args.all == bool(args.check):
-        raise UsageError("name one check or alias, or pass --all")
-    config = _load(args)
-    if args.all:
-        if extra:
-            raise UsageError("extra arguments after -- are not accepted with --all")
-        outcome = app.run_all(config, fail_fast=args.fail_fast)
-    else:
-        outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
-    if not (args.quiet and outcome.status == "pass"):
-        if getattr(args, "format", "json") == "text":
-            from ckdn.screen import text_view
-
-            text_view(config, outcome.document)
-        else:
-            _out(_json_line(outcome.document))
-    return _exit(args, config, outcome)
-
-
-def _exit(args: SimpleNamespace, config: Config, outcome: Outcome) -> int:
-    if getattr(args, "gate", False):
-        from ckdn import app
-
-        if config.run.baseline is None:
-            raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
-        return app.gate_exit_code(outcome)
-    return outcome.exit_code
-
-
-def _cmd_merge(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn import app
-
-    config = _load(args)
-    if args.gate and config.run.baseline is None:
-        raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
-    outcome = app.merge_runs(config, args.check, args.runs, expect=args.expect)
-    _out(_json_line(outcome.document))
-    return _exit(args, config, outcome)
-
-
-def _cmd_baseline(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn import app
-
-    _out(_json_line(app.record_baseline(_load(args), args.check, prune=args.prune)))
-    return 0
-
-
-def _cmd_screen(args: SimpleNamespace, extra: list[str]) -> int:
-    """``show`` and ``annotate``, the verbs that print a stored run (:mod:`ckdn.screen`)."""
-    from ckdn.screen import verb
-
-    return verb(args, _load(args, required=False), _out)
-
-
-def _cmd_diff(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import diff_runs, render_diff
-
-    doc = diff_runs(_load(args, required=False), args.a, args.b)
-    _out(_json_line(doc) if args.json else render_diff(doc))
-    return 1 if doc["counts"]["new"] else 0
-
-
-def _cmd_list(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import list_runs, shown_runs_dir
-
-    config = _load(args, required=False)
-    rows = list_runs(config, args.n)
-    if args.json:
-        _out(_json_line({"runs": rows}))
-        return 0
-    if not rows:  # stdout carries only run lines; say it where a person looks
-        sys.stderr.write(f"ckdn: no runs in {shown_runs_dir(config)} yet\n")
-    for row in rows:
-        _out(f"{row['run_id']}\t{row['check']}\t{row['status']}")
-    return 0
-
-
-def _cmd_checks(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import describe_checks
-
-    rows = describe_checks(_load(args))
-    if args.json:
-        _out(_json_line({"checks": rows}))
-        return 0
-    for row in rows:
-        if row["kind"] == "alias":
-            fail_fast = "true" if row["fail_fast"] else "false"
-            _out(f"{row['name']}\talias={','.join(row['members'])}\tfail_fast={fail_fast}")
-        else:
-            command = row["command"]
-            if not isinstance(command, str):
-                import shlex  # lazy: only an array-form command is shown joined
-
-                command = shlex.join(command)
-            _out(f"{row['name']}\tparser={row['parser']}\t{command}")
-    return 0
-
-
-def _cmd_gc(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import prune_runs, shown_runs_dir
-
-    config = _load(args, required=False)
-    keep = config.run.keep if args.keep is None else args.keep
-    removed = prune_runs(config, args.keep, dry_run=args.dry_run)
-    kept = (f"kept up to {keep} finished runs per check" if keep else
-            "no limit by count ([run].keep = 0 means never prune by count; pass --keep N)")
-    for path in removed if args.dry_run else ():
-        _out(f"would remove {path}")
-    did = "would remove" if args.dry_run else "removed"
-    _out(f"{did} {len(removed)} run director{'y' if len(removed) == 1 else 'ies'}; "
-         f"{kept} in {shown_runs_dir(config)}")
-    return 0
-
-
-def _cmd_init(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import write_skills, write_starter
-
-    if args.skill is not None:
-        for path in write_skills(args.skill, force=args.force):
-            _out(f"wrote {path}")
-        return 0
-    path = write_starter(_cwd(args), getattr(args, "config", None), force=args.force)
-    _out(f"wrote {path}; the runs dir ckdn makes keeps itself out of git")
-    return 0
-
-
-def _cmd_doctor(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.doctor import diagnose, doctor_lines
-    from ckdn.errors import ConfigError
-
-    config, refused = None, None
-    try:
-        config = _load(args, required=False)
-    except ConfigError as exc:  # diagnosing the config is doctor's job: a finding, not exit 2
-        refused = exc.message
-    doc = diagnose(config, config_error=refused)
-    failed = bool(doc["errors"] or (args.strict and doc["warnings"]))
-    if args.json:
-        _out(_json_line(doc))
-        return 1 if failed else 0
-    for line in doctor_lines(doc):
-        _fail(line)
-    if not failed:
-        _out(f"ok: {doc['installation']}")
-    return 1 if failed else 0
-
-
-def _cmd_lock_config(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import lock_config
-
-    config = _load(args)
-    _out(f"wrote {lock_config(config, args.output)}: {len(config.checks)} checks,"
-         f" {len(config.aliases)} aliases and [run] locked")
-    return 0
-
-
-def _cmd_verify_config(args: SimpleNamespace, extra: list[str]) -> int:
-    from ckdn.app.queries import verify_config
-
-    doc = verify_config(_load(args), locked=args.locked)
-    if args.json:
-        _out(_json_line({k: v for k, v in doc.items() if k != "lines"}))
-    else:
-        for line in doc["lines"]:
-            _out(line)
-    return 0 if doc["ok"] else 1
-
-
-def _cmd_schema(args: SimpleNamespace, extra: list[str]) -> int:
-    import json
-
-    from ckdn.app.queries import load_schema, schema_ids
-
-    if args.id is None:
-        for sid in schema_ids():
-            _out(sid)
-        return 0
-    _out(json.dumps(load_schema(args.id), indent=2, sort_keys=False))
-    return 0

@@ -1,51 +1,18 @@
-"""ckdn._lite.argv: the quick `run` reading agrees with argparse, the command split with shlex."""
+"""ckdn._lite.argv: the command split agrees with shlex (`ckdn run NAME`: tests/core/cli)."""
 
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn._lite.argv import quick_run, split_command
-from ckdn.cli import build_parser
-from ckdn.errors import UsageError
+from ckdn._lite.argv import split_command
 
 HYPOTHESIS = settings(max_examples=300, deadline=None,
                       suppress_health_check=[HealthCheck.too_slow,
                                              HealthCheck.function_scoped_fixture])
-
-
-WORDS = st.sampled_from(["run", "ok", "x", "--quiet", "-q", "--config", "--config=c.toml",
-                         "--cwd", "--cwd=.", "--cwd=", "a", "-x", "--all", "--fail-fast",
-                         "--no-fail-fast", "", "show", "-h", "--qu", "--conf", "-1", "--gate",
-                         "--ga", "baseline"])
-
-
-def argparse_reading(argv: list[str]) -> dict[str, Any] | None:
-    try:
-        return vars(build_parser().parse_args(argv, namespace=SimpleNamespace()))
-    except UsageError:
-        return None
-
-
-@HYPOTHESIS
-@given(st.lists(WORDS, max_size=6))
-def test_the_quick_run_reading_never_disagrees_with_argparse(argv: list[str]) -> None:
-    quick = quick_run(argv)
-    if quick is not None:
-        assert vars(quick) == argparse_reading(argv)
-
-
-@pytest.mark.parametrize("argv", [["run", "ok"], ["run", "-q", "ok"], ["--cwd", "d", "run", "ok"],
-                                  ["run", "ok", "--config=c.toml", "--quiet"]])
-def test_the_usual_run_command_lines_are_read_without_argparse(argv: list[str]) -> None:
-    quick = quick_run(argv)
-    assert quick is not None
-    assert vars(quick) == argparse_reading(argv)
 
 
 # -- the command split agrees with shlex -------------------------------------------------

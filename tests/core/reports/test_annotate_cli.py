@@ -41,7 +41,7 @@ def test_annotate_names_a_run_dir_and_runs_nothing(real_runs: dict[str, RealRun]
 
 def test_the_verbs_formats_are_the_views_formats() -> None:
     from ckdn.app.queries import ANNOTATE_FORMATS
-    from ckdn.verbs import ANNOTATE_FORMATS as CHOICES
+    from ckdn.cli.annotate import ANNOTATE_FORMATS as CHOICES
 
     assert CHOICES == ANNOTATE_FORMATS
 

@@ -1,0 +1,24 @@
+"""``ckdn baseline NAME``: run a check and record its findings as the accepted ones."""
+
+from __future__ import annotations
+
+from ckdn import app
+from ckdn.cli._output import print_document
+from ckdn.cli._project import load_config
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+__all__ = ["add_options", "handle"]
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("check", help="atomic check or alias name")
+    parser.add_argument("--prune", action="store_true", help="drop fixed findings; add none")
+
+
+def handle(args: SimpleNamespace, extra: list[str]) -> int:
+    print_document(app.record_baseline(load_config(args), args.check, prune=args.prune))
+    return 0

@@ -1,0 +1,29 @@
+"""``ckdn diff A B``: two runs of one check compared by fingerprint (exit 1 on new findings)."""
+
+from __future__ import annotations
+
+from ckdn.app.queries import diff_runs, render_diff
+from ckdn.cli._output import print_document, print_line
+from ckdn.cli._project import load_config
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+__all__ = ["add_options", "handle"]
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", help="earlier run: dir name or path, latest, or -N (N runs before B)")
+    parser.add_argument("b", help="later run: dir name or path, or latest")
+    parser.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
+
+
+def handle(args: SimpleNamespace, extra: list[str]) -> int:
+    doc = diff_runs(load_config(args, required=False), args.a, args.b)
+    if args.json:
+        print_document(doc)
+    else:
+        print_line(render_diff(doc))
+    return 1 if doc["counts"]["new"] else 0

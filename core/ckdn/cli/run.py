@@ -1,0 +1,101 @@
+"""``ckdn run``: run a check, an alias or every check; the digest on stdout.
+
+The verb agents and hooks call over and over, so its usual shape is read here
+without argparse too (:func:`read_quickly`), held to argparse by a differential test.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ckdn import app
+from ckdn.cli._output import colour, print_document, write_text
+from ckdn.cli._project import load_config, require_baseline
+from ckdn.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["GLOBAL_OPTIONS", "add_options", "handle", "read_quickly"]
+
+#: Options every verb takes, with a value; ``--config=PATH`` works too.
+GLOBAL_OPTIONS = ("--config", "--cwd")
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    import argparse  # lazy: `ckdn run NAME` is read by read_quickly, never by argparse
+
+    parser.add_argument("check", nargs="?", help="atomic check or alias name")
+    parser.add_argument("--all", action="store_true", help="run every atomic check")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing when the status is pass")
+    parser.add_argument("--fail-fast", action=argparse.BooleanOptionalAction, default=None,
+                        help="stop an alias at its first non-green member (alias default: its "
+                             "fail_fast; --all default: no)")
+    parser.add_argument("--gate", action="store_true",
+                        help="exit code follows the baseline gate: 0 pass, 1 fail (else the "
+                             "run's)")
+    parser.add_argument("--format", choices=("json", "text"), default="json",
+                        help="stdout: the document as one JSON line (default), or text for "
+                             "people")
+    parser.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
+
+
+def read_quickly(argv: list[str]) -> SimpleNamespace | None:
+    """``run NAME`` with ``--quiet``/``-q``, ``--gate``, ``--config``, ``--cwd``: what argparse
+    would read.
+
+    None for any other command line (another verb, ``--all``, ``--fail-fast``, an
+    abbreviation, ``--help``, a mistake): argparse reads that one.
+    """
+    args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
+                           gate=False, format="json", extra=[])
+    words = iter(argv)
+    for word in words:
+        if word in GLOBAL_OPTIONS:
+            value = next(words, None)
+            if value is None or value.startswith("-"):
+                return None
+            setattr(args, word[2:], value)
+        elif word.startswith(("--config=", "--cwd=")):
+            key, _, value = word[2:].partition("=")
+            setattr(args, key, value)
+        elif args.verb is None:
+            if word != "run":
+                return None
+            args.verb = word
+        elif word in ("--quiet", "-q"):
+            args.quiet = True
+        elif word == "--gate":
+            args.gate = True
+        elif args.check is None and not word.startswith("-"):
+            args.check = word
+        else:
+            return None
+    return args if args.check is not None else None
+
+
+def handle(args: SimpleNamespace, extra: list[str]) -> int:
+    if args.extra:
+        raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
+    if args.all == bool(args.check):
+        raise UsageError("name one check or alias, or pass --all")
+    config = load_config(args)
+    if args.all:
+        if extra:
+            raise UsageError("extra arguments after -- are not accepted with --all")
+        outcome = app.run_all(config, fail_fast=args.fail_fast)
+    else:
+        outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
+    if not (args.quiet and outcome.status == "pass"):
+        if args.format == "text":
+            from ckdn.app.queries import report_text  # lazy: only --format text renders a view
+
+            write_text(report_text(config, outcome.document, color=colour()))
+        else:
+            print_document(outcome.document)
+    if args.gate:
+        require_baseline(config)
+        return app.gate_exit_code(outcome)
+    return outcome.exit_code

@@ -1,0 +1,31 @@
+"""``ckdn show [RUN]``: a stored digest, as text on a terminal and as JSON when piped."""
+
+from __future__ import annotations
+
+from ckdn.app.queries import read_run, render, report_text
+from ckdn.cli._output import colour, print_document, print_line, terminal, write_text
+from ckdn.cli._project import load_config
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+__all__ = ["add_options", "handle"]
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    parser.add_argument("--json", action="store_true", help="print the stored JSON as is")
+
+
+def handle(args: SimpleNamespace, extra: list[str]) -> int:
+    config = load_config(args, required=False)
+    doc = read_run(config, args.run)
+    if args.json:
+        print_document(doc)
+    elif terminal():
+        write_text(report_text(config, doc, color=colour()))
+    else:
+        print_line(render(doc))
+    return 0
