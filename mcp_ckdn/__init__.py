@@ -16,6 +16,8 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     """The ``ckdn-mcp`` entry point."""
-    from mcp_ckdn._main import main as serve
+    from mcp_ckdn._main import (
+        main as serve,  # lazy: the entry point; importing the package stays free
+    )
 
     return serve(sys.argv[1:] if argv is None else argv)

@@ -7,16 +7,11 @@ in one line how to install it (exit 2), as every ckdn mistake is said.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from importlib.util import find_spec
 
 from ckdn.app.queries import CWD_ENV, locate_cwd
 from ckdn.errors import CkdnError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
 
 __all__ = ["INSTALL_HINT", "main"]
 
@@ -50,39 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except CkdnError as exc:
         print(f"ckdn-mcp: {exc}", file=sys.stderr)
         return 2
-    import anyio
+    # lazy: the server start, the one place the SDK is imported, after the check above
+    from mcp_ckdn._server import build_server, serve_stdio
 
-    from mcp_ckdn._server import build_server
-
-    anyio.run(_serve, build_server(cwd, args.config, progress_every=args.progress_seconds))
+    serve_stdio(build_server(cwd, args.config, progress_every=args.progress_seconds))
     return 0
-
-
-async def _serve(server: MCPServer) -> None:
-    """Serve stdio until stdin closes (every call in flight is cancelled: its run stops
-    its check's tree and writes its evidence before the call ends,
-    :mod:`mcp_ckdn._running`), or until SIGTERM or SIGHUP.
-
-    On a signal the runs in flight are stopped the same way and their answers (the
-    interrupted digests) are sent; then the process ends at once: the SDK's stdin
-    reader cannot be woken from its blocking read, and the default SIGTERM would
-    have ended the server and left the checks running.
-    """
-    import signal
-
-    import anyio
-
-    from mcp_ckdn._running import stop_all
-
-    async def on_signal() -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-            async for signum in signals:
-                await stop_all()
-                await anyio.sleep(0.2)  # the answers reach the writer task and stdout
-                sys.stderr.flush()
-                os._exit(128 + signum)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(on_signal)
-        await server.run_stdio_async()
-        group.cancel_scope.cancel()

@@ -7,15 +7,21 @@ annotated, and given their output schemas (the packaged document schemas,
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp_types import Tool, ToolAnnotations
 
 from ckdn import __version__
 from ckdn.app.queries import resolution_order
+from mcp_ckdn._running import stop_all
 from mcp_ckdn._schemas import OUTPUT_SCHEMAS
 from mcp_ckdn._tools import PROGRESS_EVERY, Tools
 
-__all__ = ["TOOL_NAMES", "build_server", "instructions"]
+__all__ = ["TOOL_NAMES", "build_server", "instructions", "serve_stdio"]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -67,3 +73,32 @@ def build_server(cwd: str, config_flag: str | None = None, *,
         server.add_tool(getattr(tools, method), name=name,
                         annotations=_RUNS if runs else _READ_ONLY)
     return server
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve stdio until stdin closes, or until SIGTERM or SIGHUP (:func:`_serve`)."""
+    anyio.run(_serve, server)
+
+
+async def _serve(server: MCPServer) -> None:
+    """Serve stdio until stdin closes (every call in flight is cancelled: its run stops
+    its check's tree and writes its evidence before the call ends,
+    :mod:`mcp_ckdn._running`), or until SIGTERM or SIGHUP.
+
+    On a signal the runs in flight are stopped the same way and their answers (the
+    interrupted digests) are sent; then the process ends at once: the SDK's stdin
+    reader cannot be woken from its blocking read, and the default SIGTERM would
+    have ended the server and left the checks running.
+    """
+    async def on_signal() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            async for signum in signals:
+                await stop_all()
+                await anyio.sleep(0.2)  # the answers reach the writer task and stdout
+                sys.stderr.flush()
+                os._exit(128 + signum)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(on_signal)
+        await server.run_stdio_async()
+        group.cancel_scope.cancel()

@@ -23,15 +23,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import nox
+from nox.logger import logger
+from nox.registry import get as registered
+
 from ckdn.app import Alias, Check, Config, load_config
 from ckdn.app.queries import requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._run import ConfigPath, execute
 from nox_ckdn._session import ProjectInstall, install_requirements, install_the_project, unique
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import nox
 
 __all__ = ["BROKEN_CONFIG_SESSION", "ProjectInstall", "Python", "sessions"]
 
@@ -71,8 +71,6 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     ``github`` (default: on in a GitHub Actions job unless ``CKDN_GITHUB=0``) writes
     each check's annotations and step summary there (docs/ci.md).
     """
-    import nox
-    from nox.registry import get as registered
 
     options: dict[str, Any] = {"python": python, "venv_backend": venv_backend,
                                "venv_params": list(venv_params), "reuse_venv": reuse_venv,
@@ -157,6 +155,4 @@ def _register_refusal(nox_module: Any, message: str, tags: list[str],
 
 
 def _logger() -> Any:
-    from nox.logger import logger
-
     return logger

@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from ckdn.app import PASS, Config, encode, load_config
+from nox.command import CommandFailed
+from nox.logger import logger
+
+from ckdn.app import PASS, Config, encode, gate_requested, green, load_config
+from ckdn.app import run as run_target
+from ckdn.app.host import github_reporting, report_to_github
 from ckdn.app.queries import headline, red_members, render, requirements
 from ckdn.errors import CkdnError
 from nox_ckdn._session import base_env, install_requirements
@@ -78,9 +83,6 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
             fail: bool = True, gate: bool | None = None,
             github: bool | None = None) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
-    from ckdn.app import gate_requested, green
-    from ckdn.app import run as run_target
-    from ckdn.app.host import github_reporting, report_to_github
 
     by_gate = gate_requested() if gate is None else gate
     if by_gate and config.run.baseline is None:
@@ -117,8 +119,6 @@ def _fail(message: str, rc: int) -> NoReturn:
     session that gave up; a red check is a check that ran and failed. nox logs
     no reason for a failed session, so the line is logged first.
     """
-    from nox.command import CommandFailed
-    from nox.logger import logger
 
     logger.error(message)
     raise CommandFailed(message, return_code=rc)

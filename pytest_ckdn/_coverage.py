@@ -22,10 +22,10 @@ module only reads pytest-cov's facts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+from typing import Any
 
-if TYPE_CHECKING:
-    from ckdn.app.host import CoverageFacts
+from ckdn.app.host import CoverageFacts
 
 __all__ = ["coverage_of", "json_report"]
 
@@ -35,7 +35,6 @@ PYTEST_COV = "_cov"
 
 def coverage_of(pluginmanager: Any) -> CoverageFacts | None:
     """pytest-cov's facts for this session; None when pytest-cov is not measuring."""
-    from ckdn.app.host import CoverageFacts
 
     plugin = pluginmanager.get_plugin(PYTEST_COV)
     if plugin is None or getattr(plugin, "cov_controller", None) is None:
@@ -62,7 +61,6 @@ def json_report(pluginmanager: Any, run_dir: str) -> str:
 
     Raises ``OSError`` or ``RuntimeError`` (naming the cause) when it cannot be written.
     """
-    import os
 
     plugin = pluginmanager.get_plugin(PYTEST_COV)
     cov = getattr(getattr(plugin, "cov_controller", None), "cov", None)

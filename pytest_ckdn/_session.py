@@ -36,14 +36,34 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ckdn.app import ParseResult, encode, gate_exit_code
+from ckdn.app.host import (
+    ALL_FINDINGS,
+    ALLOW_NO_TESTS_HINT,
+    NO_TESTS_COLLECTED_STATUS,
+    RC_INTERRUPTED,
+    RC_TERMINATED,
+    ProgressLog,
+    begin_host_run,
+    coverage_gates,
+    coverage_worst_files,
+    github_reporting,
+    max_warnings_gate,
+    no_tests_collected,
+    no_tests_gate,
+    report_to_github,
+    stopped_early,
+    write_evidence,
+)
+from ckdn.errors import CkdnError
 from pytest_ckdn._collect import SKIPPED_COLLECTOR, Collector, Paths
+from pytest_ckdn._coverage import coverage_of, json_report
 from pytest_ckdn._settings import NESTED_ENV, Settings
 from pytest_ckdn._signals import SigtermStop, Terminated
+from pytest_ckdn._tee import LogTee
 
 if TYPE_CHECKING:
-    from ckdn.app import ParseResult
-    from ckdn.app.host import HostRun, ProgressLog
-    from pytest_ckdn._tee import LogTee
+    from ckdn.app.host import HostRun
 
 __all__ = ["PARSER_LABEL", "Recorder"]
 
@@ -58,8 +78,6 @@ _COLLECTION_STOP = "during collection"
 def _keep(settings: Settings) -> int:
     ckdn = settings.ckdn
     if ckdn is not None and ckdn.run.baseline is not None:
-        from ckdn.app.host import ALL_FINDINGS
-
         return ALL_FINDINGS
     return settings.top
 
@@ -101,10 +119,6 @@ class Recorder:
         self.sigterm.install()
 
     def _begin(self) -> None:
-        from ckdn.app.host import begin_host_run
-        from ckdn.errors import CkdnError
-        from pytest_ckdn._tee import LogTee
-
         assert self.settings.ckdn is not None
         try:
             self._run = begin_host_run(self.settings.ckdn, self.settings.check, tests=True)
@@ -116,8 +130,6 @@ class Recorder:
             self.notes.append("pytest's terminal reporter is disabled: full.log is empty")
 
     def _begin_progress(self) -> None:
-        from ckdn.app.host import ProgressLog
-
         assert self.settings.evidence_dir is not None
         self._mark = os.environ.get(NESTED_ENV)
         os.environ[NESTED_ENV] = str(self.settings.evidence_dir)  # see _settings: nested sessions
@@ -240,8 +252,6 @@ class Recorder:
     def _worst_files(self) -> Any:
         """The files behind a missed coverage gate, from pytest-cov's data written into the
         run dir as coverage.py's JSON report (only asked when a gate fails)."""
-        from ckdn.app.host import coverage_worst_files
-        from pytest_ckdn._coverage import json_report
 
         run_dir = (self._run.run_dir if self._run is not None
                    else str(self.settings.evidence_dir or ""))
@@ -263,17 +273,6 @@ class Recorder:
 
     def result(self) -> ParseResult:
         """The session's facts (findings, counts, coverage, gates), before other plugins add."""
-        from ckdn.app import ParseResult
-        from ckdn.app.host import (
-            ALLOW_NO_TESTS_HINT,
-            NO_TESTS_COLLECTED_STATUS,
-            coverage_gates,
-            max_warnings_gate,
-            no_tests_collected,
-            no_tests_gate,
-            stopped_early,
-        )
-        from pytest_ckdn._coverage import coverage_of
 
         collector = self.collector
         stats = getattr(self._reporter, "stats", None) if self._reporter is not None else None
@@ -322,15 +321,12 @@ class Recorder:
 
     def _final_status(self) -> int:
         """The exit code of the record: 143 after SIGTERM and 130 after Ctrl-C, as ckdn's."""
-        from ckdn.app.host import RC_INTERRUPTED, RC_TERMINATED
 
         if self.sigterm.received:
             return RC_TERMINATED
         return RC_INTERRUPTED if self.interrupted else self.exit_status()
 
     def _write_evidence(self) -> None:
-        from ckdn.app.host import write_evidence
-
         assert self.settings.evidence_dir is not None
         assert self.session is not None
         where = self.settings.evidence_dir
@@ -350,9 +346,6 @@ class Recorder:
             self._progress = None
 
     def _seal(self) -> None:
-        from ckdn.app import encode
-        from ckdn.errors import CkdnError
-
         assert self._run is not None
         assert self._tee is not None
         result = self._facts()
@@ -377,13 +370,10 @@ class Recorder:
         # after Ctrl-C, 143 after SIGTERM).
         self.session.exitstatus = outcome.exit_code
         if self.settings.gate:
-            from ckdn.app import gate_exit_code
-
             self.session.exitstatus = gate_exit_code(outcome)
 
     def _report_to_github(self, document: Any) -> None:
         """In a GitHub Actions job: the digest's annotations and step summary (docs/ci.md)."""
-        from ckdn.app.host import github_reporting, report_to_github
 
         if self.settings.ckdn is not None \
                 and github_reporting(choice=self.config.getoption("ckdn_github")):

@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ckdn.app import default_config, load_config
+from ckdn.errors import CkdnError
+
 if TYPE_CHECKING:
     from ckdn.app import Config
 
@@ -103,7 +106,6 @@ def outer_run_dir() -> str | None:
 
 def _standalone_config(config: pytest.Config, explicit: str | None) -> Config:
     """The config of a standalone session (see the module docstring); CkdnError when bad."""
-    from ckdn.app import default_config, load_config
 
     invocation = str(config.invocation_params.dir)
     root = str(config.rootpath)
@@ -122,8 +124,6 @@ def _standalone_config(config: pytest.Config, explicit: str | None) -> Config:
 
 def resolve(config: pytest.Config) -> Settings:
     """Settings for an enabled session; ``pytest.UsageError`` (one line, exit 4) on a bad config."""
-    from ckdn.app import default_config, load_config
-    from ckdn.errors import CkdnError
 
     outer = outer_run_dir()
     explicit = config.getoption("ckdn_config")

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from pytest_ckdn import hooks
+
 __all__ = ["pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
 RECORDER = "ckdn-recorder"
@@ -64,8 +66,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from pytest_ckdn import hooks
-
     pluginmanager.add_hookspecs(hooks)
 
 
@@ -109,6 +109,7 @@ def _records_tests(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not _enabled(config) or not _records_tests(config):
         return
+    # lazy: the documented boundary; a session without --ckdn-digest imports nothing from ckdn
     from pytest_ckdn._session import Recorder
     from pytest_ckdn._settings import resolve
 

@@ -19,8 +19,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from tox.config.of_type import ConfigDynamicDefinition
 from tox.tox_env.errors import Fail
+from tox.tox_env.python.pip.req_file import PythonDeps
 
+from ckdn.app import HOST_SEPARATOR, Alias, green, run
+from ckdn.app.queries import headline
+from ckdn.app.queries import requirements as requirements_of
+from ckdn.errors import CkdnError
 from tox_ckdn._interrupt import stop_on_interrupt
 from tox_ckdn._report import members_of, show
 
@@ -28,7 +34,7 @@ if TYPE_CHECKING:
     from tox.config.sets import EnvConfigSet
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Alias, Check, Config, Outcome
+    from ckdn.app import Check, Config, Outcome
     from ckdn.app.host import StopRequest
     from tox_ckdn._session import Session
 
@@ -42,7 +48,6 @@ _LOGGER = logging.getLogger(__name__)
 
 def run_name(name: str, env: str) -> str:
     """The name a check or alias runs under in ``env`` (see the module docstring)."""
-    from ckdn.app import HOST_SEPARATOR
 
     return name if name == env else f"{name}{HOST_SEPARATOR}{env}"
 
@@ -62,7 +67,6 @@ def add_requires(env_conf: EnvConfigSet, session: Session) -> None:
     so the plugin extends the loaded value through the definition's
     ``post_process``, after whatever tox (or another plugin) does to it.
     """
-    from tox.config.of_type import ConfigDynamicDefinition
 
     for definition in env_conf.get_configs():
         if "deps" in definition.keys and isinstance(definition, ConfigDynamicDefinition):
@@ -78,8 +82,6 @@ def add_requires(env_conf: EnvConfigSet, session: Session) -> None:
 
 
 def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
-    from tox.tox_env.python.pip.req_file import PythonDeps
-
     names = env_conf[KEY]
     if not names:
         return deps
@@ -97,8 +99,6 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
 def requirements(config: Config, names: list[str], *, have: list[str]) -> list[str]:
     """The ``requires`` of these checks and aliases' members, in order, each once, and
     this checkdown for a ``--ckdn-digest`` check unless ``have`` (the deps) names it."""
-    from ckdn.app.queries import requirements as requirements_of
-    from ckdn.errors import CkdnError
 
     try:
         return requirements_of(config, names, have=have)
@@ -112,8 +112,6 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     Every entry runs (so one CI job reports every red check); an alias stops at
     its first red member when its own ``fail_fast`` says so.
     """
-    from ckdn.app import green
-    from ckdn.app.queries import headline
 
     names = list(tox_env.conf[KEY])
     if not names:
@@ -166,9 +164,6 @@ def _bin_dirs(tox_env: ToxEnv) -> list[str] | None:
 
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
          base: dict[str, str], *, stop: StopRequest, bins: list[str] | None) -> Outcome:
-    from ckdn.app import run
-    from ckdn.errors import CkdnError
-
     try:
         return run(config, target.name, extra_args=extra, env=base, stop=stop,
                    run_name=lambda name: run_name(name, env), host_bins=bins)
@@ -177,8 +172,6 @@ def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...]
 
 
 def _target(config: Config, name: str) -> Check | Alias:
-    from ckdn.errors import CkdnError
-
     try:
         return config.get(name)
     except CkdnError as exc:
@@ -188,7 +181,6 @@ def _target(config: Config, name: str) -> Check | Alias:
 def _refuse_posargs(env: str, names: list[str], targets: list[Check | Alias],
                     extra: tuple[str, ...]) -> None:
     """Extra arguments go to one atomic check, as ``ckdn run`` takes them (never to an alias)."""
-    from ckdn.app import Alias
 
     first = targets[0]
     example = first.members[0] if isinstance(first, Alias) else first.name

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tox.tox_env.runner import RunToxEnv
+
+from ckdn.app import SKIPPED
+from ckdn.app.host import Member
 from tox_ckdn import _checks, _observe
 
 if TYPE_CHECKING:
@@ -42,11 +46,6 @@ def after_commands(session: Session, tox_env: ToxEnv, exit_code: int,
 
 
 def teardown(session: Session, tox_env: ToxEnv) -> None:
-    from tox.tox_env.runner import RunToxEnv
-
-    from ckdn.app import SKIPPED
-    from ckdn.app.host import Member
-
     if not isinstance(tox_env, RunToxEnv) or not session.active:
         return
     env = tox_env.name

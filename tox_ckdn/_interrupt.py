@@ -16,12 +16,12 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from ckdn.app.host import StopRequest
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tox.tox_env.api import ToxEnv
-
-    from ckdn.app.host import StopRequest
 
 __all__ = ["REASON", "stop_on_interrupt"]
 
@@ -32,7 +32,6 @@ REASON = "tox was interrupted"
 @contextlib.contextmanager
 def stop_on_interrupt(tox_env: ToxEnv) -> Iterator[StopRequest]:
     """A stop request that tox's interrupt of ``tox_env`` sets, while the block runs."""
-    from ckdn.app.host import StopRequest
 
     with StopRequest() as stop:
         interrupt = tox_env.interrupt

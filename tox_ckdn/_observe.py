@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from tox.tox_env.errors import Fail
 
+from ckdn.app.host import begin_host_run
+from ckdn.errors import CkdnError
 from tox_ckdn._report import members_of, show
 
 if TYPE_CHECKING:
@@ -59,8 +61,6 @@ class Observation:
 
 def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
     """Take the env's run dir and lock before its commands run; None when it has none."""
-    from ckdn.app.host import begin_host_run
-    from ckdn.errors import CkdnError
 
     config = session.loaded()
     if config is None or not has_commands(tox_env):
@@ -75,7 +75,6 @@ def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
 def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
          outcomes: Sequence[ToxOutcome]) -> Outcome:
     """Write ``full.log`` from tox's outcomes and seal the run as ``generic`` would."""
-    from ckdn.errors import CkdnError
 
     config, run = seen.config, seen.run
     try:

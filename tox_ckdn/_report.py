@@ -11,22 +11,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ckdn.app import PASS, encode
+from ckdn.app.host import Member
+from ckdn.app.queries import red_members, render
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tox.tox_env.api import ToxEnv
 
     from ckdn.app import Config, Outcome
-    from ckdn.app.host import Member
     from ckdn.app.types import Document
 
 __all__ = ["members_of", "show"]
 
 
 def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
-    from ckdn.app import PASS, encode
-    from ckdn.app.queries import render
-
     if doc["status"] == PASS:
         text = encode(doc).decode("utf-8")
     else:
@@ -38,7 +38,6 @@ def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
 
 def members_of(outcome: Outcome) -> list[Member]:
     """The tox aggregate's entries for one run: itself, or an alias's members."""
-    from ckdn.app.host import Member
 
     doc = outcome.document
     if "alias" not in doc:
@@ -50,7 +49,6 @@ def members_of(outcome: Outcome) -> list[Member]:
 
 def _red_members(config: Config, doc: Document) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
-    from ckdn.app.queries import red_members, render
 
     for run_dir, member in red_members(config, doc):
         yield render(member) if member is not None else f"ckdn: no readable digest in {run_dir}"

@@ -22,7 +22,18 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tox.config.loader.memory import MemoryLoader
 from tox.tox_env.errors import Fail
+
+from ckdn.app import encode, gate_requested, load_config
+from ckdn.app.host import (
+    GITHUB_ENV,
+    build_aggregate,
+    github_reporting,
+    report_to_github,
+    store_aggregate,
+)
+from ckdn.errors import CkdnError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -89,10 +100,8 @@ class Session:
         self.active = getattr(state.conf.options, "command", None) not in _AD_HOC_COMMANDS
         self.observe = bool(getattr(state.conf.options, "ckdn_observe", False)
                             or core["ckdn_observe"])
-        from ckdn.app import gate_requested
 
         self.gate = bool(core["ckdn_gate"]) or gate_requested()
-        from ckdn.app.host import GITHUB_ENV
 
         self.github = bool(core["ckdn_github"]) and os.environ.get(GITHUB_ENV, "").strip() \
             .lower() not in ("0", "false", "no", "off")
@@ -108,9 +117,6 @@ class Session:
         self._seed(state, self._config)
 
     def _load(self, explicit: str | None) -> None:
-        from ckdn.app import load_config
-        from ckdn.errors import CkdnError
-
         try:
             self._config = load_config(self.root, explicit, required=False)
         except CkdnError as exc:
@@ -124,7 +130,6 @@ class Session:
         ``commands = ["pytest"]`` must not run in place of the check. Everything
         else (deps, packaging, pass_env, set_env) is inherited as usual.
         """
-        from tox.config.loader.memory import MemoryLoader
 
         defined = _defined_envs(state)
         for name, description in _targets(config):
@@ -177,16 +182,12 @@ class Session:
             if not self._ran or self._config is None:
                 return
             members = [member for env in self._env_order() for member in self._members[env]]
-        from ckdn.app import encode
-        from ckdn.app.host import build_aggregate, store_aggregate
-        from ckdn.errors import CkdnError
 
         aggregate = build_aggregate(alias=AGGREGATE, members=members)
         try:
             store_aggregate(self._config, aggregate)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc.message}\n")
-        from ckdn.app.host import github_reporting, report_to_github
 
         if github_reporting(choice=self.github):  # before the aggregate: that is the last line
             report_to_github(self._config, aggregate)
