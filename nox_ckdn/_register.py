@@ -71,7 +71,6 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
     ``github`` (default: on in a GitHub Actions job unless ``CKDN_GITHUB=0``) writes
     each check's annotations and step summary there (docs/ci.md).
     """
-
     options: dict[str, Any] = {"python": python, "venv_backend": venv_backend,
                                "venv_params": list(venv_params), "reuse_venv": reuse_venv,
                                "default": default}

@@ -83,7 +83,6 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
             fail: bool = True, gate: bool | None = None,
             github: bool | None = None) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
-
     by_gate = gate_requested() if gate is None else gate
     if by_gate and config.run.baseline is None:
         session.error("ckdn: judging by the gate (gate=True or CKDN_GATE) needs a baseline: "
@@ -119,7 +118,6 @@ def _fail(message: str, rc: int) -> NoReturn:
     session that gave up; a red check is a check that ran and failed. nox logs
     no reason for a failed session, so the line is logged first.
     """
-
     logger.error(message)
     raise CommandFailed(message, return_code=rc)
 

@@ -35,7 +35,6 @@ PYTEST_COV = "_cov"
 
 def coverage_of(pluginmanager: Any) -> CoverageFacts | None:
     """pytest-cov's facts for this session; None when pytest-cov is not measuring."""
-
     plugin = pluginmanager.get_plugin(PYTEST_COV)
     if plugin is None or getattr(plugin, "cov_controller", None) is None:
         return None
@@ -61,7 +60,6 @@ def json_report(pluginmanager: Any, run_dir: str) -> str:
 
     Raises ``OSError`` or ``RuntimeError`` (naming the cause) when it cannot be written.
     """
-
     plugin = pluginmanager.get_plugin(PYTEST_COV)
     cov = getattr(getattr(plugin, "cov_controller", None), "cov", None)
     if cov is None or not callable(getattr(cov, "json_report", None)):

@@ -252,7 +252,6 @@ class Recorder:
     def _worst_files(self) -> Any:
         """The files behind a missed coverage gate, from pytest-cov's data written into the
         run dir as coverage.py's JSON report (only asked when a gate fails)."""
-
         run_dir = (self._run.run_dir if self._run is not None
                    else str(self.settings.evidence_dir or ""))
         if not run_dir:
@@ -273,7 +272,6 @@ class Recorder:
 
     def result(self) -> ParseResult:
         """The session's facts (findings, counts, coverage, gates), before other plugins add."""
-
         collector = self.collector
         stats = getattr(self._reporter, "stats", None) if self._reporter is not None else None
         counts = collector.counts(stats)
@@ -321,7 +319,6 @@ class Recorder:
 
     def _final_status(self) -> int:
         """The exit code of the record: 143 after SIGTERM and 130 after Ctrl-C, as ckdn's."""
-
         if self.sigterm.received:
             return RC_TERMINATED
         return RC_INTERRUPTED if self.interrupted else self.exit_status()
@@ -374,7 +371,6 @@ class Recorder:
 
     def _report_to_github(self, document: Any) -> None:
         """In a GitHub Actions job: the digest's annotations and step summary (docs/ci.md)."""
-
         if self.settings.ckdn is not None \
                 and github_reporting(choice=self.config.getoption("ckdn_github")):
             if self._reporter is not None:

@@ -106,7 +106,6 @@ def outer_run_dir() -> str | None:
 
 def _standalone_config(config: pytest.Config, explicit: str | None) -> Config:
     """The config of a standalone session (see the module docstring); CkdnError when bad."""
-
     invocation = str(config.invocation_params.dir)
     root = str(config.rootpath)
     named = explicit if explicit is not None else os.environ.get(CONFIG_ENV) or None
@@ -124,7 +123,6 @@ def _standalone_config(config: pytest.Config, explicit: str | None) -> Config:
 
 def resolve(config: pytest.Config) -> Settings:
     """Settings for an enabled session; ``pytest.UsageError`` (one line, exit 4) on a bad config."""
-
     outer = outer_run_dir()
     explicit = config.getoption("ckdn_config")
     cwd = config.invocation_params.dir

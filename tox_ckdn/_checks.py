@@ -48,7 +48,6 @@ _LOGGER = logging.getLogger(__name__)
 
 def run_name(name: str, env: str) -> str:
     """The name a check or alias runs under in ``env`` (see the module docstring)."""
-
     return name if name == env else f"{name}{HOST_SEPARATOR}{env}"
 
 
@@ -67,7 +66,6 @@ def add_requires(env_conf: EnvConfigSet, session: Session) -> None:
     so the plugin extends the loaded value through the definition's
     ``post_process``, after whatever tox (or another plugin) does to it.
     """
-
     for definition in env_conf.get_configs():
         if "deps" in definition.keys and isinstance(definition, ConfigDynamicDefinition):
             previous = definition.post_process
@@ -99,7 +97,6 @@ def _extended(deps: object, env_conf: EnvConfigSet, session: Session) -> object:
 def requirements(config: Config, names: list[str], *, have: list[str]) -> list[str]:
     """The ``requires`` of these checks and aliases' members, in order, each once, and
     this checkdown for a ``--ckdn-digest`` check unless ``have`` (the deps) names it."""
-
     try:
         return requirements_of(config, names, have=have)
     except CkdnError as exc:
@@ -112,7 +109,6 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
     Every entry runs (so one CI job reports every red check); an alias stops at
     its first red member when its own ``fail_fast`` says so.
     """
-
     names = list(tox_env.conf[KEY])
     if not names:
         return
@@ -181,7 +177,6 @@ def _target(config: Config, name: str) -> Check | Alias:
 def _refuse_posargs(env: str, names: list[str], targets: list[Check | Alias],
                     extra: tuple[str, ...]) -> None:
     """Extra arguments go to one atomic check, as ``ckdn run`` takes them (never to an alias)."""
-
     first = targets[0]
     example = first.members[0] if isinstance(first, Alias) else first.name
     hint = f"e.g. `tox -e {example} -- {' '.join(extra)}`"

@@ -32,7 +32,6 @@ REASON = "tox was interrupted"
 @contextlib.contextmanager
 def stop_on_interrupt(tox_env: ToxEnv) -> Iterator[StopRequest]:
     """A stop request that tox's interrupt of ``tox_env`` sets, while the block runs."""
-
     with StopRequest() as stop:
         interrupt = tox_env.interrupt
 

@@ -23,6 +23,7 @@ from tox.tox_env.errors import Fail
 from ckdn.app.host import begin_host_run
 from ckdn.errors import CkdnError
 from tox_ckdn._report import members_of, show
+from tox_ckdn._session import Observation, Session
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,11 +31,10 @@ if TYPE_CHECKING:
     from tox.execute import Outcome as ToxOutcome
     from tox.tox_env.api import ToxEnv
 
-    from ckdn.app import Config, Outcome
-    from ckdn.app.host import HostLog, HostRun
-    from tox_ckdn._session import Session
+    from ckdn.app import Outcome
+    from ckdn.app.host import HostLog
 
-__all__ = ["PREFIX", "Observation", "begin", "has_commands", "run_name", "seal"]
+__all__ = ["PREFIX", "begin", "has_commands", "run_name", "seal"]
 
 #: Observed runs are named ``tox-<env>``.
 PREFIX = "tox-"
@@ -49,19 +49,8 @@ def has_commands(tox_env: ToxEnv) -> bool:
     return any(tox_env.conf[key] for key in _COMMAND_KEYS)
 
 
-class Observation:
-    """An observed env between ``tox_before_run_commands`` and ``tox_after_run_commands``."""
-
-    __slots__ = ("config", "run")
-
-    def __init__(self, config: Config, run: HostRun) -> None:
-        self.config = config
-        self.run = run
-
-
 def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
     """Take the env's run dir and lock before its commands run; None when it has none."""
-
     config = session.loaded()
     if config is None or not has_commands(tox_env):
         return None  # a ckdn.toml that did not load: the env runs unobserved (said once)
@@ -75,7 +64,6 @@ def begin(session: Session, tox_env: ToxEnv) -> Observation | None:
 def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
          outcomes: Sequence[ToxOutcome]) -> Outcome:
     """Write ``full.log`` from tox's outcomes and seal the run as ``generic`` would."""
-
     config, run = seen.config, seen.run
     try:
         _write_log(run.open_log(), outcomes)

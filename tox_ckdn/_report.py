@@ -38,7 +38,6 @@ def show(tox_env: ToxEnv, config: Config, doc: Document) -> None:
 
 def members_of(outcome: Outcome) -> list[Member]:
     """The tox aggregate's entries for one run: itself, or an alias's members."""
-
     doc = outcome.document
     if "alias" not in doc:
         return [Member(check=doc["check"], status=doc["status"], rc=doc["rc"],
@@ -49,6 +48,5 @@ def members_of(outcome: Outcome) -> list[Member]:
 
 def _red_members(config: Config, doc: Document) -> Iterator[str]:
     """Each red member's digest, rendered, in member order."""
-
     for run_dir, member in red_members(config, doc):
         yield render(member) if member is not None else f"ckdn: no readable digest in {run_dir}"

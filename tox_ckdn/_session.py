@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from tox.session.state import State
 
     from ckdn.app import Config
-    from ckdn.app.host import Member
-    from tox_ckdn._observe import Observation
+    from ckdn.app.host import HostRun, Member
 
-__all__ = ["AGGREGATE", "Session", "ZeroConfigEnvs", "current", "start", "wrap_handlers"]
+__all__ = ["AGGREGATE", "Observation", "Session", "ZeroConfigEnvs", "current", "start",
+           "wrap_handlers"]
 
 #: The alias name of the aggregate over every env of one tox run.
 AGGREGATE = "tox"
@@ -54,6 +54,16 @@ AGGREGATE = "tox"
 _LOGGER = logging.getLogger(__name__)
 #: tox commands that run one given command in an env: no checks, nothing observed.
 _AD_HOC_COMMANDS = ("exec", "e")
+
+
+class Observation:
+    """An observed env between ``tox_before_run_commands`` and ``tox_after_run_commands``."""
+
+    __slots__ = ("config", "run")
+
+    def __init__(self, config: Config, run: HostRun) -> None:
+        self.config = config
+        self.run = run
 
 
 class Session:
@@ -130,7 +140,6 @@ class Session:
         ``commands = ["pytest"]`` must not run in place of the check. Everything
         else (deps, packaging, pass_env, set_env) is inherited as usual.
         """
-
         defined = _defined_envs(state)
         for name, description in _targets(config):
             if name in defined:

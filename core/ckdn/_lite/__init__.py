@@ -17,7 +17,7 @@ stand-in           stands in for               falls back to it for
 ``record``         ``dataclasses.dataclass``   ``fields``/``replace``/``asdict``
 ``toml``           ``tomllib.loads``           anything beyond plain TOML
 ``canonical``      ``json.dumps`` (canonical)  (the escaper, where ``_json`` is absent)
-``argv``           ``argparse``, ``shlex``     any other command line; quoted commands
+``argv``           ``shlex.split``             a quoted or escaped command
 ``spawn``          ``subprocess.Popen``        another cwd, no ``/proc``, a closed fd
 ``rmtree``         ``shutil.rmtree``           no descriptor-relative removal
 =================  ==========================  =======================================

@@ -1,9 +1,7 @@
 """A check's ``command`` string split into argv without ``shlex``, which imports ``re``.
 
-:func:`split_command` does ``shlex.split``'s job for a command with no quote and
-no backslash and calls shlex for anything else (tests/core/lite/test_argv.py holds
-the two equal on generated input). ``ckdn run NAME`` itself is read without
-argparse by the run verb (:func:`ckdn.cli.run.read_quickly`).
+A command with a quote or a backslash goes to shlex itself; tests/core/lite/test_argv.py
+holds the two equal on generated input.
 """
 
 from __future__ import annotations

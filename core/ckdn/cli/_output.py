@@ -1,9 +1,7 @@
 """What the verbs print, and how: stdout carries only the document, every line inert.
 
-A stored file or a config may hold anything, so a line printed goes through
-:func:`ckdn.app.inert`; a text view is printed as the view made it (it made every
-stored string inert itself, and its only control bytes are the colours it was
-asked for, which it is only on a terminal without ``NO_COLOR``).
+A stored file or a config may hold anything; a text view is printed as made (it made
+its strings inert itself, and colours only on a terminal without ``NO_COLOR``).
 """
 
 from __future__ import annotations
