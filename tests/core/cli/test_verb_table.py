@@ -103,3 +103,18 @@ def test_the_design_page_lists_the_verb_table() -> None:
     section = page.split("### The verb table", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| `([a-z-]+)` \| `ckdn\.cli\.([a-z_]+)` \|", section, re.MULTILINE)
     assert dict(rows) == {verb: module for verb, (module, _summary) in VERBS.items()}
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["nosuch"]])
+def test_the_command_line_without_a_verb_loads_no_door(tmp_path: Path, argv: list[str]) -> None:
+    probe = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom ckdn.cli import main\n"
+             "try:\n    main(sys.argv[2:])\nexcept SystemExit:\n    pass\n"
+             "sys.stderr.write('\\nLOADED ' + ' '.join(sorted(m for m in sys.modules"
+             " if m.startswith('ckdn.'))))\n")
+    core = str(Path(ckdn.__file__).parent.parent)
+    proc = subprocess.run([sys.executable, "-S", "-c", probe, core, *argv], cwd=tmp_path,
+                          env=clean_env(), capture_output=True, text=True, timeout=60,
+                          check=False)
+    loaded = set(proc.stderr.rpartition("\nLOADED ")[2].split())
+    assert "ckdn.cli" in loaded
+    assert not {name for name in loaded if name.startswith("ckdn.app")}
