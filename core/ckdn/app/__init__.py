@@ -22,7 +22,7 @@ terminal or reorder the text (a JSON line stays the same JSON).
 
 from __future__ import annotations
 
-from ckdn.app._pipeline import (
+from ckdn.app._running.steps import (
     ALL,
     Outcome,
     parse_safely,
@@ -92,8 +92,8 @@ __all__ = [
 
 def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, object]:
     """Run ``name`` and record every finding's fingerprint in ``[run].baseline``
-    (:mod:`ckdn.app._baselining`); the report of what was recorded."""
-    from ckdn.app._baselining import record_baseline as record  # lazy: not on the run path
+    (:mod:`ckdn.app._project.baseline`); the report of what was recorded."""
+    from ckdn.app._project.baseline import record_baseline as record  # lazy: not on the run path
 
     return record(config, name, prune=prune)
 
@@ -101,8 +101,8 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
 def merge_runs(config: Config, name: str, runs: Sequence[str], *,
                expect: int | None = None) -> Outcome:
     """Seal the shard runs ``runs`` of check ``name`` as one run of it, failing closed
-    (:mod:`ckdn.app._merging`)."""
-    from ckdn.app._merging import merge_runs as merge  # lazy: not on the run path
+    (:mod:`ckdn.app._shards.merge`)."""
+    from ckdn.app._shards.merge import merge_runs as merge  # lazy: not on the run path
 
     return merge(config, name, runs, expect=expect)
 

@@ -10,9 +10,9 @@ check here costs a look at the installed metadata, which is why it runs only
 when asked (``ckdn doctor``), never on ``ckdn run``'s path.
 
 The config's checks are looked at statically: nothing runs. The command policy's
-verdict is the one :mod:`ckdn.app._policy` gives ``ckdn run``, from the same
+verdict is the one :mod:`ckdn.app._running.policy` gives ``ckdn run``, from the same
 function on the same argv and environment, so doctor and run never disagree
-(:mod:`ckdn.app._diagnose` holds the rules, made on first use).
+(:mod:`ckdn.app._install.diagnose` holds the rules, made on first use).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def diagnose(config: Config | None, *, config_error: str | None = None) -> dict[
     """The ``ckdn doctor --json`` report (``ckdn.doctor/1``, docs/cli.md): this installation's
     problems, then every configured check's (``config`` None: no config file, or the one
     line it was refused with as ``config_error``)."""
-    from ckdn.app._diagnose import report
+    from ckdn.app._install.diagnose import report
 
     return report(config, installation_problems(), installed(), config_error=config_error)
 

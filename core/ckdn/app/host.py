@@ -24,8 +24,8 @@ import os
 import time
 
 from ckdn.app._ci import GITHUB_ENV, github_reporting, report_to_github
-from ckdn.app._gating import ALL_FINDINGS
-from ckdn.app._pipeline import LOG, Outcome, parse_run, seal, store_aggregate, store_for
+from ckdn.app._running.gate import ALL_FINDINGS
+from ckdn.app._running.steps import LOG, Outcome, parse_run, seal, store_aggregate, store_for
 from ckdn.documents.aggregate import Member, build_aggregate
 from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
 from ckdn.parsers.gates import (
@@ -185,7 +185,7 @@ class HostRun:
             result = parse_run(self.config, self.name, parser, self.run_dir, rc, options={},
                                top=top)
         if outcomes is not None:
-            from ckdn.app._outcomes import record_outcomes
+            from ckdn.app._stored.outcomes import record_outcomes
             from ckdn.errors import CkdnError
 
             try:
@@ -194,7 +194,7 @@ class HostRun:
                 del exc
         gating = None
         if gated and self.config.run.baseline is not None:
-            from ckdn.app._gating import host_gating
+            from ckdn.app._running.gate import host_gating
 
             gating = host_gating(self.config, self.name, rc)
         return seal(self.config, self._store, self._rd, check=self.name, parser=parser,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 
-from ckdn.app._evidence import MAX_LIMIT, read_document, read_window, run_id
-from ckdn.app._locating import CWD_ENV, locate_config, locate_cwd, resolution_order
-from ckdn.app._pipeline import store_for
-from ckdn.app._setup import SKILLS, names_checkdown, this_checkdown, write_skills, write_starter
-from ckdn.app._watching import Progress, RunWatch
+from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_window, run_id
+from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
+from ckdn.app._running.steps import store_for
+from ckdn.app._install.setup import SKILLS, names_checkdown, this_checkdown, write_skills, write_starter
+from ckdn.app._stored.watching import Progress, RunWatch
 from ckdn.config import Alias
 from ckdn.documents.render import render
 from ckdn.documents.stored import read_stored
@@ -119,15 +119,15 @@ def report_text(config: Config, doc: Mapping[str, Any], *, color: bool = False) 
 
 def diff_runs(config: Config, a: str, b: str) -> dict[str, Any]:
     """``ckdn diff A B``: the ``ckdn.diff/1`` document of two runs of one check
-    (:mod:`ckdn.app._diffing`); ``a`` may be ``-N``, the N-th run of B's check before B."""
-    from ckdn.app._diffing import diff_runs as compare  # lazy: only `ckdn diff` asks
+    (:mod:`ckdn.app._stored.diff`); ``a`` may be ``-N``, the N-th run of B's check before B."""
+    from ckdn.app._stored.diff import diff_runs as compare  # lazy: only `ckdn diff` asks
 
     return compare(config, a, b)
 
 
 def render_diff(doc: Mapping[str, Any]) -> str:
     """The short text summary of a ``ckdn.diff/1`` document."""
-    from ckdn.app._diffing import render_diff as text
+    from ckdn.app._stored.diff import render_diff as text
 
     return text(dict(doc))
 
@@ -183,8 +183,8 @@ def prune_runs(config: Config, keep: int | None = None, *, dry_run: bool = False
 
 
 def lock_config(config: Config, output: str | None = None) -> str:
-    """``ckdn lock-config``: write ``ckdn.lock.toml`` (:mod:`ckdn.app._locking`); its path."""
-    from ckdn.app._locking import write_lock
+    """``ckdn lock-config``: write ``ckdn.lock.toml`` (:mod:`ckdn.app._project.lock`); its path."""
+    from ckdn.app._project.lock import write_lock
 
     return write_lock(config, output)
 
@@ -195,7 +195,7 @@ def verify_config(config: Config, *, locked: bool = False) -> dict[str, Any]:
     ``extra`` and their lines. Without a lock file it is ok unless ``locked`` asks for one."""
     import os
 
-    from ckdn.app._locking import lock_path, verify
+    from ckdn.app._project.lock import lock_path, verify
 
     path = lock_path(config)
     shown = store_for(config).display(path)

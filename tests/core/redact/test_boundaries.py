@@ -148,7 +148,7 @@ def test_the_unredacted_tail_would_have_shown_the_secret(tmp_path: Path) -> None
 
 
 def test_a_findings_file_message_cut_at_its_limit_shows_no_part_of_a_secret() -> None:
-    from ckdn.app._findings import _shown
+    from ckdn.app._running.findings import _shown
     from ckdn.identity import MAX_TEXT
 
     shown = _shown(redaction())

@@ -19,7 +19,7 @@ import codecs
 import errno
 import os
 
-from ckdn.app._pipeline import LOG, store_for
+from ckdn.app._running.steps import LOG, store_for
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote

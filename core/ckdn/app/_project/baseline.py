@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ckdn.app._findings import every_finding
-from ckdn.app._gating import shown_path
-from ckdn.app._pipeline import run_check
+from ckdn.app._running.findings import every_finding
+from ckdn.app._running.gate import shown_path
+from ckdn.app._running.steps import run_check
 from ckdn.config import Alias, Check, Config
 from ckdn.errors import ConfigError, RefusedError, UsageError
 

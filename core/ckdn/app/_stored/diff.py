@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 
-from ckdn.app._pipeline import store_for
+from ckdn.app._running.steps import store_for
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
 
@@ -79,9 +79,9 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
 
 def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
            b: tuple[str, dict[str, Any]], top: int) -> dict[str, Any] | None:
-    """Tests compared by node id (:mod:`ckdn.app._outcomes`): for a run that recorded every
+    """Tests compared by node id (:mod:`ckdn.app._stored.outcomes`): for a run that recorded every
     test's outcome, or a check of a test parser; ``None`` for any other check."""
-    from ckdn.app._outcomes import run_outcomes
+    from ckdn.app._stored.outcomes import run_outcomes
     from ckdn.identity import compare_tests, read_source_state
     from ckdn.parsers import TEST_PARSERS
 

@@ -23,14 +23,14 @@ from __future__ import annotations
 import os
 import sys
 
-from ckdn.app._pipeline import options_for, parse_run
+from ckdn.app._running.steps import options_for, parse_run
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ckdn.app._merging import Shard
+    from ckdn.app._shards.merge import Shard
     from ckdn.app.host import HostLog
     from ckdn.config import Check, Config
 

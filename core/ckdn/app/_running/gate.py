@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import os
 
-from ckdn.app._findings import every_finding
-from ckdn.app._pipeline import ALL_FINDINGS, options_for, parse_run
+from ckdn.app._running.findings import every_finding
+from ckdn.app._running.steps import ALL_FINDINGS, options_for, parse_run
 from ckdn.parsers.base import ParseResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ckdn.app._findings import Tap
+    from ckdn.app._running.findings import Tap
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
     from ckdn.identity import BaselineIndex, Fingerprinted

@@ -8,7 +8,7 @@ in) into a spool on disk. So one parse serves the digest, the baseline gate and
 the file, in bounded memory, whatever the number of findings. The tap does
 nothing until the first finding: a green run pays for one object.
 
-:func:`record_findings` writes the file when :func:`~ckdn.app._pipeline.seal`
+:func:`record_findings` writes the file when :func:`~ckdn.app._running.steps.seal`
 seals a non-green run with findings: from the tap when it saw them all (the
 built-in parsers with many findings all hand theirs over), else from the
 parser's kept ones when it kept them all, else from the evidence read again
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from ckdn.app._gating import Gated
+    from ckdn.app._running.gate import Gated
     from ckdn.config import Check, Config
     from ckdn.identity import BaselineIndex, FindingRow, Fingerprinted, IdentityTable
     from ckdn.parsers.base import Finding, ParseResult
@@ -56,7 +56,7 @@ def every_finding(config: Config, check: Check, run_dir: str,
     """Reads the finished run's findings again, all of them, with no snippets: what the
     gate classifies and ``findings.jsonl`` records when the parse handed over fewer."""
     def read() -> Sequence[Finding]:
-        from ckdn.app._pipeline import ALL_FINDINGS, options_for, parse_run
+        from ckdn.app._running.steps import ALL_FINDINGS, options_for, parse_run
 
         return parse_run(config, check.name, check.parser, run_dir, rc,
                          options=options_for(check, run_dir), top=ALL_FINDINGS,

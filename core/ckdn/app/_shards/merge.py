@@ -9,7 +9,7 @@ an alias run, given twice, or a test two shards report with different outcomes
 makes the whole not green, with the reason. Otherwise the facts combine:
 findings deduplicated by fingerprint (each shard's ``findings.jsonl``), summary
 counts summed (:func:`ckdn.identity.merge_summaries`), gate failures kept, and
-coverage data combined by coverage.py itself (:mod:`ckdn.app._covering`), whose
+coverage data combined by coverage.py itself (:mod:`ckdn.app._shards.coverage`), whose
 total then decides ``fail_under`` for the whole in place of each shard's.
 
 The result is an ordinary run of the check in this runs dir (``parser`` is
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn.app._pipeline import Outcome, store_for
+from ckdn.app._running.steps import Outcome, store_for
 from ckdn.config import HOST_SEPARATOR, Alias
 from ckdn.errors import UsageError, quote
 from ckdn.parsers.base import Finding, ParseResult
@@ -203,7 +203,7 @@ def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[Find
 
 
 def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
-    from ckdn.app._outcomes import run_outcomes
+    from ckdn.app._stored.outcomes import run_outcomes
 
     try:
         shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
@@ -261,7 +261,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
     summary, dropped = merge_summaries([s.digest.get("summary") or {} for s in usable])
     gate_failures = list(dict.fromkeys(g for s in usable for g in s.digest.get("gate_failures", ())
                                        if isinstance(g, str)))
-    from ckdn.app._covering import combine_coverage
+    from ckdn.app._shards.coverage import combine_coverage
 
     covered = combine_coverage(config, check, usable, run_dir, log)
     if covered is not None:

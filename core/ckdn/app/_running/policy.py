@@ -345,14 +345,14 @@ def child_env(config: Config, check: Check, name: str, run_dir: str,
 
 
 #: The line a lock file written from a config with ``require_lock = true`` holds (the
-#: SHA-256 of ``true``; :mod:`ckdn.app._locking` writes it, a test holds the two together).
+#: SHA-256 of ``true``; :mod:`ckdn.app._project.lock` writes it, a test holds the two together).
 LOCK_REQUIRED = (b'require_lock = "sha256:'
                  b'b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b"')
 
 
 def locked(config: Config, names: Iterable[str]) -> None:
     """Refuse checks changed since ``ckdn.lock.toml`` when a lock is required, by the config
-    or by the lock (:mod:`ckdn.app._locking`). Without a lock file this is one ``stat``; beside
+    or by the lock (:mod:`ckdn.app._project.lock`). Without a lock file this is one ``stat``; beside
     one that requires nothing, one small read: the lock module loads only when it must judge."""
     folder = os.path.dirname(config.path) if config.path is not None else config.cwd
     required = config.run.require_lock
@@ -363,6 +363,6 @@ def locked(config: Config, names: Iterable[str]) -> None:
         except OSError:  # no lock file (or none readable: verify-config says why)
             return
     if required:
-        from ckdn.app._locking import enforce
+        from ckdn.app._project.lock import enforce
 
         enforce(config, names)

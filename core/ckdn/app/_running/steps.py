@@ -20,9 +20,9 @@ import os
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
-from ckdn.app._findings import Tap, every_finding
-from ckdn.app._policy import blocked_run, child_env, locked, verdict
-from ckdn.app._sidecars import list_artifacts, record_source, source_watch
+from ckdn.app._running.findings import Tap, every_finding
+from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
+from ckdn.app._running.source import list_artifacts, record_source, source_watch
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import Bounds, build_digest, build_meta
 from ckdn.errors import UsageError
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
-    from ckdn.app._gating import Gated
+    from ckdn.app._running.gate import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.identity import FindingRow, SourceWatch
     from ckdn.parsers.base import Finding
@@ -151,7 +151,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
     ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
     gate never changes the status. A red run with findings gets ``findings.jsonl``
-    (:mod:`ckdn.app._findings`: from ``tap``, what the parse handed over, when it saw
+    (:mod:`ckdn.app._running.findings`: from ``tap``, what the parse handed over, when it saw
     them all; ``every`` reads all of them again when the parser kept fewer).
     """
     verdict = reconcile(exit, result)
@@ -159,7 +159,7 @@ def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
     try:
         gated = gating(verdict.status, result) if gating is not None else None
         if verdict.status != PASS and result.total > 0:
-            from ckdn.app._findings import record_findings
+            from ckdn.app._running.findings import record_findings
 
             notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
                                               result=result, gated=gated, every=every,
@@ -236,7 +236,7 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
     or alias name to the name its runs are stored under (its run dirs, its lock,
     its digest's ``check``); ``host_bins`` are the bin directories of the host's
     env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
-    outside them is named in a note (:mod:`ckdn.app._whence`).
+    outside them is named in a note (:mod:`ckdn.app._running.program_origin`).
     """
     target = config.get(name)
     locked(config, (name,))
@@ -285,7 +285,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
         child = child_env(config, check, name, run_dir, env)
         notes: Sequence[str] = ()
         if host_bins is not None:  # only a host's run asks
-            from ckdn.app._whence import host_notes
+            from ckdn.app._running.program_origin import host_notes
 
             notes = host_notes(argv[0], child, str(config.cwd), host_bins)
         log = os.path.join(run_dir, LOG)
@@ -302,7 +302,7 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                   if ran.exit.started else ParseResult())
         gating = None
         if config.run.baseline is not None:
-            from ckdn.app._gating import gating_for
+            from ckdn.app._running.gate import gating_for
 
             gating = gating_for(config, check, run_dir, ran.exit.rc, tap)
         with _EvidenceFirst():

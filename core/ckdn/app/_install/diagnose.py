@@ -5,7 +5,7 @@ not have, a report option naming a file the command never writes, a flag a
 parser needs left out (mypy's JSON without ``--output json``, pyright without
 ``--outputjson``, a formatter without ``--check``, pytest with neither a JUnit
 report nor the plugin), and the command policy's verdict, asked of
-:func:`ckdn.app._policy.verdict` with the argv and environment a run would use.
+:func:`ckdn.app._running.policy.verdict` with the argv and environment a run would use.
 A config that cannot be loaded (a command that does not split, a bad key) is one
 error with the loader's own line. Errors make doctor exit 1; warnings only with
 ``--strict``.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from ckdn.app._pipeline import substitute
-from ckdn.app._policy import child_env, verdict
+from ckdn.app._running.steps import substitute
+from ckdn.app._running.policy import child_env, verdict
 from ckdn.errors import CkdnError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -153,7 +153,7 @@ def _flags(check: Check) -> list[str]:
 
 
 def _lock_problems(config: Config) -> list[dict[str, Any]]:
-    from ckdn.app._locking import lock_path, verify
+    from ckdn.app._project.lock import lock_path, verify
 
     if not os.path.exists(lock_path(config)):
         if config.run.require_lock:
