@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ckdn.app._running.steps import substitute
+from ckdn.app._running.parsing import substitute
 from ckdn.app._running.policy import child_env, verdict
 from ckdn.errors import CkdnError
 

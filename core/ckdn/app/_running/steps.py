@@ -1,32 +1,24 @@
-"""One run end to end, as a pipeline of small steps; its tail is how every run is sealed.
+"""A run of a check is one value (:class:`Run`) handed through the named steps of :data:`RUN_STEPS`.
 
-One atomic run is::
-
-    lock + run dir -> spawn -> parse -> reconcile -> meta -> digest -> publish -> prune
-
-:func:`run_check` is the whole of it; :func:`seal` is the last five steps on
-their own, which every run ends with, whoever ran the process: ``ckdn run``
-spawns it itself, the pytest plugin *is* the process, tox's observe mode watched
-tox run it, a shard merge read it (through :mod:`ckdn.app.host`). An alias runs its
-members in order and stores one aggregate. A host may run everything under its
-own names (``run_name``: tox runs ``pytest`` in env ``py312`` as ``pytest@py312``),
-with its own base environment (``env``: a nox session's or a tox env's variables)
-and its own way to stop a run from another thread (``stop``).
+Runs a host made itself and shard merges enter the same steps after the spawn
+(:data:`HOST_STEPS`); adding a step is one function and one entry in the tuple.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
-from ckdn.app._running.findings import Tap, every_finding
+from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
-from ckdn.app._running.source import list_artifacts, record_source, source_watch
 from ckdn.config import Alias, Check, Config
-from ckdn.documents import Bounds, build_digest, build_meta
-from ckdn.errors import UsageError
-from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
+from ckdn.errors import CkdnError, UsageError
+from ckdn.parsers import TEST_PARSERS
+from ckdn.parsers.base import ParseResult
+from ckdn.process import Exit, run_process, stop_left_running
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
 from ckdn.redact import Redaction
 from ckdn.store import Store
@@ -39,16 +31,20 @@ if TYPE_CHECKING:
     from ckdn.app._running.gate import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.identity import FindingRow, SourceWatch
-    from ckdn.parsers.base import Finding
-    from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
+    from ckdn.reconcile import Verdict
     from ckdn.store import RunDir
 
-    #: Decides the baseline gate from the run's status and facts.
-    Gating = Callable[[str, ParseResult], Gated]
+    #: One step of a run: it reads what the steps before it set and sets its own part.
+    Step = Callable[["Run"], "Run"]
+
+__all__ = ["ALL", "HOST_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute", "run",
+           "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
 
 #: The log file of every run dir.
 LOG = "full.log"
+#: The aggregate name of ``ckdn run --all`` (the contract's: ``*``, never a check's name).
+ALL = "*"
 
 
 @record
@@ -76,149 +72,292 @@ class Outcome(Record):
         return doc
 
 
-def store_for(config: Config) -> Store:
-    return Store(config.run.runs_dir, config.cwd, private=config.run.private)
+class Run:
+    """One run of a check, as its steps hand it on: what it is, what happened, what it made.
 
-
-def substitute(value: str, run_dir: str) -> str:
-    return value.replace("{run_dir}", run_dir)
-
-
-def options_for(check: Check, run_dir: str) -> dict[str, Any]:
-    """Parser options with ``{run_dir}`` substituted in every string."""
-    out: dict[str, Any] = {}
-    for key, value in check.options.items():
-        if isinstance(value, str):
-            value = substitute(value, run_dir)
-        elif isinstance(value, list):
-            value = [substitute(v, run_dir) if isinstance(v, str) else v for v in value]
-        out[key] = value
-    return out
-
-
-def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int, *,
-              options: Mapping[str, Any], top: int | None,
-              max_snippet_lines: int | None = None,
-              tap: Callable[[Finding], object] | None = None) -> ParseResult:
-    """What the check's parser makes of the finished run in ``run_dir``; never raises.
-    ``tap`` is handed every finding as the parser reports it."""
-    from ckdn.parsers import get_parser
-
-    ctx = ParseContext(check=name, run_dir=run_dir, cwd=config.cwd, rc=rc, options=options,
-                       top=top or config.run.top,
-                       max_snippet_lines=(config.run.max_snippet_lines
-                                          if max_snippet_lines is None else max_snippet_lines),
-                       tap=tap)
-    return parse_safely(get_parser(parser_name), ctx)
-
-
-#: The most findings one run has read again in full (the gate, ``findings.jsonl``).
-ALL_FINDINGS = 1_000_000
-
-
-def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
-    """Run a parser; one that raises or returns nonsense is a confused parser, never a pass.
-
-    A plugin parser may not guard itself, so the app applies the same guard as
-    the built-ins (:mod:`ckdn.parsers.guard`) and checks what comes back.
+    ``check`` is the configured check ckdn runs itself (None for a run a host made:
+    its ``result``, ``exit`` and log are the host's). ``name`` is the name the run is
+    stored under (a host's ``pytest@py312``); ``notes`` the host's facts about the run.
     """
-    from ckdn.parsers.guard import guarded
 
-    name = str(getattr(parser, "name", "?"))
-    # The lambda looks ``parser.parse`` up inside the guard: a plugin without it is contained.
-    result: Any = guarded(name, lambda c: parser.parse(c), ctx)  # noqa: PLW0108
-    if not isinstance(result, ParseResult):
-        return ParseResult(parser_ok=False, notes=[
-            f"parser '{name}' returned {type(result).__name__}, not a ParseResult"])
-    return result
+    __slots__ = ("argv", "check", "config", "document", "env", "env_keys", "exit",
+                 "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
+                 "identities", "log_bytes", "log_sha256", "name", "notes", "owns_lock",
+                 "parser", "publish", "redaction", "restore_interrupts", "result",
+                 "run_dir", "source", "started_at", "stop", "store", "tap", "top", "verdict")
+
+    def __init__(self, config: Config, name: str, *, check: Check | None = None,
+                 parser: str = "generic", top: int | None = None, publish: bool = True,
+                 store: Store | None = None) -> None:
+        self.config = config
+        self.store = store_for(config) if store is None else store
+        self.name = name
+        self.check = check
+        self.parser = check.parser if check is not None else parser
+        self.top = check.top if check is not None else top
+        self.publish = publish
+        #: what the caller asks of a run ckdn spawns
+        self.extra_args: Sequence[str] = ()
+        self.host_env: Mapping[str, str] | None = None
+        self.stop: StopRequest | None = None
+        self.host_bins: Sequence[str] | None = None
+        #: what the steps set, in order
+        self.run_dir: RunDir | None = None
+        self.owns_lock = False
+        self.argv: Sequence[str] = ()
+        self.env: dict[str, str] | None = None
+        self.env_keys: Iterable[str] = check.env if check is not None else ()
+        self.notes: list[str] = []
+        self.source: SourceWatch | None = None
+        self.exit = Exit(0)
+        self.started_at = self.finished_at = 0.0
+        self.log_sha256, self.log_bytes = "", 0
+        self.result: ParseResult | None = None
+        self.tap: FindingTap | None = None
+        self.identities: Sequence[FindingRow] | None = None  # a shard merge's rows
+        self.gated = check is not None  # a host's run is gated when the host asks
+        self.restore_interrupts: Any = None
+        self.verdict: Verdict | None = None
+        self.redaction: Redaction | None = None
+        self.gate: Gated | None = None
+        self.document: Digest | None = None
+
+    @property
+    def path(self) -> str:
+        assert self.run_dir is not None, "the run has not begun"
+        return self.run_dir.path
+
+    @property
+    def facts(self) -> ParseResult:
+        """The parse's facts as the digest shows them (reordered by the gate, if any)."""
+        if self.gate is not None:
+            return self.gate.result
+        assert self.result is not None, "the run has not been parsed"
+        return self.result
+
+    @property
+    def outcome(self) -> Outcome:
+        assert self.document is not None and self.verdict is not None, "the run is not sealed"
+        return Outcome(self.document, exit_code(self.verdict.status, self.exit.rc), self.path)
+
+    def close(self) -> None:
+        """Remove the tap's spool, let Ctrl-C in again, drop the lock the run took."""
+        if self.tap is not None:
+            self.tap.discard()
+        if self.restore_interrupts is not None:
+            signal.signal(signal.SIGINT, self.restore_interrupts)
+            self.restore_interrupts = None
+        if self.owns_lock and self.run_dir is not None:
+            self.run_dir.release()
 
 
-def seal(config: Config, store: Store, rd: RunDir, *, check: str, parser: str,
-         argv: Sequence[str], exit: Exit, result: ParseResult,
-         started_at: float, finished_at: float, log_sha256: str, log_bytes: int,
-         top: int | None = None, publish: bool = True,
-         notes: Sequence[str] = (), env_keys: Iterable[str] = (),
-         gating: Gating | None = None,
-         every: Callable[[], Sequence[Finding]] | None = None,
-         identities: Sequence[FindingRow] | None = None,  # a shard merge's rows
-         source: SourceWatch | None = None, env: Mapping[str, str] | None = None,
-         tap: Tap | None = None) -> Outcome:
-    """Reconcile, write ``meta.json`` then ``digest.json`` (last, atomically), publish, prune.
+def begin(run: Run) -> Run:
+    """Take the check's lock and a fresh run dir; stop what a dead run of it left running."""
+    run.run_dir = run.store.begin(run.name)
+    run.owns_lock = True
+    run.run_dir.notes.extend(stop_left_running(run.run_dir.left_running))
+    return run
 
-    A member of an alias is not published (``publish=False``): ``latest`` is the
-    most recent top-level run, and the alias published its own run dir when it began.
-    ``notes`` are the host's facts about the run, after the store's and the runner's;
-    ``env_keys`` the names the check's ``env`` set (meta.json lists them, never values).
-    ``gating`` decides the baseline gate from the verdict (``[run].baseline`` set); the
-    gate never changes the status. A red run with findings gets ``findings.jsonl``
-    (:mod:`ckdn.app._running.findings`: from ``tap``, what the parse handed over, when it saw
-    them all; ``every`` reads all of them again when the parser kept fewer).
-    """
-    verdict = reconcile(exit, result)
-    redaction = Redaction(config.run.redact, env)
+
+def spawn(run: Run) -> Run:
+    """Start the check's command, its output streamed to ``full.log``, unless the command
+    policy refuses it (an empty log, rc 126, a note naming the rule)."""
+    config, check, path, rd = run.config, run.check, run.path, run.run_dir
+    assert check is not None and rd is not None, "a host's run has no command of ckdn's"
+    argv = run.argv = [substitute(a, path) for a in (*check.argv, *run.extra_args)]
+    env = run.env = child_env(config, check, run.name, path, run.host_env)
+    if run.host_bins is not None:  # only a host's run asks where its program came from
+        from ckdn.app._running.program_origin import host_notes  # lazy: ckdn run never asks
+
+        run.notes.extend(host_notes(argv[0], env, str(config.cwd), run.host_bins))
+    log = os.path.join(path, LOG)
+    refused = verdict(config, check, argv, path, env)
+    if refused is None and check.parser in TEST_PARSERS:
+        # lazy: only a test check records the tree it ran on (a git status, beside the tool)
+        from ckdn.identity import SourceWatch
+
+        run.source = SourceWatch(config.cwd)
+    ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
+           else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
+                            label=run.name, stop=run.stop, on_spawn=rd.record_child,
+                            private=config.run.private))
+    run.exit, run.log_sha256, run.log_bytes = ran.exit, ran.log_sha256, ran.log_bytes
+    run.started_at, run.finished_at = ran.started_at, ran.finished_at
+    return run
+
+
+def parse(run: Run) -> Run:
+    """What the parser makes of the finished run, every finding handed to the run's tap;
+    a host that brought its own facts keeps those, a command that never started has none."""
+    if run.result is not None:
+        return run
+    if not run.exit.started:
+        run.result = ParseResult()
+        return run
+    config, check, path = run.config, run.check, run.path
+    options: Mapping[str, Any] = {}
+    if check is not None:
+        run.tap = FindingTap(path, config.cwd, check=check.name,
+                             top=check.top or config.run.top, baseline=config.run.baseline,
+                             redaction=Redaction(config.run.redact, run.env))
+        options = options_for(check, path)
+    run.result = parse_run(config, run.name, run.parser, path, run.exit.rc, options=options,
+                           top=run.top, tap=run.tap)
+    return run
+
+
+def shield_evidence(run: Run) -> Run:
+    """Ignore Ctrl-C until the run is closed: a second press must not lose the digest.
+    Only the main thread can touch signal handlers; elsewhere the host owns them."""
     try:
-        gated = gating(verdict.status, result) if gating is not None else None
-        if verdict.status != PASS and result.total > 0:
-            from ckdn.app._running.findings import record_findings
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        return run
+    # None: a handler set outside Python, which cannot be put back; the default is closest
+    run.restore_interrupts = signal.SIG_DFL if previous is None else previous
+    return run
 
-            notes = [*notes, *record_findings(store, rd.path, check=check, cwd=config.cwd,
-                                              result=result, gated=gated, every=every,
-                                              identities=identities, redaction=redaction,
-                                              tap=tap)]
+
+def decide_status(run: Run) -> Run:
+    """The status, from the exit and the facts (:func:`ckdn.reconcile.reconcile`, the only
+    place a status is decided)."""
+    assert run.result is not None
+    run.verdict = reconcile(run.exit, run.result)
+    run.redaction = Redaction(run.config.run.redact, run.env)
+    return run
+
+
+def gate(run: Run) -> Run:
+    """The baseline gate (``[run].baseline``): it never changes the status."""
+    if run.config.run.baseline is None or not run.gated:
+        return run
+    from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
+
+    assert run.verdict is not None and run.result is not None
+    run.gate = gate_of_run(run.config, run.check.name if run.check is not None else run.name,
+                           run.check, run.path, status=run.verdict.status, rc=run.exit.rc,
+                           result=run.result, tap=run.tap)
+    return run
+
+
+def record_findings(run: Run) -> Run:
+    """``findings.jsonl`` for a red run with findings (the one step that writes it)."""
+    assert run.verdict is not None and run.result is not None
+    try:
+        if run.verdict.status == PASS or run.result.total <= 0:
+            return run
+        from ckdn.app._running.findings import write_findings  # lazy: a green run has none
+
+        check = run.check
+        every = (read_again(run.config, check, run.path, run.exit.rc) if check is not None
+                 else None)
+        run.notes.extend(write_findings(run.store, run.path, check=run.name, cwd=run.config.cwd,
+                                        result=run.result, gated=run.gate, every=every,
+                                        identities=run.identities, redaction=run.redaction,
+                                        tap=run.tap))
     finally:
-        if tap is not None:
-            tap.discard()
-    log_sha256, log_bytes = redaction.sealed_log(os.path.join(rd.path, LOG), store.write_atomic,
-                                                 log_sha256, log_bytes)  # [run.redact].full_log
-    result = gated.result if gated is not None else result
-    if source is not None:
-        record_source(store, rd.path, source)
-    shown = store.display(rd.path)
-    meta = build_meta(check=check, argv=redaction.argv(argv), exit=exit, started_at=started_at,
-                      finished_at=finished_at, log_sha256=log_sha256, log_bytes=log_bytes,
-                      parser=parser, env_keys=env_keys)
-    store.write_atomic(os.path.join(rd.path, "meta.json"), canonical(meta) + b"\n")
+        if run.tap is not None:
+            run.tap.discard()
+    return run
+
+
+def record_source(run: Run) -> Run:
+    """``source.json``: the state of the tree a test check ran on, when git could say it
+    (``ckdn diff`` tells a flaky test from one whose code changed)."""
+    if run.source is None:
+        return run
+    # the identity room is loaded already: the spawn (or the host) started the watch
+    from ckdn.identity import SOURCE_FILE, source_document
+
+    tree = run.source.result()
+    if tree is not None:
+        try:
+            run.store.write_atomic(os.path.join(run.path, SOURCE_FILE), source_document(tree))
+        except CkdnError as exc:  # evidence beside the digest: the digest is never lost for it
+            del exc
+    return run
+
+
+def build_documents(run: Run) -> Run:
+    """``full.log`` sealed (redacted where ``[run.redact].full_log`` asks), ``meta.json``,
+    then ``digest.json`` last, each written atomically."""
+    config, store, path = run.config, run.store, run.path
     settings = config.run
-    bounds = Bounds(top=top or settings.top, max_snippet_lines=settings.max_snippet_lines,
+    redaction, verdict_, rd = run.redaction, run.verdict, run.run_dir
+    assert redaction is not None and verdict_ is not None and rd is not None
+    log_path = os.path.join(path, LOG)
+    run.log_sha256, run.log_bytes = redaction.sealed_log(log_path, store.write_atomic,
+                                                         run.log_sha256, run.log_bytes)
+    meta = build_meta(check=run.name, argv=redaction.argv(run.argv), exit=run.exit,
+                      started_at=run.started_at, finished_at=run.finished_at,
+                      log_sha256=run.log_sha256, log_bytes=run.log_bytes, parser=run.parser,
+                      env_keys=run.env_keys)
+    store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n")
+    bounds = Bounds(top=run.top or settings.top, max_snippet_lines=settings.max_snippet_lines,
                     log_tail_lines=settings.log_tail_lines)
-    artifacts, omitted = list_artifacts(rd.path)
-    digest = build_digest(check=check, verdict=verdict, exit=exit, result=result, run_dir=shown,
-                          artifacts=artifacts, artifacts_omitted=omitted,
-                          log_path=os.path.join(rd.path, LOG),
-                          bounds=bounds, notes=[*rd.notes, *exit.notes, *notes],
+    artifacts, omitted = list_artifacts(path)
+    gated = run.gate
+    digest = build_digest(check=run.name, verdict=verdict_, exit=run.exit, result=run.facts,
+                          run_dir=store.display(path), artifacts=artifacts,
+                          artifacts_omitted=omitted, log_path=log_path, bounds=bounds,
+                          notes=[*rd.notes, *run.exit.notes, *run.notes],
                           gate=gated.gate if gated is not None else None,
                           baseline=gated.baseline if gated is not None else None,
                           baselined=gated.baselined if gated is not None else (),
                           redaction=redaction)
-    store.write_atomic(os.path.join(rd.path, "digest.json"), canonical(digest) + b"\n")
-    if publish:
-        store.publish(rd.path)
-    store.prune(check, settings.keep, holding=rd if rd.locked else None,
-                max_age_days=settings.max_age_days, max_bytes=settings.max_bytes)
-    return Outcome(digest, exit_code(verdict.status, exit.rc), rd.path)
+    store.write_atomic(os.path.join(path, "digest.json"), canonical(digest) + b"\n")
+    run.document = digest
+    return run
 
 
-def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = None) -> str:
-    """Store an aggregate in a run dir of its own (named after its alias) and publish it
-    as ``latest``; the dir's path.
-
-    The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
-    end-of-run aggregate all go through it. ``where`` is the dir an alias run made
-    (and published) when it began; a host's aggregate gets a new one.
-    """
-    store = store_for(config)
-    alias = aggregate["alias"]
-    if where is None:
-        where = store.new_dir(alias)
-    store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
-    store.publish(where)
-    store.prune(alias, config.run.keep, max_age_days=config.run.max_age_days,
-                max_bytes=config.run.max_bytes)
-    return where
+def publish(run: Run) -> Run:
+    """Make the run ``latest``; an alias's member is not (the alias published its own dir)."""
+    if run.publish:
+        run.store.publish(run.path)
+    return run
 
 
-#: The aggregate name of ``ckdn run --all`` (the contract's: ``*``, never a check's name).
-ALL = "*"
+def prune(run: Run) -> Run:
+    """Keep ``[run].keep`` runs of the check, within ``max_age_days`` and ``max_bytes``."""
+    settings, rd = run.config.run, run.run_dir
+    assert rd is not None
+    run.store.prune(run.name, settings.keep, holding=rd if rd.locked else None,
+                    max_age_days=settings.max_age_days, max_bytes=settings.max_bytes)
+    return run
+
+
+#: The run of a check ckdn runs itself, step by step (docs/design.md lists them).
+RUN_STEPS: tuple[Step, ...] = (begin, spawn, parse, shield_evidence, decide_status, gate,
+                               record_findings, record_source, build_documents, publish,
+                               prune)
+#: A run a host made (the pytest plugin, tox's observe mode, a shard merge): after the spawn.
+HOST_STEPS: tuple[Step, ...] = RUN_STEPS[RUN_STEPS.index(parse):]
+
+
+def execute(run: Run, steps: Sequence[Step]) -> Run:
+    """Hand the run to each step in turn (nox's ``workflow.execute``); closed whatever happens."""
+    try:
+        for step in steps:
+            run = step(run)
+    finally:
+        run.close()
+    return run
+
+
+def list_artifacts(run_dir: str) -> tuple[list[str], int]:
+    """Names in the run dir a reader may open (dirs with a trailing slash), and how many
+    more there are beyond the first :data:`~ckdn.documents.MAX_ARTIFACTS`."""
+    try:
+        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
+    except OSError:
+        return [], 0
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries
+             if e.name != "digest.json" and not e.name.startswith(".")]
+    return names[:MAX_ARTIFACTS], max(0, len(names) - MAX_ARTIFACTS)
+
+
+def store_for(config: Config) -> Store:
+    return Store(config.run.runs_dir, config.cwd, private=config.run.private)
 
 
 def _same(name: str) -> str:
@@ -258,61 +397,22 @@ def run_all(config: Config, *, fail_fast: bool | None = None,
             env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
     """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
     if not config.checks:
-        raise UsageError(f"{_config_name(config)} defines no checks; add a [check.NAME] table")
+        where = os.path.basename(config.path) if config.path else "the configuration"
+        raise UsageError(f"{where} defines no checks; add a [check.NAME] table")
     locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
                      stop=stop)
-
-
-def _config_name(config: Config) -> str:
-    return os.path.basename(config.path) if config.path else "the configuration"
 
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               as_name: str | None = None, publish: bool = True,
               host_bins: Sequence[str] | None = None) -> Outcome:
-    """One atomic check, end to end, stored under ``as_name`` (default: its own name);
-    ``publish=False`` for an alias's member (see :func:`seal`)."""
-    from ckdn.process import run_process, stop_left_running
-
-    name = check.name if as_name is None else as_name
-    store = store_for(config)
-    with store.begin(name) as rd:
-        run_dir = rd.path
-        rd.notes.extend(stop_left_running(rd.left_running))  # a dead run's tree, first
-        argv = [substitute(a, run_dir) for a in (*check.argv, *extra_args)]
-        child = child_env(config, check, name, run_dir, env)
-        notes: Sequence[str] = ()
-        if host_bins is not None:  # only a host's run asks
-            from ckdn.app._running.program_origin import host_notes
-
-            notes = host_notes(argv[0], child, str(config.cwd), host_bins)
-        log = os.path.join(run_dir, LOG)
-        refused = verdict(config, check, argv, run_dir, child)
-        source = None if refused is not None else source_watch(config, check)  # beside it
-        ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
-               else run_process(argv, cwd=config.cwd, env=child, log_path=log,
-                                timeout=check.timeout, label=name, stop=stop,
-                                on_spawn=rd.record_child, private=config.run.private))
-        tap = Tap(run_dir, config.cwd, check=check.name, top=check.top or config.run.top,
-                  baseline=config.run.baseline, redaction=Redaction(config.run.redact, child))
-        result = (parse_run(config, name, check.parser, run_dir, ran.exit.rc,
-                            options=options_for(check, run_dir), top=check.top, tap=tap)
-                  if ran.exit.started else ParseResult())
-        gating = None
-        if config.run.baseline is not None:
-            from ckdn.app._running.gate import gating_for
-
-            gating = gating_for(config, check, run_dir, ran.exit.rc, tap)
-        with _EvidenceFirst():
-            return seal(config, store, rd, check=name, parser=check.parser, argv=argv,
-                        exit=ran.exit, result=result, started_at=ran.started_at,
-                        finished_at=ran.finished_at, log_sha256=ran.log_sha256,
-                        log_bytes=ran.log_bytes, top=check.top, publish=publish,
-                        notes=notes, env_keys=check.env, gating=gating,
-                        every=every_finding(config, check, run_dir, ran.exit.rc),
-                        source=source, env=child, tap=tap)
+    """One atomic check through :data:`RUN_STEPS`, stored under ``as_name`` (default: its
+    own name); ``publish=False`` for an alias's member (see :func:`publish`)."""
+    one = Run(config, check.name if as_name is None else as_name, check=check, publish=publish)
+    one.extra_args, one.host_env, one.stop, one.host_bins = extra_args, env, stop, host_bins
+    return execute(one, RUN_STEPS).outcome
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
@@ -325,7 +425,8 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
     series was killed) ``latest`` is this unfinished alias run or an unfinished
     member, never a member's green digest standing in for the whole.
     """
-    from ckdn.documents.aggregate import Member, build_aggregate  # lazy: one check needs none
+    # lazy: a single check builds no aggregate (and `ckdn run NAME` loads no such module)
+    from ckdn.documents.aggregate import Member, build_aggregate
 
     store = store_for(config)
     where = store.new_dir(run_name(alias))
@@ -354,36 +455,30 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
         if not results:  # refused before any member ran: nothing happened, nothing to keep
             store.abandon(where)
         raise  # else the run stays, unfinished: `ckdn show` says so
-    gate = None
+    gate_doc = None
     if config.run.baseline is not None:
-        from ckdn.identity import worst_gate
+        from ckdn.identity import worst_gate  # lazy: as the gate step (only with a baseline)
 
-        gate = worst_gate(gates)
+        gate_doc = worst_gate(gates)
     aggregate = build_aggregate(alias=run_name(alias), members=results, interrupted=interrupted,
-                                gate=gate)
+                                gate=gate_doc)
     return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
 
 
-class _EvidenceFirst:
-    """Ignore Ctrl-C while the evidence is written: a second press must not lose the digest.
+def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = None) -> str:
+    """Store an aggregate in a run dir of its own (named after its alias) and publish it
+    as ``latest``; the dir's path.
 
-    Only the main thread can touch signal handlers; elsewhere the host owns them.
-    (A class, not ``contextlib.contextmanager``: ``ckdn run`` does not import contextlib.)
+    The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
+    end-of-run aggregate all go through it. ``where`` is the dir an alias run made
+    (and published) when it began; a host's aggregate gets a new one.
     """
-
-    def __enter__(self) -> None:
-        import signal
-
-        self._restore: Any = None
-        try:
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        except ValueError:  # not the main thread
-            return
-        # None: a handler set outside Python, which cannot be put back; the default is closest
-        self._restore = signal.SIG_DFL if previous is None else previous
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._restore is not None:
-            import signal
-
-            signal.signal(signal.SIGINT, self._restore)
+    store = store_for(config)
+    alias = aggregate["alias"]
+    if where is None:
+        where = store.new_dir(alias)
+    store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
+    store.publish(where)
+    store.prune(alias, config.run.keep, max_age_days=config.run.max_age_days,
+                max_bytes=config.run.max_bytes)
+    return where

@@ -1,29 +1,19 @@
-"""``ckdn merge --check NAME RUN...``: shard runs of one check sealed as one run.
+"""``ckdn merge --check NAME RUN...``: shard runs of one check sealed as one run of it.
 
-A CI matrix, ``tox p`` or a test splitter runs one check in pieces; the job that
-gathers them needs one answer for the whole, and the one thing it must never
-say is ``pass`` for the shards that happened to arrive. So the merge **fails
-closed**: a shard that is missing (fewer than ``--expect``), unfinished,
-unreadable, interrupted, ``error``/``parse_mismatch``, a run of another check,
-an alias run, given twice, or a test two shards report with different outcomes
-makes the whole not green, with the reason. Otherwise the facts combine:
-findings deduplicated by fingerprint (each shard's ``findings.jsonl``), summary
-counts summed (:func:`ckdn.identity.merge_summaries`), gate failures kept, and
-coverage data combined by coverage.py itself (:mod:`ckdn.app._shards.coverage`), whose
-total then decides ``fail_under`` for the whole in place of each shard's.
-
-The result is an ordinary run of the check in this runs dir (``parser`` is
-``merge`` in its ``meta.json``): a digest, a ``full.log`` that says what each
-shard was, ``findings.jsonl``, the gate when a baseline is configured; so
-``ckdn show``, ``ckdn diff`` and ``ckdn run --gate``'s rules apply unchanged.
-Its ``rc`` is the rc of the worst shard (0 when every shard passed).
+The merge fails closed: a missing, unfinished, unreadable or contradicting shard makes
+the whole not green, with the reason (docs/merge.md). Coverage totals are combined by
+coverage.py itself, run as a program: a total is not a sum.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
+from ckdn.app._hosts.runs import HostLog, begin_host_run
+from ckdn.app._running.parsing import options_for, parse_run
 from ckdn.app._running.steps import Outcome, store_for
 from ckdn.config import HOST_SEPARATOR, Alias
 from ckdn.errors import UsageError, quote
@@ -34,12 +24,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ckdn.app.host import HostLog
     from ckdn.config import Check, Config
     from ckdn.identity import FindingRow
     from ckdn.store import Store
 
-__all__ = ["merge_runs"]
+__all__ = ["Covered", "combine_coverage", "merge_runs"]
 
 #: Severity of a shard's status: the worst one decides the merged rc.
 _SEVERITY = {"pass": 0, "fail": 1, "parse_mismatch": 2, "error": 3}
@@ -73,7 +62,7 @@ class Shard:
 def merge_runs(config: Config, name: str, refs: Sequence[str], *,
                expect: int | None = None) -> Outcome:
     """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it."""
-    from ckdn.app.host import begin_host_run
+    from ckdn.app._hosts.runs import begin_host_run
 
     check = config.get(name)
     if isinstance(check, Alias):
@@ -261,8 +250,6 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
     summary, dropped = merge_summaries([s.digest.get("summary") or {} for s in usable])
     gate_failures = list(dict.fromkeys(g for s in usable for g in s.digest.get("gate_failures", ())
                                        if isinstance(g, str)))
-    from ckdn.app._shards.coverage import combine_coverage
-
     covered = combine_coverage(config, check, usable, run_dir, log)
     if covered is not None:
         problems += covered.problems
@@ -342,3 +329,105 @@ def _worst_rc(shards: list[Shard], name: str) -> int:
         if severity > worst:
             worst, rc = severity, code
     return rc
+
+
+#: How long one coverage.py command may take before the merge gives up on it.
+TIMEOUT_S = 600
+_HINT = 'keep each shard\'s data file in its run dir: env = {COVERAGE_FILE = "{run_dir}/.coverage"}'
+
+
+class Covered:
+    """What the combined coverage adds to the merge."""
+
+    __slots__ = ("decided", "gate_failures", "notes", "problems", "summary")
+
+    def __init__(self, problems: list[str] | None = None) -> None:
+        self.problems = problems or []
+        self.notes: list[str] = []
+        self.summary: dict[str, Any] = {}
+        self.gate_failures: list[str] = []
+        self.decided = False  # the combined total decided the coverage gate
+
+    @staticmethod
+    def is_own(gate_failure: str) -> bool:
+        """A shard's coverage gate failure, which the combined total replaces."""
+        from ckdn.parsers.gates import is_coverage_gate
+
+        return is_coverage_gate(gate_failure)
+
+
+def combine_coverage(config: Config, check: Check, shards: Sequence[Shard], run_dir: str,
+                     log: HostLog) -> Covered | None:
+    """Combine the shards' coverage data into ``run_dir``; None when there is none to merge."""
+    having = [s for s in shards if s.coverage]
+    if not having:
+        if check.parser == "coverage" and len(shards) > 1:
+            return Covered([f"the coverage totals of {len(shards)} shards cannot be combined: "
+                            f"no coverage.py data file in their run dirs; {_HINT}"])
+        return None
+    covered = Covered([f"shard {s.name}: no coverage.py data file in its run dir, while "
+                       f"other shards have one; {_HINT}" for s in shards if not s.coverage])
+    data = _shown_path(config, os.path.join(run_dir, ".coverage"))
+    files = [_shown_path(config, f) for s in having for f in s.coverage]
+    if not _coverage(config, log, ["combine", "--keep", "--data-file", data, *files], covered):
+        return covered
+    options = options_for(check, run_dir)
+    reports = [("json", str(options.get("coverage_json", "coverage.json")))]
+    if "coverage_xml" in options or check.parser != "coverage":
+        reports.append(("xml", str(options.get("coverage_xml", "coverage.xml"))))
+    for kind, name in reports:
+        target = _shown_path(config, os.path.join(run_dir, name))
+        if not _coverage(config, log, [kind, "--data-file", data, "-o", target], covered,
+                         report=target):
+            return covered
+    if check.parser != "coverage":
+        covered.notes.append(f"coverage of {len(files)} data file(s) combined into "
+                             f"{reports[0][1]} in the run dir")
+        return covered
+    parsed = parse_run(config, check.name, "coverage", run_dir, 0, options=options, top=None)
+    if not parsed.parser_ok:
+        covered.problems.append("the combined coverage report cannot be read: "
+                                + "; ".join(parsed.notes))
+        return covered
+    covered.summary = dict(parsed.summary)  # its counts are coverage's only (no JUnit read)
+    covered.gate_failures = list(parsed.gate_failures)
+    covered.notes = [f"coverage of {len(files)} data file(s) combined by coverage.py; its total "
+                     "decides fail_under for the whole", *parsed.notes]
+    covered.decided = True
+    return covered
+
+
+def _shown_path(config: Config, path: str) -> str:
+    """``path`` relative to the check's directory when inside it (the log reads better)."""
+    relative = os.path.relpath(path, config.cwd)
+    return path if relative.startswith("..") else relative
+
+
+def _coverage(config: Config, log: HostLog, args: list[str], covered: Covered,
+              report: str | None = None) -> bool:
+    """Run ``python -m coverage ARGS`` from the check's directory, its output into the log.
+
+    A report command exits 2 when the project's own ``[report] fail_under`` is missed,
+    having written the report: that is a total, not a failure (the gate is ckdn's).
+    """
+    command = [sys.executable, "-m", "coverage", *args]
+    log.write("$ python -m coverage " + " ".join(args) + "\n")
+    try:
+        done = subprocess.run(command, cwd=config.cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        covered.problems.append(f"coverage {args[0]} did not finish: {exc}")
+        return False
+    output = done.stdout.decode("utf-8", "backslashreplace")
+    log.write(output if output.endswith("\n") or not output else output + "\n")
+    if done.returncode == 2 and report is not None \
+            and os.path.isfile(os.path.join(config.cwd, report)):
+        return True
+    if done.returncode != 0:
+        last = output.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        why = ("coverage.py is not installed where ckdn runs (pip install coverage)"
+               if "No module named coverage" in output else last[0][:300])
+        covered.problems.append(f"coverage {args[0]} failed: {why}")
+        return False
+    return True
