@@ -95,7 +95,7 @@ RUN_PATH = frozenset({
     "ckdn._lite", "ckdn._lite.argv", "ckdn._lite.canonical", "ckdn._lite.record",
     "ckdn._lite.rmtree", "ckdn._lite.spawn", "ckdn._lite.toml",
     "ckdn.app", "ckdn.app._running", "ckdn.app._running.steps",
-    "ckdn.app._running.policy",  # the command policy (default workspace) and the child's environment
+    "ckdn.app._running.policy",  # the command policy (default workspace), the child's env
     "ckdn.app._running.parsing",  # the parse and its tap: idle (one object) until a finding comes
     "ckdn.regular",  # the one way evidence is opened (never through a symlink or a FIFO)
     "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",

@@ -8,18 +8,21 @@ checkdown to install beside a ``--ckdn-digest`` check. Part of the door through
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from importlib import metadata
 
 from ckdn import DISTRIBUTION
+from ckdn.config import STARTER, config_path
 from ckdn.errors import UsageError
+from ckdn.store import write_atomic
 
 __all__ = ["SKILLS", "names_checkdown", "this_checkdown", "write_skills", "write_starter"]
 
 
 def names_checkdown(requirement: str) -> bool:
     """A requirement that names this distribution (any spelling PEP 503 folds together)."""
-    import re  # lazy: only hosts installing a check's requires ask
-
     match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
     return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
 
@@ -31,9 +34,6 @@ def this_checkdown() -> str | None:
     an editable checkout included), it is that URL; else the exact version, from
     the index it came from.
     """
-    import json
-    from importlib import metadata
-
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -53,14 +53,11 @@ def this_checkdown() -> str | None:
 
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
     """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
-    from ckdn.config import STARTER, config_path
-
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
         raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
-    from ckdn.store import write_atomic
 
     try:  # atomically (a failed --force leaves no half config); a symlink's target is written
         write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
@@ -86,7 +83,6 @@ def write_skills(directory: str, *, force: bool = False) -> list[str]:
             raise UsageError(f"{target} already exists; pass --force to overwrite it"
                              if os.path.isfile(target) else
                              f"{target} exists and is not a regular file; remove it first")
-    from ckdn.store import write_atomic
 
     written = []
     for source, target in targets:

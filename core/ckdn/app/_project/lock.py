@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 
 from ckdn.errors import ConfigError, RefusedError
 from ckdn.store import shown_path, write_atomic
@@ -131,8 +132,6 @@ def read_lock(path: str, shown: str) -> dict[str, dict[str, str]]:
     except OSError as exc:
         raise ConfigError(f"{shown}: cannot read lock file: {exc.strerror or exc}") from None
     try:
-        import tomllib
-
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{shown}: not a lock file ({exc}); write it again with"

@@ -45,7 +45,8 @@ def write_findings(store: Store, run_dir: str, *, check: str, cwd: str,
     up to :data:`REREAD_LIMIT` findings without a baseline). Fingerprints are of the
     raw findings; only the messages written are redacted (``redaction``).
     """
-    lines = _lines(check, cwd, result, gated, every, identities, redaction, tap)
+    lines = _lines(check, cwd, result, gated=gated, every=every, identities=identities,
+                   redaction=redaction, tap=tap)
     if isinstance(lines, list):
         return lines
     try:
@@ -56,7 +57,7 @@ def write_findings(store: Store, run_dir: str, *, check: str, cwd: str,
     return []
 
 
-def _lines(check: str, cwd: str, result: ParseResult, gated: Gated | None,
+def _lines(check: str, cwd: str, result: ParseResult, *, gated: Gated | None,
            every: Callable[[], Sequence[Finding]] | None,
            identities: Sequence[FindingRow] | None, redaction: Redaction | None,
            tap: FindingTap | None) -> Iterable[bytes] | list[str]:

@@ -137,7 +137,8 @@ class Run:
 
     @property
     def outcome(self) -> Outcome:
-        assert self.document is not None and self.verdict is not None, "the run is not sealed"
+        assert self.document is not None, "the run is not sealed"
+        assert self.verdict is not None
         return Outcome(self.document, exit_code(self.verdict.status, self.exit.rc), self.path)
 
     def close(self) -> None:
@@ -163,7 +164,8 @@ def spawn(run: Run) -> Run:
     """Start the check's command, its output streamed to ``full.log``, unless the command
     policy refuses it (an empty log, rc 126, a note naming the rule)."""
     config, check, path, rd = run.config, run.check, run.path, run.run_dir
-    assert check is not None and rd is not None, "a host's run has no command of ckdn's"
+    assert check is not None, "a host's run has no command of ckdn's to spawn"
+    assert rd is not None
     argv = run.argv = [substitute(a, path) for a in (*check.argv, *run.extra_args)]
     env = run.env = child_env(config, check, run.name, path, run.host_env)
     if run.host_bins is not None:  # only a host's run asks where its program came from
@@ -233,7 +235,8 @@ def gate(run: Run) -> Run:
         return run
     from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
 
-    assert run.verdict is not None and run.result is not None
+    assert run.verdict is not None
+    assert run.result is not None
     run.gate = gate_of_run(run.config, run.check.name if run.check is not None else run.name,
                            run.check, run.path, status=run.verdict.status, rc=run.exit.rc,
                            result=run.result, tap=run.tap)
@@ -242,7 +245,8 @@ def gate(run: Run) -> Run:
 
 def record_findings(run: Run) -> Run:
     """``findings.jsonl`` for a red run with findings (the one step that writes it)."""
-    assert run.verdict is not None and run.result is not None
+    assert run.verdict is not None
+    assert run.result is not None
     try:
         if run.verdict.status == PASS or run.result.total <= 0:
             return run
@@ -284,7 +288,9 @@ def build_documents(run: Run) -> Run:
     config, store, path = run.config, run.store, run.path
     settings = config.run
     redaction, verdict_, rd = run.redaction, run.verdict, run.run_dir
-    assert redaction is not None and verdict_ is not None and rd is not None
+    assert redaction is not None
+    assert verdict_ is not None
+    assert rd is not None
     log_path = os.path.join(path, LOG)
     run.log_sha256, run.log_bytes = redaction.sealed_log(log_path, store.write_atomic,
                                                          run.log_sha256, run.log_bytes)

@@ -15,9 +15,24 @@ import time
 from ckdn.app._hosts.runs import HostLog, begin_host_run
 from ckdn.app._running.parsing import options_for, parse_run
 from ckdn.app._running.steps import Outcome, store_for
+from ckdn.app._stored.outcomes import run_outcomes
 from ckdn.config import HOST_SEPARATOR, Alias
+from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
+from ckdn.identity import (
+    FINDINGS_FILE,
+    FindingRow,
+    SourceLines,
+    dedupe,
+    fingerprints,
+    merge_summaries,
+    outcome_conflicts,
+    read_findings,
+)
 from ckdn.parsers.base import Finding, ParseResult
+from ckdn.parsers.gates import is_coverage_gate
+from ckdn.parsers.outcomes import TEST_PARSERS
+from ckdn.store import FINISHED_MARKERS, Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -62,8 +77,6 @@ class Shard:
 def merge_runs(config: Config, name: str, refs: Sequence[str], *,
                expect: int | None = None) -> Outcome:
     """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it."""
-    from ckdn.app._hosts.runs import begin_host_run
-
     check = config.get(name)
     if isinstance(check, Alias):
         raise UsageError(f"{quote(name)} is an alias; ckdn merge merges shards of one "
@@ -88,8 +101,6 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
 
 
 def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
-    from ckdn.documents.stored import read_stored
-
     shard = Shard(ref[:_NAME_CHARS])
     path = os.path.join(config.cwd, ref)
     if os.path.basename(path) in ("digest.json", "aggregate.json") and os.path.isfile(path):
@@ -116,8 +127,6 @@ def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
 def _newest_run(config: Config, path: str, name: str) -> str:
     """``path`` itself, or the newest run of ``name`` in it when it is a runs dir (a CI job's
     whole ``.agent-runs`` uploaded and downloaded as one artifact)."""
-    from ckdn.store import FINISHED_MARKERS, Store
-
     markers = [name for name, _kind in FINISHED_MARKERS] + ["full.log"]
     if not os.path.isdir(path) or os.path.islink(path) \
             or any(os.path.lexists(os.path.join(path, marker)) for marker in markers):
@@ -155,8 +164,6 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
 
 def _read_facts(config: Config, check: Check, shard: Shard) -> None:
     """The shard's every finding, every test outcome and coverage data, where it kept them."""
-    from ckdn.identity import FINDINGS_FILE, read_findings
-
     total = shard.digest.get("findings_total", 0)
     total = total if type(total) is int and total > 0 else 0
     file = os.path.join(shard.path, FINDINGS_FILE)
@@ -181,8 +188,6 @@ def _read_facts(config: Config, check: Check, shard: Shard) -> None:
 def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[FindingRow]:
     """The findings the digest lists (a shard with no ``findings.jsonl``), fingerprinted
     here: they are deduplicated with the rest as well as they can be."""
-    from ckdn.identity import FindingRow, SourceLines, fingerprints
-
     findings = [Finding(f["id"], f["kind"], f.get("message", ""), f.get("location"))
                 for f in digest.get("findings", ()) if isinstance(f, dict)
                 and isinstance(f.get("id"), str) and isinstance(f.get("kind"), str)]
@@ -192,8 +197,6 @@ def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[Find
 
 
 def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
-    from ckdn.app._stored.outcomes import run_outcomes
-
     try:
         shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
                                       shard.digest["rc"])
@@ -217,8 +220,6 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
             run_dir: str, log: HostLog) -> tuple[ParseResult, list[FindingRow]]:
     """The facts of the whole and its distinct findings' rows (in the digest's order);
     the merge's account of each shard written to ``log``."""
-    from ckdn.identity import dedupe, merge_summaries, outcome_conflicts
-
     _mark_duplicates(shards)
     problems: list[str] = []
     usable = [s for s in shards if s.problem is None]
@@ -292,8 +293,6 @@ def _mark_duplicates(shards: list[Shard]) -> None:
 
 
 def _outcome_notes(check: Check, usable: list[Shard], repeated: int) -> list[str]:
-    from ckdn.parsers.outcomes import TEST_PARSERS
-
     notes = []
     unknown = [s.name for s in usable if s.outcomes is None]
     if unknown and len(usable) > 1 and check.parser in TEST_PARSERS:
@@ -351,8 +350,6 @@ class Covered:
     @staticmethod
     def is_own(gate_failure: str) -> bool:
         """A shard's coverage gate failure, which the combined total replaces."""
-        from ckdn.parsers.gates import is_coverage_gate
-
         return is_coverage_gate(gate_failure)
 
 

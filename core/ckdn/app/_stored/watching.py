@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ckdn._lite.record import Record, record
-from ckdn.app._running.steps import LOG, store_for
+from ckdn.app._running.steps import ALL, LOG, store_for
 from ckdn.config import Alias
 from ckdn.errors import CkdnError
 
@@ -40,8 +40,6 @@ class RunWatch:
     """Watches the runs of ``name`` (a check, an alias, or ``*`` for every check)."""
 
     def __init__(self, config: Config, name: str) -> None:
-        from ckdn.app._running.steps import ALL
-
         if name == ALL:
             self.members = list(config.checks)
         else:
