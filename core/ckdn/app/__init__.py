@@ -1,8 +1,7 @@
 """The one door: everything a host (the CLI, the MCP server, pytest, nox, tox) does with ckdn.
 
-This module is running a check or alias (:func:`run`); :mod:`ckdn.app.host`,
-:mod:`ckdn.app.queries`, :mod:`ckdn.app.doctor` and :mod:`ckdn.app.types` are the
-other doors, so ``ckdn run`` loads only this one.
+This module runs checks and aliases; :mod:`ckdn.app.host`, ``.queries``, ``.doctor`` and
+``.types`` are the other doors, so that ``ckdn run`` loads only this one.
 """
 
 from __future__ import annotations

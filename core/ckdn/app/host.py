@@ -1,8 +1,5 @@
-"""The door for a host that produces a run itself: the pytest plugin, tox's observe mode.
-
-A host takes the run's lock and run dir (:func:`begin_host_run`), writes the log while
-its process runs, and seals the run once (:meth:`HostRun.seal`); the rules it applies to
-its own facts (zero tests, max-warnings, coverage) are the core's, named here.
+"""The door for a host that produces a run itself (the pytest plugin, tox's observe mode): its
+run and seal, and the core's rules for its own facts (zero tests, max-warnings, coverage).
 """
 
 from __future__ import annotations

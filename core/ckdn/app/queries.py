@@ -1,7 +1,5 @@
-"""The door for questions: a project's stored runs, its checks, what they need.
-
-Nothing here runs a check, and ``ckdn run`` never imports this module; each answer is
-computed once, in its room, for the CLI, the MCP server and the hosts alike.
+"""The door for questions about stored runs and configured checks; nothing here runs a check,
+and ``ckdn run`` never imports it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Runs a host produced itself: its ``full.log``, its lock and run dir, and its seal.
-
-pytest *is* the process of a ``pytest --ckdn-digest`` session and tox runs an env's
-commands itself; both must leave exactly the evidence a ``ckdn run`` leaves, so
-their run enters the same steps after the spawn (:data:`~ckdn.app._running.steps.HOST_STEPS`).
+"""Runs a host produced itself (pytest is the process, tox ran the commands): their log,
+lock and seal, through the same steps as ``ckdn run`` after the spawn
+(:data:`~ckdn.app._running.steps.HOST_STEPS`), so they leave exactly its evidence.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""What ``ckdn doctor`` says about the configured checks, statically: nothing is run.
-
-Each rule is a mistake seen in real configs: a program the check's ``PATH`` does
-not have, a report option naming a file the command never writes, a flag a
-parser needs left out (mypy's JSON without ``--output json``, pyright without
-``--outputjson``, a formatter without ``--check``, pytest with neither a JUnit
-report nor the plugin), and the command policy's verdict, asked of
-:func:`ckdn.app._running.policy.verdict` with the argv and environment a run would use.
-A config that cannot be loaded (a command that does not split, a bad key) is one
-error with the loader's own line. Errors make doctor exit 1; warnings only with
-``--strict``.
+"""``ckdn doctor``: is this installation the program it claims to be, and would each
+configured check run as its author thinks? Looked at statically (nothing runs), with the
+command policy's own :func:`~ckdn.app._running.policy.verdict`, so doctor and run agree.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Setting a project up for ckdn: the starter config, the agent skills, this checkdown.
-
-``ckdn init`` writes the starter ``ckdn.toml`` and (``--skill DIR``) the packaged
-agent skills; a host installing a check's ``requires`` (nox, tox) asks which
-checkdown to install beside a ``--ckdn-digest`` check. Part of the door through
-:mod:`ckdn.app.queries`, which re-exports each name.
+"""Setting a project up for ckdn: the starter config, the agent skills, and which
+checkdown a host installs beside a ``--ckdn-digest`` check.
 """
 
 from __future__ import annotations

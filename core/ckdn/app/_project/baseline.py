@@ -1,13 +1,5 @@
-"""``ckdn baseline NAME``: run a check (or an alias's checks) and record every finding.
-
-Every finding, not the digest's ``top``: the stored evidence is read again with no
-limit, in the same moment (the source lines it is fingerprinted from are the ones
-the run saw). All or nothing: a check that ends interrupted, ``error`` or
-``parse_mismatch`` (findings that may be incomplete) refuses the whole command,
-exit 2, the file unchanged. Other checks' entries are kept; a check the file
-names that ``ckdn.toml`` no longer defines is reported stale (``--prune`` drops
-it). ``--prune`` keeps only the entries this run still matches (refreshed to
-their current fingerprints) and never adds a new finding.
+"""``ckdn baseline NAME``: run a check and record every finding's fingerprint, all or nothing
+(a run whose findings may be incomplete refuses, the file unchanged; docs/baseline.md).
 """
 
 from __future__ import annotations

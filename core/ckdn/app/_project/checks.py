@@ -1,7 +1,5 @@
-"""Questions about a project's configured checks: what they are, what they need, their lock.
-
-``ckdn checks``, ``lock-config`` and ``verify-config``, and the nox and tox integrations
-(which install a check's ``requires``) read the same answers; nothing is run.
+"""Questions about a project's configured checks: what they are, what they need, their lock;
+answered once for ``ckdn checks``, ``lock-config``, ``verify-config`` and the nox and tox hosts.
 """
 
 from __future__ import annotations

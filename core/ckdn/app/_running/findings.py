@@ -1,8 +1,5 @@
-"""``findings.jsonl``, every finding of a red run with its fingerprint: the one writer of it.
-
-``ckdn diff``, ``ckdn merge`` and ``ckdn baseline`` read the file, so a run whose
-findings cannot all be had writes none and says so in a note; the digest is never
-lost for it.
+"""``findings.jsonl``, every finding of a red run with its fingerprint, for ``ckdn diff``,
+``merge`` and ``baseline``: one writer, and a note instead of a file that cannot be whole.
 """
 
 from __future__ import annotations

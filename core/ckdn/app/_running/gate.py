@@ -1,8 +1,4 @@
-"""The baseline gate of one run: classify its findings, decide the gate, order the digest.
-
-Only a run with ``[run].baseline`` comes here; new findings are listed first, known
-ones after them, and the baseline's entries nothing matched are counted as stale.
-"""
+"""The baseline gate of one run: classify its findings, decide the gate, list new ones first."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The parse of a run, and the tap that takes every finding the parse hands over.
-
-The tap keeps no finding but the few the digest may show, so one parse serves the
-digest, the baseline gate and ``findings.jsonl`` in bounded memory; a green run pays
-for one idle object.
+"""The parse of a run, and the tap that takes every finding the parse hands over, so one parse
+serves the digest, the gate and ``findings.jsonl`` in bounded memory.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""A run of a check is one value (:class:`Run`) handed through the named steps of :data:`RUN_STEPS`.
-
-Runs a host made itself and shard merges enter the same steps after the spawn
-(:data:`HOST_STEPS`); adding a step is one function and one entry in the tuple.
+"""A run of a check is one value (:class:`Run`) handed through the named steps of
+:data:`RUN_STEPS`; host-made runs and shard merges enter after the spawn (:data:`HOST_STEPS`).
+Adding a step is one function and one entry in the tuple.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""``ckdn merge --check NAME RUN...``: shard runs of one check sealed as one run of it.
-
-The merge fails closed: a missing, unfinished, unreadable or contradicting shard makes
-the whole not green, with the reason (docs/merge.md). Coverage totals are combined by
-coverage.py itself, run as a program: a total is not a sum.
+"""``ckdn merge``: shard runs of one check sealed as one run of it, failing closed (a missing,
+unfinished or contradicting shard is never green); coverage is combined by coverage.py.
 """
 
 from __future__ import annotations
@@ -138,7 +135,7 @@ def _newest_run(config: Config, path: str, name: str) -> str:
     return os.path.join(path, names[0]) if names else path
 
 
-def _of(digest: dict[str, Any], name: str) -> bool:
+def _is_run_of(digest: dict[str, Any], name: str) -> bool:
     """A digest of a run of check ``name``: its own, or one tox ran in an env (``NAME@ENV``)."""
     check = digest.get("check")
     return isinstance(check, str) and (check == name or check.startswith(name + HOST_SEPARATOR))
@@ -147,7 +144,7 @@ def _of(digest: dict[str, Any], name: str) -> bool:
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
     if "check" not in digest:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
-    if not _of(digest, name):
+    if not _is_run_of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
@@ -321,7 +318,7 @@ def _worst_rc(shards: list[Shard], name: str) -> int:
     zero one (an unusable shard too: an interrupted shard's 130 is the merge's)."""
     worst, rc = (-1, False), 0
     for shard in shards:
-        if not _of(shard.digest, name):
+        if not _is_run_of(shard.digest, name):
             continue
         code = shard.digest["rc"]
         severity = (_SEVERITY.get(shard.digest["status"], 3), code != 0)

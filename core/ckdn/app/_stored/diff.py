@@ -1,18 +1,5 @@
-"""``ckdn diff A B``: two stored runs of one check compared by fingerprint.
-
-Each run's findings are read from its ``findings.jsonl`` (fingerprinted when it
-ran, so the comparison does not depend on what the source files hold now) and
-paired with :func:`ckdn.identity.pair`. Four disjoint classes: ``new`` (in B
-only), ``fixed`` (in A only), ``unchanged`` (the same finding at the same
-location) and ``moved`` (the same finding, another location: lines inserted
-above it, a reindent). So ``new + unchanged + moved`` is B's total and
-``fixed + unchanged + moved`` is A's. The document (``ckdn.diff/1``) holds the
-counts and the first ``[run].top`` findings of each class, every string cut:
-bounded whatever the runs hold.
-
-Refused in one line (exit 2): a reference that names no run, an unfinished or
-unreadable run, an alias run, runs of two checks, a run with findings whose
-file is missing or is not one ckdn wrote.
+"""``ckdn diff A B``: two stored runs of one check compared by fingerprint, into new, fixed,
+unchanged and moved findings (``ckdn.diff/1``, bounded whatever the runs hold).
 """
 
 from __future__ import annotations

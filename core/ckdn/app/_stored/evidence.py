@@ -1,16 +1,5 @@
-"""Windows into a run's evidence: a bounded slice of ``full.log`` or of a listed artifact.
-
-An agent that wants more than the digest must never be handed a whole log (it
-may be gigabytes) nor a file outside the run, so a window is asked for by run id
-(a run dir's name, never a path), file name and line range, and comes back
-bounded three ways: at most :data:`MAX_LIMIT` lines, each cut to
-:data:`LINE_WIDTH` characters (cuts counted), and :data:`MAX_CHARS` characters in
-all. The file is read once, line by line in constant memory, so the window also
-says how many lines the file has. Every line is made inert (:func:`inert`): a log
-cannot forge a document or act on a terminal. And every line is redacted (with the
-margin its head keeps past the cut, a key block across lines found): a window
-reaches a model as a digest does, while ``full.log`` itself stays the raw evidence;
-so is a stored document (:func:`read_document`), with today's rules.
+"""Windows into a run's evidence: a bounded, inert, redacted slice of ``full.log`` or an
+artifact, asked for by run id, never by path (an agent is never handed a whole log).
 """
 
 from __future__ import annotations

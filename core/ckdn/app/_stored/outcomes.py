@@ -1,17 +1,5 @@
-"""Every test's outcome in a stored run, for a shard merge and ``ckdn diff``.
-
-A digest lists failures only; what passed is elsewhere. A ``pytest
---ckdn-digest`` session saw every test's report and records each outcome in
-``tests.jsonl`` when it is sealed (:func:`record_outcomes`)::
-
-    {"schema":"ckdn.tests/1","check":"pytest","total":2}
-    {"id":"tests/test_a.py::test_one","outcome":"passed"}
-
-A run of a ``pytest`` or ``coverage`` check has its JUnit report in its run dir
-(the report those parsers read, named by the check's ``junit`` option), read
-again, streaming, for ids and outcomes (:func:`ckdn.parsers.outcomes.read_outcomes`).
-A run with neither (another parser, a digest copied alone) has no outcomes to
-compare: ``None``, and the caller says so.
+"""Every test's outcome in a stored run (``tests.jsonl``, or the JUnit report read again), for
+a shard merge and ``ckdn diff``: a digest lists failures only.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Questions about a project's stored runs: read one, list them, prune them, say what is red.
-
-Nothing here runs a check: the CLI's ``show``, ``list`` and ``gc``, the MCP server and the
-hosts' failure messages read the same answers.
-"""
+"""Questions about a project's stored runs: read one, list them, prune them, say what is red."""
 
 from __future__ import annotations
 
