@@ -17,7 +17,6 @@ from ckdn.app._running.parsing import ALL_FINDINGS
 from ckdn.app._running.steps import store_aggregate
 from ckdn.documents.aggregate import Member, build_aggregate
 from ckdn.parsers.base import Finding, ParseResult, Snippet, cap_line
-from ckdn.parsers.coverage_report import worst_files as coverage_worst_files
 from ckdn.parsers.gates import (
     ALLOW_NO_TESTS_HINT,
     MAX_WARNINGS_STATUS,
@@ -41,6 +40,10 @@ from ckdn.parsers.pytest_order import (
 )
 from ckdn.process import RC_INTERRUPTED
 from ckdn.process.stop import StopRequest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.parsers.gates import WorstFiles
 
 __all__ = [
     "ALLOW_NO_TESTS_HINT",
@@ -81,3 +84,13 @@ __all__ = [
     "worse_outcome",
     "write_evidence",
 ]
+
+
+def coverage_worst_files(path: str, *, cwd: str, top: int,
+                         preview: int | None = None) -> WorstFiles | str:
+    """The worst-covered files of the coverage.py JSON report a host wrote (the pytest
+    plugin, from pytest-cov's data), read as the ``coverage`` parser reads its report."""
+    # lazy: a host's entry point; only a missed coverage gate asks for the report's reader
+    from ckdn.parsers.coverage_report import worst_files
+
+    return worst_files(path, cwd=cwd, top=top, preview=preview)

@@ -11,9 +11,7 @@ import stat
 import time
 
 from ckdn.app._running.steps import HOST_STEPS, LOG, Outcome, Run, execute, store_for
-from ckdn.app._stored.outcomes import record_outcomes
 from ckdn.errors import CkdnError
-from ckdn.identity import SourceWatch
 from ckdn.parsers.pytest_evidence import (
     EVIDENCE_FILE,
     PROGRESS_FILE,
@@ -29,7 +27,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ckdn.config import Config
-    from ckdn.identity import FindingRow
+    from ckdn.identity import FindingRow, SourceWatch
     from ckdn.parsers.base import ParseResult
     from ckdn.store import RunDir, Store
 
@@ -114,6 +112,9 @@ class HostRun:
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
+            # lazy: tests.jsonl's room reads JUnit reports too; a host loads it at its seal
+            from ckdn.app._stored.outcomes import record_outcomes
+
             try:
                 record_outcomes(self._store, self.run_dir, self.name, outcomes)
             except CkdnError as exc:  # a record beside the digest: never the digest's loss
@@ -150,7 +151,11 @@ def begin_host_run(config: Config, name: str, *, tests: bool = False) -> HostRun
     """
     store = store_for(config)
     rd = store.begin(name)
-    return HostRun(config, store, rd, SourceWatch(config.cwd) if tests else None)
+    if not tests:
+        return HostRun(config, store, rd)
+    from ckdn.identity import SourceWatch  # lazy: as the spawn step, only a test run asks
+
+    return HostRun(config, store, rd, SourceWatch(config.cwd))
 
 
 def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:

@@ -71,7 +71,7 @@ def write_skills(directory: str, *, force: bool = False) -> list[str]:
 
     All or nothing: an existing file is refused (without ``force``) before any is written.
     """
-    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "skills")
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "skills")
     targets = [(os.path.join(here, name, "SKILL.md"), os.path.join(directory, name, "SKILL.md"))
                for name in SKILLS]
     for _source, target in targets:
