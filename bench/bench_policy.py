@@ -5,7 +5,7 @@ Prints figures; it is not a timed test. Usage::
     python bench/bench_policy.py            # 150 interleaved rounds
     python bench/bench_policy.py --rounds 50
 
-The verdict (:func:`ckdn.app._policy.verdict`) is timed in process on three argvs:
+The verdict (:func:`ckdn.app._running.policy.verdict`) is timed in process on three argvs:
 ``true``, the project's own ruff and pytest commands, and a command of 200 path
 arguments. The whole run is ``ckdn run ok`` (``command = "true"``) in two
 projects that differ only in ``[run].command_policy`` (``workspace``, the
@@ -44,7 +44,7 @@ parser = "generic"
 
 def verdict_figures(root: Path) -> None:
     from ckdn.app import load_config
-    from ckdn.app._policy import child_env, verdict
+    from ckdn.app._running.policy import child_env, verdict
 
     (root / "ckdn.toml").write_text(
         '[check.t]\ncommand = "true"\nparser = "generic"\n'

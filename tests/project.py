@@ -90,15 +90,15 @@ def parse_reads(monkeypatch: Any) -> list[int | None]:
     """The ``top`` of each parse of a run's evidence from now on, in order (the run's own,
     a re-read for the gate or the file, a gate's pick by position): a test pins how many
     times the evidence is read."""
-    from ckdn.app import _gating, _pipeline
+    from ckdn.app._running import parsing, steps
 
     reads: list[int | None] = []
-    real = _pipeline.parse_run
+    real = parsing.parse_run
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         reads.append(kwargs.get("top"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_pipeline, "parse_run", counting)
-    monkeypatch.setattr(_gating, "parse_run", counting)
+    monkeypatch.setattr(parsing, "parse_run", counting)
+    monkeypatch.setattr(steps, "parse_run", counting)
     return reads

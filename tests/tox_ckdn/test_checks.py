@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ckdn.app._pipeline import store_for
+from ckdn.app._running.steps import store_for
 from ckdn.config import load_config
 from tests.tox_ckdn.toxproject import Project, json_lines
 

@@ -1,36 +1,15 @@
 """The one door: everything a host (the CLI, the MCP server, pytest, nox, tox) does with ckdn.
 
-Hosts import this package and :mod:`ckdn.errors`, nothing else of the core
-(import-linter holds them to it), so every rule is written once and behaves the
-same from every host. The door has three parts, so that ``ckdn run`` loads only
-the first:
-
-* :mod:`ckdn.app` (here): **running** a check or alias by name (:func:`run`, with
-  the host's environment, stop request and run names; :func:`run_all`), and the
-  value types it takes and returns;
-* :mod:`ckdn.app.host`: **runs a host produced itself** (the pytest plugin, tox's
-  observe mode), aggregates a host collects, and the rules a host applies to its
-  own facts (zero tests, max-warnings, coverage);
-* :mod:`ckdn.app.queries`: **questions** about stored runs and the configured
-  checks (read, list, describe, requirements, headline, red members, prune,
-  starter, schemas);
-
-plus :mod:`ckdn.app.types`, the documents' shapes for type checkers. Every
-line a host prints goes through :func:`inert`: nothing in it can act on a
-terminal or reorder the text (a JSON line stays the same JSON).
+This module runs checks and aliases; :mod:`ckdn.app.host`, ``.queries``, ``.doctor`` and
+``.types`` are the other doors, so that ``ckdn run`` loads only this one.
 """
 
 from __future__ import annotations
 
-from ckdn.app._pipeline import (
-    ALL,
-    Outcome,
-    parse_safely,
-    run,
-    run_alias,
-    run_all,
-    run_check,
-)
+import os
+
+from ckdn.app._running.parsing import parse_safely
+from ckdn.app._running.steps import ALL, Outcome, run, run_alias, run_all, run_check
 from ckdn.config import (
     CONFIG_ENV,
     CONFIG_NAME,
@@ -92,8 +71,9 @@ __all__ = [
 
 def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, object]:
     """Run ``name`` and record every finding's fingerprint in ``[run].baseline``
-    (:mod:`ckdn.app._baselining`); the report of what was recorded."""
-    from ckdn.app._baselining import record_baseline as record  # lazy: not on the run path
+    (:mod:`ckdn.app._project.baseline`); the report of what was recorded."""
+    # lazy: recording a baseline is not on the run path (nor its room's imports)
+    from ckdn.app._project.baseline import record_baseline as record
 
     return record(config, name, prune=prune)
 
@@ -101,8 +81,8 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
 def merge_runs(config: Config, name: str, runs: Sequence[str], *,
                expect: int | None = None) -> Outcome:
     """Seal the shard runs ``runs`` of check ``name`` as one run of it, failing closed
-    (:mod:`ckdn.app._merging`)."""
-    from ckdn.app._merging import merge_runs as merge  # lazy: not on the run path
+    (:mod:`ckdn.app._shards.merge`)."""
+    from ckdn.app._shards.merge import merge_runs as merge  # lazy: as record_baseline
 
     return merge(config, name, runs, expect=expect)
 
@@ -125,8 +105,6 @@ GATE_ENV = "CKDN_GATE"
 
 def gate_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``$CKDN_GATE`` asks hosts to judge by the gate."""
-    import os
-
     value = (os.environ if environ is None else environ).get(GATE_ENV, "").strip().lower()
     return value in ("1", "true", "yes", "on")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ckdn.app._pipeline import store_for
+from ckdn.app._running.steps import store_for
 from ckdn.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

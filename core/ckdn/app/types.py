@@ -1,7 +1,5 @@
-"""The documents' shapes for hosts' type checkers: import under ``TYPE_CHECKING`` only.
-
-Hosts annotate what :mod:`ckdn.app` hands them (``Outcome.document``, a stored
-run) with these; they are :mod:`ckdn.documents.types`, seen through the door.
+"""The documents' shapes for hosts' type checkers, seen through the door: import them under
+``TYPE_CHECKING`` only.
 """
 
 from ckdn.documents.types import Aggregate, Digest, Document, FindingDoc, MemberDoc, Meta

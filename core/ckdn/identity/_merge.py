@@ -1,6 +1,6 @@
 """Shard merge's rules on facts already read: one identity, one count, one outcome per test.
 
-Pure functions over what :mod:`ckdn.app._merging` read from the shards, so each
+Pure functions over what :mod:`ckdn.app._shards.merge` read from the shards, so each
 rule is tested alone: findings are deduplicated by fingerprint (the same lint
 finding from three tox envs is one finding; a second copy of an error in a file
 is a different fingerprint, its occurrence index, so it stays), summaries are

@@ -274,9 +274,9 @@ def untapped(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_one_parse_writes_every_finding_past_the_old_reread_limit_without_a_baseline(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _findings
+    from ckdn.app._running import findings, parsing
 
-    monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)  # what a parser that hands none over gets
+    monkeypatch.setattr(findings, "REREAD_LIMIT", 2)  # what a parser that hands none over gets
     reads = parse_reads(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))
     digest = app.run(app.load_config(str(ruff_project.root)), "ruff").digest
@@ -288,26 +288,26 @@ def test_one_parse_writes_every_finding_past_the_old_reread_limit_without_a_base
     lines = (run / "findings.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["total"] == 4
     assert len(lines) == 5
-    assert not (run / _findings.SPOOL).exists()  # the spool is gone once the file is written
+    assert not (run / parsing.SPOOL).exists()  # the spool is gone once the file is written
     assert [json.loads(line)["id"] for line in lines[1:2]] == [digest["findings"][0]["id"]]
 
 
 def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _pipeline
+    from ckdn.app._running import parsing
 
     untapped(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))
-    real_parse = _pipeline.parse_run
+    real_parse = parsing.parse_run
 
     def short_reread(*args: Any, **kwargs: Any) -> Any:
         result = real_parse(*args, **kwargs)
-        if kwargs.get("top") == _pipeline.ALL_FINDINGS:  # the report changed meanwhile, say
+        if kwargs.get("top") == parsing.ALL_FINDINGS:  # the report changed meanwhile, say
             del result.findings[2:]
         return result
 
-    monkeypatch.setattr(_pipeline, "parse_run", short_reread)
+    monkeypatch.setattr(parsing, "parse_run", short_reread)
     digest = app.run(app.load_config(str(ruff_project.root)), "ruff").digest
     assert digest["status"] == "fail"
     assert "findings.jsonl not written: 4 findings, only 2 could be read again" in digest["notes"]
@@ -319,9 +319,9 @@ def test_a_run_whose_findings_cannot_all_be_read_again_gets_no_file_and_a_note(
 def test_past_the_reread_limit_an_untapped_run_without_a_baseline_gets_no_file_and_a_note(
         ruff_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ckdn import app
-    from ckdn.app import _findings
+    from ckdn.app._running import findings
 
-    monkeypatch.setattr(_findings, "REREAD_LIMIT", 2)
+    monkeypatch.setattr(findings, "REREAD_LIMIT", 2)
     untapped(monkeypatch)
     reads = parse_reads(monkeypatch)
     ruff_project.config(CONFIG.format(top=1))

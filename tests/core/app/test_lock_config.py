@@ -176,8 +176,8 @@ def test_a_host_running_through_the_door_is_refused_the_same(project: Project) -
 
 def test_the_run_path_recognises_a_required_lock_by_the_line_the_lock_writes(
         project: Project) -> None:
-    from ckdn.app._locking import render
-    from ckdn.app._policy import LOCK_REQUIRED
+    from ckdn.app._project.lock import render
+    from ckdn.app._running.policy import LOCK_REQUIRED
 
     write(project, run="require_lock = true")
     assert LOCK_REQUIRED.decode() in render(load_config(project.root)).splitlines()
@@ -189,7 +189,7 @@ def test_a_lock_that_requires_nothing_costs_a_run_no_lock_module(project: Projec
     write(project)
     project.ckdn("lock-config")
     code = ("import sys; from ckdn.cli import main; main(['run', 'lint']);"
-            " print('ckdn.app._locking' in sys.modules, 'hashlib' in sys.modules)")
+            " print('ckdn.app._project.lock' in sys.modules, 'hashlib' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True,
                           text=True, check=False, env=clean_env())
     assert proc.stdout.splitlines()[-1] == "False False"

@@ -1,6 +1,6 @@
 """The command policy: which argv may start, with the rules docs/security.md lists.
 
-The unit tests ask the one policy function (:func:`ckdn.app._policy.verdict`) about
+The unit tests ask the one policy function (:func:`ckdn.app._running.policy.verdict`) about
 argv; the CLI tests run the real ``ckdn`` and real programs (python, ruff) and read
 the run dir a blocked command leaves.
 """
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ckdn.app import load_config
-from ckdn.app._policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, verdict
+from ckdn.app._running.policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, verdict
 from tests.project import Project
 
 HYPOTHESIS = settings(max_examples=300, deadline=None,

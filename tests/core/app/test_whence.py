@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ckdn.app._whence import outside_note
+from ckdn.app._running.program_origin import outside_note
 
 
 def tool(directory: Path, name: str = "tool") -> Path:

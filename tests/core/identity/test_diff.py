@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.app._diffing import classify
+from ckdn.app._stored.diff import classify
 from ckdn.identity import FindingRow, Fingerprinted, match, pair
 
 # few distinct parts, so that heads and secondaries collide as often as they can

@@ -148,10 +148,10 @@ def test_the_unredacted_tail_would_have_shown_the_secret(tmp_path: Path) -> None
 
 
 def test_a_findings_file_message_cut_at_its_limit_shows_no_part_of_a_secret() -> None:
-    from ckdn.app._findings import _shown
+    from ckdn.app._running.parsing import message_screen
     from ckdn.identity import MAX_TEXT
 
-    shown = _shown(redaction())
+    shown = message_screen(redaction())
     assert shown is not None
     for case in CUTS:
         for pad in range(MAX_TEXT - len(case.line), MAX_TEXT + 1, 7):

@@ -1,17 +1,5 @@
-"""Where a host's check found its program, said when it is not the host env's own.
-
-A tox env or a nox session puts its virtualenv's bin directory first on
-``PATH``. A check whose tool is not installed there still runs: from further
-along ``PATH``, the outer ``ruff`` instead of the env's, and the digest looked
-exactly as if the env's own had run. The host knows which directories are the
-env's (:func:`ckdn.app.run`'s ``host_bins``); when the program resolves outside
-all of them, the digest gets a note naming the file that ran. A program given
-as a path (``./scripts/check.sh``, ``/usr/bin/python3``) was chosen by the
-check itself and gets none; neither does one not found at all (the run already
-says ``command not found``, rc 127).
-
-Only host runs come here: ``ckdn run`` passes no ``host_bins`` and never imports
-this module.
+"""Where a host's check found its program: a note when it ran from outside the host env's
+bin directories (the outer ``ruff`` instead of the env's looks exactly like the env's own).
 """
 
 from __future__ import annotations

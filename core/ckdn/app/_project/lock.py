@@ -1,18 +1,5 @@
-"""``ckdn.lock.toml``: a reviewed config pinned by hashes, so an edit cannot quietly go green.
-
-``ckdn lock-config`` writes one SHA-256 per setting that decides a verdict: each
-``[run]`` key, and for each check its command, parser, timeout, top, env names,
-env values (of names that do not look secret: a secret's value never reaches the
-file, even hashed), env_allow and parser options; for each alias its members
-and fail_fast. The file is deterministic (sorted, no times), so it diffs well in
-review. ``ckdn verify-config`` lists what changed, what the lock has that the
-config lost (missing) and what the config added (extra).
-
-With ``[run].require_lock = true`` (in the config, or in the config the lock was
-written from: removing the key is itself a change) every run through the door
-refuses, in one line and exit 2, a check (or alias, or any ``[run]`` key) that is
-not as it was locked: nothing runs and no digest is written, as for any other
-refusal. The file sits beside ``ckdn.toml``.
+"""``ckdn.lock.toml``: a reviewed config pinned by hashes, so an edit cannot quietly go green
+(``require_lock`` refuses a changed check; docs/security.md).
 """
 
 from __future__ import annotations
@@ -20,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 
 from ckdn.errors import ConfigError, RefusedError
 from ckdn.store import shown_path, write_atomic
@@ -131,8 +119,6 @@ def read_lock(path: str, shown: str) -> dict[str, dict[str, str]]:
     except OSError as exc:
         raise ConfigError(f"{shown}: cannot read lock file: {exc.strerror or exc}") from None
     try:
-        import tomllib
-
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{shown}: not a lock file ({exc}); write it again with"

@@ -1,10 +1,5 @@
-"""What a host shows while a check or alias runs in another of its threads.
-
-A host that keeps a caller waiting (the MCP server answers one request per run)
-must say now and then that the run is alive: which member of how many is
-running and how much its log has grown. Both are read from the store, never
-from the running thread: a member's run is the newest run of its check that
-was not there when the watch began, and its size is its ``full.log``'s.
+"""What a host shows while a check runs in another of its threads (which member, how much
+log), read from the store, never from the running thread.
 """
 
 from __future__ import annotations
@@ -12,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ckdn._lite.record import Record, record
-from ckdn.app._pipeline import LOG, store_for
+from ckdn.app._running.steps import ALL, LOG, store_for
 from ckdn.config import Alias
 from ckdn.errors import CkdnError
 
@@ -40,8 +35,6 @@ class RunWatch:
     """Watches the runs of ``name`` (a check, an alias, or ``*`` for every check)."""
 
     def __init__(self, config: Config, name: str) -> None:
-        from ckdn.app._pipeline import ALL
-
         if name == ALL:
             self.members = list(config.checks)
         else:

@@ -1,18 +1,5 @@
-"""``ckdn diff A B``: two stored runs of one check compared by fingerprint.
-
-Each run's findings are read from its ``findings.jsonl`` (fingerprinted when it
-ran, so the comparison does not depend on what the source files hold now) and
-paired with :func:`ckdn.identity.pair`. Four disjoint classes: ``new`` (in B
-only), ``fixed`` (in A only), ``unchanged`` (the same finding at the same
-location) and ``moved`` (the same finding, another location: lines inserted
-above it, a reindent). So ``new + unchanged + moved`` is B's total and
-``fixed + unchanged + moved`` is A's. The document (``ckdn.diff/1``) holds the
-counts and the first ``[run].top`` findings of each class, every string cut:
-bounded whatever the runs hold.
-
-Refused in one line (exit 2): a reference that names no run, an unfinished or
-unreadable run, an alias run, runs of two checks, a run with findings whose
-file is missing or is not one ckdn wrote.
+"""``ckdn diff A B``: two stored runs of one check compared by fingerprint, into new, fixed,
+unchanged and moved findings (``ckdn.diff/1``, bounded whatever the runs hold).
 """
 
 from __future__ import annotations
@@ -20,9 +7,22 @@ from __future__ import annotations
 import os
 import re
 
-from ckdn.app._pipeline import store_for
+from ckdn.app._running.steps import store_for
+from ckdn.app._stored.outcomes import run_outcomes
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
+from ckdn.identity import (
+    FINDINGS_FILE,
+    compare_tests,
+    git_renames,
+    pair,
+    read_findings,
+    read_source_state,
+    retried_head,
+    split_location,
+)
+from ckdn.parsers import TEST_PARSERS
+from ckdn.redact import Redaction
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -63,7 +63,6 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
     top = config.run.top
     counts, lists = classify(before, after, top, config.cwd)
     if config.run.redact.enabled:  # a run's findings file from before redaction shows none
-        from ckdn.redact import Redaction
 
         redaction = Redaction(config.run.redact)
         for entry in (entry for listed in lists.values() for entry in listed):
@@ -79,12 +78,8 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
 
 def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
            b: tuple[str, dict[str, Any]], top: int) -> dict[str, Any] | None:
-    """Tests compared by node id (:mod:`ckdn.app._outcomes`): for a run that recorded every
+    """Tests compared by node id (:mod:`ckdn.app._stored.outcomes`): for a run that recorded every
     test's outcome, or a check of a test parser; ``None`` for any other check."""
-    from ckdn.app._outcomes import run_outcomes
-    from ckdn.identity import compare_tests, read_source_state
-    from ckdn.parsers import TEST_PARSERS
-
     before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
     if before is None and after is None:
         configured = config.check_of_run(check)
@@ -106,8 +101,6 @@ def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
              ) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
     """The count of each class, and its first ``top`` findings as the document shows them;
     ``cwd``: the project, whose git renames pair a finding of a moved file."""
-    from ckdn.identity import pair
-
     paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after],
                   _retry(after, cwd) if cwd is not None else None)
     lists: dict[str, list[dict[str, str]]] = {name: [] for name in CLASSES}
@@ -137,8 +130,6 @@ def _retry(after: Sequence[FindingRow], cwd: str) -> Callable[[int], list[str]]:
     """``pair``'s rename pass: the heads a later finding would have had under the old paths
     of its file, from its ``line_hash`` (a row without one is not retried). git is asked
     at the first finding left unpaired, once."""
-    from ckdn.identity import git_renames, retried_head, split_location
-
     renames: list[Mapping[str, Sequence[str]]] = []
 
     def retry(index: int) -> list[str]:
@@ -175,8 +166,6 @@ def _before(store: Store, b_path: str, check: str, n: int) -> str:
 
 
 def _rows(store: Store, path: str, doc: dict[str, Any]) -> list[FindingRow]:
-    from ckdn.identity import FINDINGS_FILE, read_findings
-
     total = doc.get("findings_total", 0)
     if not isinstance(total, int) or total <= 0:
         return []
@@ -207,7 +196,7 @@ def _shown(row: FindingRow) -> dict[str, str]:
     return shown
 
 
-def render_diff(doc: dict[str, Any]) -> str:
+def render_diff(doc: Mapping[str, Any]) -> str:
     """The short text form: a headline of counts, then the listed findings of each class."""
     counts = doc["counts"]
     lines = [f"{doc['check']}: {counts['new']} new, {counts['fixed']} fixed, "

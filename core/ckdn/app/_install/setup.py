@@ -1,25 +1,24 @@
-"""Setting a project up for ckdn: the starter config, the agent skills, this checkdown.
-
-``ckdn init`` writes the starter ``ckdn.toml`` and (``--skill DIR``) the packaged
-agent skills; a host installing a check's ``requires`` (nox, tox) asks which
-checkdown to install beside a ``--ckdn-digest`` check. Part of the door through
-:mod:`ckdn.app.queries`, which re-exports each name.
+"""Setting a project up for ckdn: the starter config, the agent skills, and which
+checkdown a host installs beside a ``--ckdn-digest`` check.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from importlib import metadata
 
 from ckdn import DISTRIBUTION
+from ckdn.config import STARTER, config_path
 from ckdn.errors import UsageError
+from ckdn.store import write_atomic
 
 __all__ = ["SKILLS", "names_checkdown", "this_checkdown", "write_skills", "write_starter"]
 
 
 def names_checkdown(requirement: str) -> bool:
     """A requirement that names this distribution (any spelling PEP 503 folds together)."""
-    import re  # lazy: only hosts installing a check's requires ask
-
     match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
     return match is not None and re.sub(r"[-_.]+", "-", match[1]).lower() == DISTRIBUTION
 
@@ -31,9 +30,6 @@ def this_checkdown() -> str | None:
     an editable checkout included), it is that URL; else the exact version, from
     the index it came from.
     """
-    import json
-    from importlib import metadata
-
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -53,14 +49,11 @@ def this_checkdown() -> str | None:
 
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
     """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
-    from ckdn.config import STARTER, config_path
-
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
         raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
-    from ckdn.store import write_atomic
 
     try:  # atomically (a failed --force leaves no half config); a symlink's target is written
         write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
@@ -78,7 +71,7 @@ def write_skills(directory: str, *, force: bool = False) -> list[str]:
 
     All or nothing: an existing file is refused (without ``force``) before any is written.
     """
-    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "skills")
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "skills")
     targets = [(os.path.join(here, name, "SKILL.md"), os.path.join(directory, name, "SKILL.md"))
                for name in SKILLS]
     for _source, target in targets:
@@ -86,7 +79,6 @@ def write_skills(directory: str, *, force: bool = False) -> list[str]:
             raise UsageError(f"{target} already exists; pass --force to overwrite it"
                              if os.path.isfile(target) else
                              f"{target} exists and is not a regular file; remove it first")
-    from ckdn.store import write_atomic
 
     written = []
     for source, target in targets:

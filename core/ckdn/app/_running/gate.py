@@ -1,35 +1,26 @@
-"""The baseline gate of one run: classify its findings, decide the gate, order the digest.
-
-Only a run with ``[run].baseline`` configured comes here, and a green run with no
-finding never reads the baseline (nothing to classify: the gate passes), so a
-passing check pays a stat of the baseline file at most. A run with findings has
-all of them fingerprinted (:mod:`ckdn.identity`), not only the digest's ``top``:
-when the parser kept fewer than it counted, it reads the run's evidence again with
-no limit and no snippets. New findings are listed first, known ones after them
-with ``baselined: true``; the digest's summary counts the baseline entries of the
-check nothing matched (``baseline_stale``: fixed findings, for ``ckdn baseline
---prune``).
-"""
+"""The baseline gate of one run: classify its findings, decide the gate, list new ones first."""
 
 from __future__ import annotations
 
 import os
 
-from ckdn.app._findings import every_finding
-from ckdn.app._pipeline import ALL_FINDINGS, options_for, parse_run
+from ckdn.app._running.parsing import pick_again, read_again
+from ckdn.errors import ConfigError
+from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match, read_baseline
 from ckdn.parsers.base import ParseResult
+from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ckdn.app._findings import Tap
+    from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
     from ckdn.documents.types import BaselineCounts, GateDoc
     from ckdn.identity import BaselineIndex, Fingerprinted
     from ckdn.parsers.base import Finding
 
-__all__ = ["ALL_FINDINGS", "Gated", "gate_run", "gating_for", "host_gating", "shown_path"]
+__all__ = ["Gated", "gate_of_run", "gate_run"]
 
 _UNTRUSTED = ("error", "parse_mismatch")
 
@@ -56,14 +47,11 @@ class Gated:
 
 def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,
              rc: int, result: ParseResult,
-             every_finding: Callable[[], Sequence[Finding]], tap: Tap | None = None,
+             every_finding: Callable[[], Sequence[Finding]], tap: FindingTap | None = None,
              pick: Callable[[set[int]], dict[int, Finding]] | None = None) -> Gated:
     """The gate of a run whose status is ``status`` and facts ``result`` (see the module);
     ``tap``: what the parse handed over, used when it saw every finding (``pick`` reads
     the findings at some positions again, for a new one the tap did not hold)."""
-    from ckdn.errors import ConfigError
-    from ckdn.identity import decide
-
     total = max(0, result.total)
     failures = len(result.gate_failures)
     if status in _UNTRUSTED or total == 0:
@@ -78,8 +66,6 @@ def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, statu
                                   "reason": index})
         return _tapped(result, tap, index, cwd=cwd, status=status, rc=rc, total=total,
                        failures=failures, pick=pick)
-    from ckdn.identity import read_baseline
-
     try:
         entries = read_baseline(baseline_path, shown_path).checks.get(check, [])
     except ConfigError as exc:
@@ -98,8 +84,6 @@ def _missing(shown: str) -> GateDoc:
 def _classified(result: ParseResult, findings: list[Finding], entries: list[str], *,
                 check: str, cwd: str, status: str, rc: int, total: int,
                 failures: int) -> Gated:
-    from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match
-
     identities = fingerprints(findings, SourceLines(cwd))
     matched = match(entries, identities, lambda: git_renames(cwd))
     shown = {(f.id, f.location): f for f in result.findings}  # the ones with their detail
@@ -114,13 +98,11 @@ def _classified(result: ParseResult, findings: list[Finding], entries: list[str]
                  known=[bool(k) for k in matched.known])
 
 
-def _tapped(result: ParseResult, tap: Tap, index: BaselineIndex, *, cwd: str, status: str,
+def _tapped(result: ParseResult, tap: FindingTap, index: BaselineIndex, *, cwd: str, status: str,
             rc: int, total: int, failures: int,
             pick: Callable[[set[int]], dict[int, Finding]] | None) -> Gated:
     """The gate from what the parse handed over: every identity in the tap's table, the
     digest's findings from those it (or the parser) kept, new ones first."""
-    from ckdn.identity import decide, git_renames, match
-
     matched = match(index, tap.table, lambda: git_renames(cwd))
     known = matched.known
     kept = result.findings
@@ -155,69 +137,19 @@ def _reordered(result: ParseResult, new: list[Finding], old: list[Finding],
                        wants_log_tail=result.wants_log_tail)
 
 
-def gating_for(config: Config, check: Check, run_dir: str, rc: int,
-               tap: Tap | None = None) -> Callable[[str, ParseResult], Gated]:
-    """The baseline gate of this run of ``check`` (its configured name keys the baseline);
-    ``tap``: what its parse handed over."""
+def gate_of_run(config: Config, name: str, check: Check | None, run_dir: str, *, status: str,
+                rc: int, result: ParseResult, tap: FindingTap | None = None) -> Gated:
+    """The gate of a run whose status is ``status``: of the configured ``check`` ckdn ran
+    (its evidence can be read again), or of a run a host made (``check`` None: its facts
+    are all there is, so a host that kept fewer findings than it counted gets
+    ``unavailable``). ``name`` keys the baseline."""
     baseline = config.run.baseline
     assert baseline is not None
-    every = every_finding(config, check, run_dir, rc)
-
-    def gate(status: str, result: ParseResult) -> Gated:
-        return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
-                        check=check.name, cwd=config.cwd, status=status, rc=rc,
-                        result=result, every_finding=every, tap=tap,
-                        pick=picker(config, check, run_dir, rc))
-
-    return gate
-
-
-def picker(config: Config, check: Check, run_dir: str,
-           rc: int) -> Callable[[set[int]], dict[int, Finding]]:
-    """Reads the run's findings at some positions again (with their detail), the others
-    counted without being built: a new finding the digest lists that the first parse
-    did not keep."""
-    def pick(positions: set[int]) -> dict[int, Finding]:
-        picked = _Picked(positions)
-        parse_run(config, check.name, check.parser, run_dir, rc,
-                  options=options_for(check, run_dir), top=1, tap=picked)
-        return picked.found
-
-    return pick
-
-
-class _Picked:
-    """A tap that takes the findings at ``positions`` (see ``FindingSink``)."""
-
-    __slots__ = ("found", "positions")
-
-    def __init__(self, positions: set[int]) -> None:
-        self.positions = positions
-        self.found: dict[int, Finding] = {}
-
-    def __call__(self, finding: Finding) -> None:  # a sink that does not pick
-        return
-
-    def take(self, position: int, finding: Finding) -> None:
-        self.found[position] = finding
-
-
-def shown_path(config: Config, path: str) -> str:
-    """The baseline file as every message shows a path (the store's one rule)."""
-    from ckdn.store import shown_path as shown
-
-    return shown(path, config.cwd)
-
-
-def host_gating(config: Config, check: str, rc: int) -> Callable[[str, ParseResult], Gated]:
-    """The gate of a run a host produced (the pytest plugin): its facts are all there is,
-    so a host that kept fewer findings than it counted gets ``unavailable``."""
-    baseline = config.run.baseline
-    assert baseline is not None
-
-    def gate(status: str, result: ParseResult) -> Gated:
-        return gate_run(baseline_path=baseline, shown_path=shown_path(config, baseline),
-                        check=check, cwd=config.cwd, status=status, rc=rc, result=result,
+    if check is None:
+        return gate_run(baseline_path=baseline, shown_path=shown_path(baseline, config.cwd),
+                        check=name, cwd=config.cwd, status=status, rc=rc, result=result,
                         every_finding=lambda: result.findings)
-
-    return gate
+    return gate_run(baseline_path=baseline, shown_path=shown_path(baseline, config.cwd),
+                    check=name, cwd=config.cwd, status=status, rc=rc, result=result,
+                    every_finding=read_again(config, check, run_dir, rc), tap=tap,
+                    pick=pick_again(config, check, run_dir, rc))

@@ -1,16 +1,5 @@
-"""Windows into a run's evidence: a bounded slice of ``full.log`` or of a listed artifact.
-
-An agent that wants more than the digest must never be handed a whole log (it
-may be gigabytes) nor a file outside the run, so a window is asked for by run id
-(a run dir's name, never a path), file name and line range, and comes back
-bounded three ways: at most :data:`MAX_LIMIT` lines, each cut to
-:data:`LINE_WIDTH` characters (cuts counted), and :data:`MAX_CHARS` characters in
-all. The file is read once, line by line in constant memory, so the window also
-says how many lines the file has. Every line is made inert (:func:`inert`): a log
-cannot forge a document or act on a terminal. And every line is redacted (with the
-margin its head keeps past the cut, a key block across lines found): a window
-reaches a model as a digest does, while ``full.log`` itself stays the raw evidence;
-so is a stored document (:func:`read_document`), with today's rules.
+"""Windows into a run's evidence: a bounded, inert, redacted slice of ``full.log`` or an
+artifact, asked for by run id, never by path (an agent is never handed a whole log).
 """
 
 from __future__ import annotations
@@ -18,11 +7,16 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+from collections import deque
 
-from ckdn.app._pipeline import LOG, store_for
+from ckdn.app._running.steps import LOG, store_for
+from ckdn.documents.redacting import redact_document, redacted_pieces
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote
+from ckdn.redact import Redaction
+from ckdn.regular import NotRegular, open_regular
+from ckdn.store import FINISHED_MARKERS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -58,8 +52,6 @@ def read_document(config: Config, ref: str | None) -> dict[str, Any]:
     """``{run_id, digest}`` or ``{run_id, aggregate}`` of run ``ref`` (None: the latest), or
     ``{run_id, unfinished}`` (why there is no document yet) for a run still going or
     killed: not a mistake in the call. UsageError for a bad reference or a corrupt file."""
-    from ckdn.store import FINISHED_MARKERS
-
     store = store_for(config)
     path = store.resolve(ref, name_only=True)
     name = os.path.basename(path)
@@ -71,8 +63,6 @@ def read_document(config: Config, ref: str | None) -> dict[str, Any]:
         return {"run_id": name, "unfinished": str(exc)}
     redaction = _redaction(config, doc)
     if redaction is not None:
-        from ckdn.documents.redacting import redact_document
-
         doc = redact_document(doc, redaction)  # type: ignore[assignment]
     return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
 
@@ -82,7 +72,6 @@ def _redaction(config: Config, doc: Any) -> Redaction | None:
     a configured check), or None when ``[run].redact`` is off."""
     if not config.run.redact.enabled:
         return None
-    from ckdn.redact import Redaction
 
     check = config.checks.get(str(doc.get("check", "")))
     return Redaction(config.run.redact,
@@ -132,8 +121,6 @@ def _plain(name: str) -> bool:
 def _open(path: str, run: str, file: str) -> int:
     """The file's descriptor: a regular file of the run dir, never through a symlink,
     never blocking on a FIFO."""
-    from ckdn.regular import NotRegular, open_regular
-
     try:
         return open_regular(path)
     except NotRegular as exc:
@@ -177,8 +164,6 @@ def _shown(text: str, omitted: int) -> tuple[str, bool]:
 
 def _window(fd: int, offset: int, limit: int, redaction: Redaction | None = None
             ) -> dict[str, Any]:
-    from collections import deque
-
     total = 0
     if offset < 0:  # the last -offset (at most `limit`) lines
         tail: deque[tuple[str, int]] = deque(maxlen=-offset)
@@ -194,8 +179,6 @@ def _window(fd: int, offset: int, limit: int, redaction: Redaction | None = None
             if start < total <= start + limit:
                 picked.append(item)
     if redaction is not None:
-        from ckdn.documents.redacting import redacted_pieces
-
         picked = redacted_pieces(redaction, picked, LINE_WIDTH)
     shown: list[str] = []
     cut = 0

@@ -1,25 +1,19 @@
-"""Every test's outcome in a stored run, for a shard merge and ``ckdn diff``.
-
-A digest lists failures only; what passed is elsewhere. A ``pytest
---ckdn-digest`` session saw every test's report and records each outcome in
-``tests.jsonl`` when it is sealed (:func:`record_outcomes`)::
-
-    {"schema":"ckdn.tests/1","check":"pytest","total":2}
-    {"id":"tests/test_a.py::test_one","outcome":"passed"}
-
-A run of a ``pytest`` or ``coverage`` check has its JUnit report in its run dir
-(the report those parsers read, named by the check's ``junit`` option), read
-again, streaming, for ids and outcomes (:func:`ckdn.parsers.outcomes.read_outcomes`).
-A run with neither (another parser, a digest copied alone) has no outcomes to
-compare: ``None``, and the caller says so.
+"""Every test's outcome in a stored run (``tests.jsonl``, or the JUnit report read again), for
+a shard merge and ``ckdn diff``: a digest lists failures only.
 """
 
 from __future__ import annotations
 
+import json
+import json.encoder
 import os
 
-from ckdn.app._pipeline import options_for
+from ckdn.app._running.parsing import options_for
 from ckdn.errors import UsageError
+from ckdn.parsers.base import ArtifactError, ParseContext
+from ckdn.parsers.junit import DEFAULT_JUNIT
+from ckdn.parsers.outcomes import OUTCOMES, TEST_PARSERS, XmlError, read_outcomes
+from ckdn.regular import open_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -40,8 +34,6 @@ _MAX_LINE = 64 << 10
 
 def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[str, str]) -> None:
     """Write ``tests.jsonl`` (every test's outcome, by id) into ``run_dir``; CkdnError if not."""
-    import json.encoder
-
     quoted = json.encoder.encode_basestring_ascii
 
     def chunks() -> Iterator[bytes]:
@@ -61,11 +53,6 @@ def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[st
 
 def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
     """The outcomes of a ``tests.jsonl``; UsageError naming the file for one ckdn did not write."""
-    import json
-
-    from ckdn.parsers.outcomes import OUTCOMES
-    from ckdn.regular import open_regular
-
     known = frozenset(OUTCOMES)
     try:
         fd = open_regular(path)
@@ -106,10 +93,6 @@ def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
     recorded = os.path.join(run_dir, TESTS_FILE)
     if os.path.lexists(recorded):
         return _read_tests_file(recorded, f"{os.path.basename(run_dir)}/{TESTS_FILE}", name)
-    from ckdn.parsers.base import ArtifactError, ParseContext
-    from ckdn.parsers.junit import DEFAULT_JUNIT
-    from ckdn.parsers.outcomes import TEST_PARSERS, XmlError, read_outcomes
-
     check = config.check_of_run(name)
     if parser is None and check is not None:
         parser = check.parser

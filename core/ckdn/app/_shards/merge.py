@@ -1,45 +1,46 @@
-"""``ckdn merge --check NAME RUN...``: shard runs of one check sealed as one run.
-
-A CI matrix, ``tox p`` or a test splitter runs one check in pieces; the job that
-gathers them needs one answer for the whole, and the one thing it must never
-say is ``pass`` for the shards that happened to arrive. So the merge **fails
-closed**: a shard that is missing (fewer than ``--expect``), unfinished,
-unreadable, interrupted, ``error``/``parse_mismatch``, a run of another check,
-an alias run, given twice, or a test two shards report with different outcomes
-makes the whole not green, with the reason. Otherwise the facts combine:
-findings deduplicated by fingerprint (each shard's ``findings.jsonl``), summary
-counts summed (:func:`ckdn.identity.merge_summaries`), gate failures kept, and
-coverage data combined by coverage.py itself (:mod:`ckdn.app._covering`), whose
-total then decides ``fail_under`` for the whole in place of each shard's.
-
-The result is an ordinary run of the check in this runs dir (``parser`` is
-``merge`` in its ``meta.json``): a digest, a ``full.log`` that says what each
-shard was, ``findings.jsonl``, the gate when a baseline is configured; so
-``ckdn show``, ``ckdn diff`` and ``ckdn run --gate``'s rules apply unchanged.
-Its ``rc`` is the rc of the worst shard (0 when every shard passed).
+"""``ckdn merge``: shard runs of one check sealed as one run of it, failing closed (a missing,
+unfinished or contradicting shard is never green); coverage is combined by coverage.py.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
-from ckdn.app._pipeline import Outcome, store_for
+from ckdn.app._hosts.runs import HostLog, begin_host_run
+from ckdn.app._running.parsing import options_for, parse_run
+from ckdn.app._running.steps import Outcome, store_for
+from ckdn.app._stored.outcomes import run_outcomes
 from ckdn.config import HOST_SEPARATOR, Alias
+from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
+from ckdn.identity import (
+    FINDINGS_FILE,
+    FindingRow,
+    SourceLines,
+    dedupe,
+    fingerprints,
+    merge_summaries,
+    outcome_conflicts,
+    read_findings,
+)
 from ckdn.parsers.base import Finding, ParseResult
+from ckdn.parsers.gates import is_coverage_gate
+from ckdn.parsers.outcomes import TEST_PARSERS
+from ckdn.store import FINISHED_MARKERS, Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ckdn.app.host import HostLog
     from ckdn.config import Check, Config
     from ckdn.identity import FindingRow
     from ckdn.store import Store
 
-__all__ = ["merge_runs"]
+__all__ = ["Covered", "combine_coverage", "merge_runs"]
 
 #: Severity of a shard's status: the worst one decides the merged rc.
 _SEVERITY = {"pass": 0, "fail": 1, "parse_mismatch": 2, "error": 3}
@@ -73,8 +74,6 @@ class Shard:
 def merge_runs(config: Config, name: str, refs: Sequence[str], *,
                expect: int | None = None) -> Outcome:
     """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it."""
-    from ckdn.app.host import begin_host_run
-
     check = config.get(name)
     if isinstance(check, Alias):
         raise UsageError(f"{quote(name)} is an alias; ckdn merge merges shards of one "
@@ -99,8 +98,6 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
 
 
 def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
-    from ckdn.documents.stored import read_stored
-
     shard = Shard(ref[:_NAME_CHARS])
     path = os.path.join(config.cwd, ref)
     if os.path.basename(path) in ("digest.json", "aggregate.json") and os.path.isfile(path):
@@ -127,8 +124,6 @@ def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
 def _newest_run(config: Config, path: str, name: str) -> str:
     """``path`` itself, or the newest run of ``name`` in it when it is a runs dir (a CI job's
     whole ``.agent-runs`` uploaded and downloaded as one artifact)."""
-    from ckdn.store import FINISHED_MARKERS, Store
-
     markers = [name for name, _kind in FINISHED_MARKERS] + ["full.log"]
     if not os.path.isdir(path) or os.path.islink(path) \
             or any(os.path.lexists(os.path.join(path, marker)) for marker in markers):
@@ -140,7 +135,7 @@ def _newest_run(config: Config, path: str, name: str) -> str:
     return os.path.join(path, names[0]) if names else path
 
 
-def _of(digest: dict[str, Any], name: str) -> bool:
+def _is_run_of(digest: dict[str, Any], name: str) -> bool:
     """A digest of a run of check ``name``: its own, or one tox ran in an env (``NAME@ENV``)."""
     check = digest.get("check")
     return isinstance(check, str) and (check == name or check.startswith(name + HOST_SEPARATOR))
@@ -149,7 +144,7 @@ def _of(digest: dict[str, Any], name: str) -> bool:
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
     if "check" not in digest:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
-    if not _of(digest, name):
+    if not _is_run_of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
@@ -166,8 +161,6 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
 
 def _read_facts(config: Config, check: Check, shard: Shard) -> None:
     """The shard's every finding, every test outcome and coverage data, where it kept them."""
-    from ckdn.identity import FINDINGS_FILE, read_findings
-
     total = shard.digest.get("findings_total", 0)
     total = total if type(total) is int and total > 0 else 0
     file = os.path.join(shard.path, FINDINGS_FILE)
@@ -192,8 +185,6 @@ def _read_facts(config: Config, check: Check, shard: Shard) -> None:
 def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[FindingRow]:
     """The findings the digest lists (a shard with no ``findings.jsonl``), fingerprinted
     here: they are deduplicated with the rest as well as they can be."""
-    from ckdn.identity import FindingRow, SourceLines, fingerprints
-
     findings = [Finding(f["id"], f["kind"], f.get("message", ""), f.get("location"))
                 for f in digest.get("findings", ()) if isinstance(f, dict)
                 and isinstance(f.get("id"), str) and isinstance(f.get("kind"), str)]
@@ -203,8 +194,6 @@ def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[Find
 
 
 def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
-    from ckdn.app._outcomes import run_outcomes
-
     try:
         shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
                                       shard.digest["rc"])
@@ -228,8 +217,6 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
             run_dir: str, log: HostLog) -> tuple[ParseResult, list[FindingRow]]:
     """The facts of the whole and its distinct findings' rows (in the digest's order);
     the merge's account of each shard written to ``log``."""
-    from ckdn.identity import dedupe, merge_summaries, outcome_conflicts
-
     _mark_duplicates(shards)
     problems: list[str] = []
     usable = [s for s in shards if s.problem is None]
@@ -261,8 +248,6 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
     summary, dropped = merge_summaries([s.digest.get("summary") or {} for s in usable])
     gate_failures = list(dict.fromkeys(g for s in usable for g in s.digest.get("gate_failures", ())
                                        if isinstance(g, str)))
-    from ckdn.app._covering import combine_coverage
-
     covered = combine_coverage(config, check, usable, run_dir, log)
     if covered is not None:
         problems += covered.problems
@@ -305,8 +290,6 @@ def _mark_duplicates(shards: list[Shard]) -> None:
 
 
 def _outcome_notes(check: Check, usable: list[Shard], repeated: int) -> list[str]:
-    from ckdn.parsers.outcomes import TEST_PARSERS
-
     notes = []
     unknown = [s.name for s in usable if s.outcomes is None]
     if unknown and len(usable) > 1 and check.parser in TEST_PARSERS:
@@ -335,10 +318,110 @@ def _worst_rc(shards: list[Shard], name: str) -> int:
     zero one (an unusable shard too: an interrupted shard's 130 is the merge's)."""
     worst, rc = (-1, False), 0
     for shard in shards:
-        if not _of(shard.digest, name):
+        if not _is_run_of(shard.digest, name):
             continue
         code = shard.digest["rc"]
         severity = (_SEVERITY.get(shard.digest["status"], 3), code != 0)
         if severity > worst:
             worst, rc = severity, code
     return rc
+
+
+#: How long one coverage.py command may take before the merge gives up on it.
+TIMEOUT_S = 600
+_HINT = 'keep each shard\'s data file in its run dir: env = {COVERAGE_FILE = "{run_dir}/.coverage"}'
+
+
+class Covered:
+    """What the combined coverage adds to the merge."""
+
+    __slots__ = ("decided", "gate_failures", "notes", "problems", "summary")
+
+    def __init__(self, problems: list[str] | None = None) -> None:
+        self.problems = problems or []
+        self.notes: list[str] = []
+        self.summary: dict[str, Any] = {}
+        self.gate_failures: list[str] = []
+        self.decided = False  # the combined total decided the coverage gate
+
+    @staticmethod
+    def is_own(gate_failure: str) -> bool:
+        """A shard's coverage gate failure, which the combined total replaces."""
+        return is_coverage_gate(gate_failure)
+
+
+def combine_coverage(config: Config, check: Check, shards: Sequence[Shard], run_dir: str,
+                     log: HostLog) -> Covered | None:
+    """Combine the shards' coverage data into ``run_dir``; None when there is none to merge."""
+    having = [s for s in shards if s.coverage]
+    if not having:
+        if check.parser == "coverage" and len(shards) > 1:
+            return Covered([f"the coverage totals of {len(shards)} shards cannot be combined: "
+                            f"no coverage.py data file in their run dirs; {_HINT}"])
+        return None
+    covered = Covered([f"shard {s.name}: no coverage.py data file in its run dir, while "
+                       f"other shards have one; {_HINT}" for s in shards if not s.coverage])
+    data = _shown_path(config, os.path.join(run_dir, ".coverage"))
+    files = [_shown_path(config, f) for s in having for f in s.coverage]
+    if not _coverage(config, log, ["combine", "--keep", "--data-file", data, *files], covered):
+        return covered
+    options = options_for(check, run_dir)
+    reports = [("json", str(options.get("coverage_json", "coverage.json")))]
+    if "coverage_xml" in options or check.parser != "coverage":
+        reports.append(("xml", str(options.get("coverage_xml", "coverage.xml"))))
+    for kind, name in reports:
+        target = _shown_path(config, os.path.join(run_dir, name))
+        if not _coverage(config, log, [kind, "--data-file", data, "-o", target], covered,
+                         report=target):
+            return covered
+    if check.parser != "coverage":
+        covered.notes.append(f"coverage of {len(files)} data file(s) combined into "
+                             f"{reports[0][1]} in the run dir")
+        return covered
+    parsed = parse_run(config, check.name, "coverage", run_dir, 0, options=options, top=None)
+    if not parsed.parser_ok:
+        covered.problems.append("the combined coverage report cannot be read: "
+                                + "; ".join(parsed.notes))
+        return covered
+    covered.summary = dict(parsed.summary)  # its counts are coverage's only (no JUnit read)
+    covered.gate_failures = list(parsed.gate_failures)
+    covered.notes = [f"coverage of {len(files)} data file(s) combined by coverage.py; its total "
+                     "decides fail_under for the whole", *parsed.notes]
+    covered.decided = True
+    return covered
+
+
+def _shown_path(config: Config, path: str) -> str:
+    """``path`` relative to the check's directory when inside it (the log reads better)."""
+    relative = os.path.relpath(path, config.cwd)
+    return path if relative.startswith("..") else relative
+
+
+def _coverage(config: Config, log: HostLog, args: list[str], covered: Covered,
+              report: str | None = None) -> bool:
+    """Run ``python -m coverage ARGS`` from the check's directory, its output into the log.
+
+    A report command exits 2 when the project's own ``[report] fail_under`` is missed,
+    having written the report: that is a total, not a failure (the gate is ckdn's).
+    """
+    command = [sys.executable, "-m", "coverage", *args]
+    log.write("$ python -m coverage " + " ".join(args) + "\n")
+    try:
+        done = subprocess.run(command, cwd=config.cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        covered.problems.append(f"coverage {args[0]} did not finish: {exc}")
+        return False
+    output = done.stdout.decode("utf-8", "backslashreplace")
+    log.write(output if output.endswith("\n") or not output else output + "\n")
+    if done.returncode == 2 and report is not None \
+            and os.path.isfile(os.path.join(config.cwd, report)):
+        return True
+    if done.returncode != 0:
+        last = output.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        why = ("coverage.py is not installed where ckdn runs (pip install coverage)"
+               if "No module named coverage" in output else last[0][:300])
+        covered.problems.append(f"coverage {args[0]} failed: {why}")
+        return False
+    return True

@@ -1,13 +1,5 @@
-"""``ckdn baseline NAME``: run a check (or an alias's checks) and record every finding.
-
-Every finding, not the digest's ``top``: the stored evidence is read again with no
-limit, in the same moment (the source lines it is fingerprinted from are the ones
-the run saw). All or nothing: a check that ends interrupted, ``error`` or
-``parse_mismatch`` (findings that may be incomplete) refuses the whole command,
-exit 2, the file unchanged. Other checks' entries are kept; a check the file
-names that ``ckdn.toml`` no longer defines is reported stale (``--prune`` drops
-it). ``--prune`` keeps only the entries this run still matches (refreshed to
-their current fingerprints) and never adds a new finding.
+"""``ckdn baseline NAME``: run a check and record every finding's fingerprint, all or nothing
+(a run whose findings may be incomplete refuses, the file unchanged; docs/baseline.md).
 """
 
 from __future__ import annotations
@@ -15,11 +7,22 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ckdn.app._findings import every_finding
-from ckdn.app._gating import shown_path
-from ckdn.app._pipeline import run_check
+from ckdn.app._running.parsing import read_again
+from ckdn.app._running.steps import run_check
 from ckdn.config import Alias, Check, Config
 from ckdn.errors import ConfigError, RefusedError, UsageError
+from ckdn.identity import (
+    FINDINGS_FILE,
+    Rowed,
+    SourceLines,
+    fingerprints,
+    git_renames,
+    match,
+    read_baseline,
+    read_findings,
+    write_baseline,
+)
+from ckdn.store import shown_path
 
 __all__ = ["record_baseline"]
 
@@ -28,13 +31,11 @@ _INCOMPLETE = ("error", "parse_mismatch")
 
 def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, Any]:
     """Run ``name`` and write the baseline; what was recorded, as a JSON-ready report."""
-    from ckdn.identity import git_renames, match, read_baseline, write_baseline
-
     path = config.run.baseline
     if path is None:
         raise UsageError("no baseline is configured: add baseline = \"ckdn.baseline.json\" "
                          "under [run] in ckdn.toml")
-    shown = shown_path(config, path)
+    shown = shown_path(path, config.cwd)
     target = config.get(name)
     checks = ([config.checks[m] for m in target.members] if isinstance(target, Alias)
               else [target])
@@ -81,8 +82,6 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
     and their identities for matching: the run's own ``findings.jsonl`` when it holds
     every finding (its fingerprints are the ones the run computed from the lines the
     tool saw), else the evidence read again."""
-    from ckdn.identity import SourceLines, fingerprints
-
     outcome = run_check(config, check)
     doc = outcome.digest
     status = doc["status"]
@@ -96,12 +95,10 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
     if total:
         rows = _stored_rows(outcome.run_dir or "", check.name, total)
         if rows is not None:
-            from ckdn.identity import Rowed
-
             return [row.fingerprint for row in rows], Rowed(rows)
     findings: list[Any] = []
     if total:
-        findings = list(every_finding(config, check, outcome.run_dir or "", int(doc["rc"]))())
+        findings = list(read_again(config, check, outcome.run_dir or "", int(doc["rc"]))())
         if len(findings) < total:
             raise RefusedError(f"{check.name}: {total} findings, only {len(findings)} could be "
                                f"read again; {shown} unchanged")
@@ -111,8 +108,6 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
 
 def _stored_rows(run_dir: str, check: str, total: int) -> list[Any] | None:
     """The rows of the run's ``findings.jsonl`` if it holds all ``total`` findings."""
-    from ckdn.identity import FINDINGS_FILE, read_findings
-
     path = os.path.join(run_dir, FINDINGS_FILE)
     if not os.path.isfile(path):
         return None

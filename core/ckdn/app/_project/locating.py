@@ -1,10 +1,5 @@
-"""Where a long-lived host finds its project: the config file and the working directory.
-
-``ckdn`` is started in the project, so its process cwd is the answer. A server an
-agent's client starts (``ckdn-mcp``) is started wherever the client was, so it
-needs the same order the CLI uses written down once, as data: the resolver walks
-:data:`CONFIG_SOURCES` and :data:`CWD_SOURCES`, and :func:`resolution_order`
-describes them from the same tuples, so what a server advertises is what it does.
+"""Where a long-lived host (``ckdn-mcp``) finds its project: the config and the working
+directory, in the CLI's order, written once as data so what a server advertises is what it does.
 """
 
 from __future__ import annotations

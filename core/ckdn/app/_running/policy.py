@@ -1,41 +1,14 @@
-"""The command policy: whether a check's argv may start, decided once for every caller.
-
-``ckdn run``, every host that runs a check through the door (nox, tox) and
-``ckdn doctor`` ask :func:`verdict`, so a command doctor calls allowed is one
-run starts, and the reverse. A blocked command never reaches the runner: the
-run gets an empty ``full.log``, rc 126 and a note naming the token and the rule
-(:func:`blocked_run`). The rules (docs/security.md):
-
-* ``off``: every command runs (what ckdn did before the policy).
-* ``workspace`` (the default): every path-like token of the argv must resolve,
-  symlinks followed, inside the working directory or the run's own dir. A token
-  is read whole, as the value of ``--opt=value``, as the value glued to a short
-  option (``-I/etc``), as the file of ``@file``, and split at ``:``, ``,``, ``;``
-  and ``=`` (``xml:/etc/x``);
-  a bare word is a path only when it names an entry of the cwd (a symlink there
-  must resolve inside). ``/etc``, ``/proc``, ``/sys``, ``/dev`` and ``~/.ssh``,
-  ``~/.aws``, ``~/.gnupg``, ``~/.netrc``, ``~/.docker``, ``~/.kube`` are never
-  allowed, inside the cwd or not, named or reached through a link. The check's
-  ``env`` may not set ``LD_PRELOAD``, ``LD_AUDIT`` or ``DYLD_INSERT_LIBRARIES``.
-* The executable: a bare name is looked up on the check's ``PATH`` as the runner
-  will, and allowed (that ``PATH`` is the environment's toolbox: a venv's ``bin``,
-  ``/usr/bin``). A path (``/usr/bin/python3``, ``.venv/bin/ruff``) is allowed
-  when it is named inside the cwd, or its directory is on the check's ``PATH``,
-  or it is the directory of the interpreter running ckdn; naming ``/bin/false``
-  runs what ``false`` would. It is never under a forbidden place.
-* ``allowlist``: the argv must start with one of ``[run.command_allowlist].prefixes``
-  (token by token; a prefix's first word matches the program's base name), then
-  the ``workspace`` rules apply.
-
-This is a guard against a config (or an agent's edit of one) pointing a tool at
-secrets by path; it is not a sandbox: a program may open any file it likes.
+"""The command policy and the child's environment: whether a check's argv may start, decided
+once for ``ckdn run``, every host and ``ckdn doctor`` (the rules: docs/security.md).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
+from ckdn._lite.argv import split_command
 from ckdn.process import RC_NOT_EXECUTABLE, Exit, Ran
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -98,15 +71,11 @@ def blocked_run(log_path: str, note: str, *, private: bool = True) -> Ran:
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                  0o600 if private else 0o666)
     os.close(fd)
-    import time
-
     now = time.time()
     return Ran(Exit(RC_NOT_EXECUTABLE, started=False, notes=(note,)), _EMPTY_SHA256, 0, now, now)
 
 
 def _allowed_prefix(prefixes: Sequence[str], argv: Sequence[str], run_dir: str) -> bool:
-    from ckdn._lite.argv import split_command
-
     for prefix in prefixes:
         words = [w.replace("{run_dir}", run_dir) for w in split_command(prefix)]
         if len(words) > len(argv) or not words:
@@ -345,14 +314,14 @@ def child_env(config: Config, check: Check, name: str, run_dir: str,
 
 
 #: The line a lock file written from a config with ``require_lock = true`` holds (the
-#: SHA-256 of ``true``; :mod:`ckdn.app._locking` writes it, a test holds the two together).
+#: SHA-256 of ``true``; :mod:`ckdn.app._project.lock` writes it, a test holds the two together).
 LOCK_REQUIRED = (b'require_lock = "sha256:'
                  b'b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b"')
 
 
 def locked(config: Config, names: Iterable[str]) -> None:
     """Refuse checks changed since ``ckdn.lock.toml`` when a lock is required, by the config
-    or by the lock (:mod:`ckdn.app._locking`). Without a lock file this is one ``stat``; beside
+    or by the lock (:mod:`ckdn.app._project.lock`). Without a lock file this is one ``stat``; beside
     one that requires nothing, one small read: the lock module loads only when it must judge."""
     folder = os.path.dirname(config.path) if config.path is not None else config.cwd
     required = config.run.require_lock
@@ -363,6 +332,6 @@ def locked(config: Config, names: Iterable[str]) -> None:
         except OSError:  # no lock file (or none readable: verify-config says why)
             return
     if required:
-        from ckdn.app._locking import enforce
+        from ckdn.app._project.lock import enforce  # lazy: hashlib and json, only to judge
 
         enforce(config, names)

@@ -1,23 +1,20 @@
-"""What ``ckdn doctor`` says about the configured checks, statically: nothing is run.
-
-Each rule is a mistake seen in real configs: a program the check's ``PATH`` does
-not have, a report option naming a file the command never writes, a flag a
-parser needs left out (mypy's JSON without ``--output json``, pyright without
-``--outputjson``, a formatter without ``--check``, pytest with neither a JUnit
-report nor the plugin), and the command policy's verdict, asked of
-:func:`ckdn.app._policy.verdict` with the argv and environment a run would use.
-A config that cannot be loaded (a command that does not split, a bad key) is one
-error with the loader's own line. Errors make doctor exit 1; warnings only with
-``--strict``.
+"""``ckdn doctor``: is this installation the program it claims to be, and would each
+configured check run as its author thinks? Looked at statically (nothing runs), with the
+command policy's own :func:`~ckdn.app._running.policy.verdict`, so doctor and run agree.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+from importlib import metadata
 
-from ckdn.app._pipeline import substitute
-from ckdn.app._policy import child_env, verdict
+import ckdn
+from ckdn import DISTRIBUTION, __version__
+from ckdn.app._project.lock import lock_path, verify
+from ckdn.app._running.parsing import substitute
+from ckdn.app._running.policy import child_env, verdict
 from ckdn.errors import CkdnError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -27,7 +24,8 @@ if TYPE_CHECKING:
 
     from ckdn.config import Check, Config
 
-__all__ = ["SCHEMA", "report"]
+__all__ = ["OTHER_DISTRIBUTION", "SCHEMA", "diagnose", "doctor_lines", "installation_problems",
+           "installed", "report"]
 
 SCHEMA = "ckdn.doctor/1"
 ERROR, WARNING = "error", "warning"
@@ -122,8 +120,6 @@ def _artifacts(check: Check) -> list[str]:
 
 
 def _mypy_json(argv: Sequence[str]) -> bool:
-    import itertools
-
     pairs = itertools.pairwise(argv)
     return ("--output=json" in argv or "-Ojson" in argv
             or any(a in ("--output", "-O") and b == "json" for a, b in pairs))
@@ -153,8 +149,6 @@ def _flags(check: Check) -> list[str]:
 
 
 def _lock_problems(config: Config) -> list[dict[str, Any]]:
-    from ckdn.app._locking import lock_path, verify
-
     if not os.path.exists(lock_path(config)):
         if config.run.require_lock:
             return [_problem(ERROR, None, "lock", f"[run].require_lock is set but there is no"
@@ -166,3 +160,59 @@ def _lock_problems(config: Config) -> list[dict[str, Any]]:
         return [_problem(ERROR, None, "lock", exc.message)]
     level = ERROR if config.run.require_lock or differences.required else WARNING
     return [_problem(level, None, "lock", line) for line in differences.lines()]
+
+
+def diagnose(config: Config | None, *, config_error: str | None = None) -> dict[str, Any]:
+    """The ``ckdn doctor --json`` report (``ckdn.doctor/1``, docs/cli.md): this installation's
+    problems, then every configured check's (``config`` None: no config file, or the one
+    line it was refused with as ``config_error``)."""
+    return report(config, installation_problems(), installed(), config_error=config_error)
+
+
+#: The unrelated distribution that owns the same package name.
+OTHER_DISTRIBUTION = "ckdn"
+
+
+def doctor_lines(doc: dict[str, Any]) -> list[str]:
+    """The text form of a report's problems, one line each (an installation problem as its
+    own sentence, as before doctor looked at checks)."""
+    lines = []
+    for problem in doc["problems"]:
+        if problem["rule"] == "installation":
+            lines.append(problem["message"])
+            continue
+        where = f"[check.{problem['check']}] " if "check" in problem else ""
+        lines.append(f"{problem['level']}: {where}{problem['message']}")
+    return lines
+
+
+def installed() -> str:
+    """``checkdown 0.1.0 (ckdn package at /.../ckdn)``."""
+    where = os.path.dirname(ckdn.__file__ or "?")
+    return f"{DISTRIBUTION} {__version__} (ckdn package at {where})"
+
+
+def installation_problems() -> list[str]:
+    """One line per thing wrong with this installation; empty when there is nothing."""
+    problems: list[str] = []
+    try:
+        ours = metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        ours = None
+        problems.append(f"no {DISTRIBUTION} distribution is installed for this ckdn package "
+                        f"({installed()}); run it from a checkout's venv or `pip install "
+                        f"{DISTRIBUTION}`")
+    if ours is not None and ours != __version__:
+        problems.append(f"the ckdn package says {__version__} but the installed {DISTRIBUTION} "
+                        f"is {ours}: another install overwrote its files; reinstall with "
+                        f"`pip install --force-reinstall {DISTRIBUTION}`")
+    try:
+        other = metadata.version(OTHER_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        other = None
+    if other is not None:
+        problems.append(f"the unrelated `{OTHER_DISTRIBUTION}` distribution {other} is installed "
+                        f"too and owns the same `ckdn` package; `pip uninstall "
+                        f"{OTHER_DISTRIBUTION}`, then `pip install --force-reinstall "
+                        f"{DISTRIBUTION}`")
+    return problems

@@ -1,0 +1,1 @@
+"""Runs a host made itself (the pytest plugin, tox observe): their log, lock and seal."""

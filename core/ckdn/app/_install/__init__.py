@@ -1,0 +1,1 @@
+"""Installation and set-up: the starter config, the skills, ``ckdn doctor``'s rules."""

@@ -1,0 +1,241 @@
+"""The parse of a run, and the tap that takes every finding the parse hands over, so one parse
+serves the digest, the gate and ``findings.jsonl`` in bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ckdn.documents.textcap import marked, parts
+from ckdn.errors import ConfigError
+from ckdn.parsers import get_parser
+from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.guard import guarded
+from ckdn.store import shown_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from ckdn.config import Check, Config
+    from ckdn.identity import BaselineIndex, FindingsSpool, IdentityTable
+    from ckdn.parsers.base import Finding
+    from ckdn.redact import Redaction
+
+__all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "parse_safely",
+           "pick_again", "read_again", "substitute"]
+
+#: The most findings one run has read again in full (the gate, ``findings.jsonl``).
+ALL_FINDINGS = 1_000_000
+#: The spool of ``findings.jsonl``'s lines in the run dir, removed when the run is sealed.
+SPOOL = ".findings.spool"
+#: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
+_CLEAN_KEPT = 1 << 16
+
+
+def substitute(value: str, run_dir: str) -> str:
+    return value.replace("{run_dir}", run_dir)
+
+
+def options_for(check: Check, run_dir: str) -> dict[str, Any]:
+    """Parser options with ``{run_dir}`` substituted in every string."""
+    out: dict[str, Any] = {}
+    for key, value in check.options.items():
+        if isinstance(value, str):
+            value = substitute(value, run_dir)
+        elif isinstance(value, list):
+            value = [substitute(v, run_dir) if isinstance(v, str) else v for v in value]
+        out[key] = value
+    return out
+
+
+def parse_run(config: Config, name: str, parser_name: str, run_dir: str, rc: int, *,
+              options: Mapping[str, Any], top: int | None,
+              max_snippet_lines: int | None = None,
+              tap: Callable[[Finding], object] | None = None) -> ParseResult:
+    """What the check's parser makes of the finished run in ``run_dir``; never raises.
+    ``tap`` is handed every finding as the parser reports it."""
+    ctx = ParseContext(check=name, run_dir=run_dir, cwd=config.cwd, rc=rc, options=options,
+                       top=top or config.run.top,
+                       max_snippet_lines=(config.run.max_snippet_lines
+                                          if max_snippet_lines is None else max_snippet_lines),
+                       tap=tap)
+    return parse_safely(get_parser(parser_name), ctx)
+
+
+def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
+    """Run a parser; one that raises or returns nonsense is a confused parser, never a pass.
+
+    A plugin parser may not guard itself, so the app applies the same guard as
+    the built-ins (:mod:`ckdn.parsers.guard`) and checks what comes back.
+    """
+    name = str(getattr(parser, "name", "?"))
+    # The lambda looks ``parser.parse`` up inside the guard: a plugin without it is contained.
+    result: Any = guarded(name, lambda c: parser.parse(c), ctx)  # noqa: PLW0108
+    if not isinstance(result, ParseResult):
+        return ParseResult(parser_ok=False, notes=[
+            f"parser '{name}' returned {type(result).__name__}, not a ParseResult"])
+    return result
+
+
+def read_again(config: Config, check: Check, run_dir: str,
+               rc: int) -> Callable[[], Sequence[Finding]]:
+    """Reads the finished run's findings again, all of them, with no snippets: what the
+    gate classifies and ``findings.jsonl`` records when the parse handed over fewer."""
+    def read() -> Sequence[Finding]:
+        return parse_run(config, check.name, check.parser, run_dir, rc,
+                         options=options_for(check, run_dir), top=ALL_FINDINGS,
+                         max_snippet_lines=0).findings
+
+    return read
+
+
+def pick_again(config: Config, check: Check, run_dir: str,
+               rc: int) -> Callable[[set[int]], dict[int, Finding]]:
+    """Reads the run's findings at some positions again (with their detail), the others
+    counted without being built: a new finding the digest lists that the first parse
+    did not keep."""
+    def pick(positions: set[int]) -> dict[int, Finding]:
+        picked = _Picked(positions)
+        parse_run(config, check.name, check.parser, run_dir, rc,
+                  options=options_for(check, run_dir), top=1, tap=picked)
+        return picked.found
+
+    return pick
+
+
+class _Picked:
+    """A tap that takes the findings at ``positions`` (see ``FindingSink``)."""
+
+    __slots__ = ("found", "positions")
+
+    def __init__(self, positions: set[int]) -> None:
+        self.positions = positions
+        self.found: dict[int, Finding] = {}
+
+    def __call__(self, finding: Finding) -> None:  # a sink that does not pick
+        return
+
+    def take(self, position: int, finding: Finding) -> None:
+        self.found[position] = finding
+
+
+class FindingTap:
+    """What a run's parse hands over, finding by finding: each one's identity into a packed
+    table (42 bytes), its line of ``findings.jsonl`` into a spool on disk.
+
+    ``baseline``: the baseline file's path when the gate will classify the findings;
+    its entries are read at the first finding, so the tap also holds the first
+    ``top`` findings the baseline cannot know (a new finding is listed first in the
+    digest, and may come after the parser's kept ones).
+    """
+
+    __slots__ = ("_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check", "first",
+                 "held", "top")
+
+    def __init__(self, run_dir: str, cwd: str, *, check: str, top: int,
+                 baseline: str | None = None, redaction: Redaction | None = None) -> None:
+        self._run_dir, self._cwd, self._redaction = run_dir, cwd, redaction
+        self.check, self.top, self.baseline = check, top, baseline
+        self._parts: Any = None  # (table, spool, baseline index or error), at the first finding
+        #: the first ``top`` findings handed over, as the sink kept them
+        self.first: list[Finding] = []
+        #: position -> finding, for the first ``top`` the baseline has no entry like
+        self.held: dict[int, Finding] = {}
+
+    def __call__(self, finding: Finding) -> None:
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = self._start()
+        table, spool, index = parts
+        position = len(table)
+        table.add(finding)
+        spool.add(finding, table.line_hash(position))
+        if position < self.top:
+            self.first.append(finding)
+        elif index is not None and not isinstance(index, str) and len(self.held) < self.top \
+                and table.key_at_zero(position) not in index.entries:
+            self.held[position] = finding
+
+    def _start(self) -> tuple[Any, Any, Any]:
+        # lazy: the identity room loads at a run's first finding; a green run never needs it
+        from ckdn.identity import (
+            BaselineIndex,
+            FindingsSpool,
+            IdentityTable,
+            SourceLines,
+            read_baseline,
+        )
+
+        index: BaselineIndex | str | None = None
+        if self.baseline is not None:
+            try:
+                entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
+                                        ).checks.get(self.check, [])
+            except ConfigError as exc:
+                index = str(exc)
+            else:
+                index = BaselineIndex(entries)
+                del entries
+        spool = FindingsSpool(os.path.join(self._run_dir, SPOOL), message_screen(self._redaction))
+        return IdentityTable(SourceLines(self._cwd)), spool, index
+
+    @property
+    def count(self) -> int:
+        return 0 if self._parts is None else len(self._parts[0])
+
+    @property
+    def table(self) -> IdentityTable:
+        return self._parts[0]  # type: ignore[no-any-return]
+
+    @property
+    def spool(self) -> FindingsSpool:
+        return self._parts[1]  # type: ignore[no-any-return]
+
+    @property
+    def index(self) -> BaselineIndex | str | None:
+        """The baseline's entries (used up by matching), or why they could not be read."""
+        return None if self._parts is None else self._parts[2]
+
+    def covers(self, result: ParseResult) -> bool:
+        """Whether the tap saw exactly ``result``'s findings: as many as it counts, and
+        the ones it kept are the first ones handed over (a parser that promoted other
+        findings, or a plugin that hands none over, is read the old way)."""
+        if self._parts is None or self.count != result.total or self.count == 0:
+            return False
+        kept = result.findings
+        return len(kept) <= len(self.first) and all(
+            a is b for a, b in zip(kept, self.first, strict=False))
+
+    def discard(self) -> None:
+        if self._parts is not None:
+            self._parts[1].discard()
+
+
+def message_screen(redaction: Redaction | None) -> Callable[[str], str] | None:
+    """A message as ``findings.jsonl`` keeps it (its first ``MAX_TEXT`` characters), redacted
+    first with a margin past the cut, so what straddles the cut is redacted whole."""
+    if redaction is None or not redaction.enabled:
+        return None
+    from ckdn.identity import MAX_TEXT  # lazy: as in FindingTap._start (a first finding)
+
+    own = redaction.fork()
+    # A report repeats its messages (one rule, one wording, thousands of findings): one
+    # that may hold nothing is screened once (a set of them, bounded); the screen was a
+    # third of merging two 100,000-finding shards.
+    clean: set[str] = set()
+
+    def shown(message: str) -> str:
+        if message in clean:
+            return message
+        body, omitted = parts(message)
+        window = body[:MAX_TEXT + own.margin] if own.may_hold(body[:MAX_TEXT + 1024]) else ""
+        if not window:
+            if len(clean) < _CLEAN_KEPT:
+                clean.add(message)
+            return message
+        text = own.text(window, edge=bool(omitted) or len(body) > len(window))
+        return marked(text, omitted) if omitted else text
+
+    return shown

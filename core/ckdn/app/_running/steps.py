@@ -1,0 +1,489 @@
+"""A run of a check is one value (:class:`Run`) handed through the named steps of
+:data:`RUN_STEPS`; host-made runs and shard merges enter after the spawn (:data:`HOST_STEPS`).
+Adding a step is one function and one entry in the tuple.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from ckdn._lite.canonical import canonical
+from ckdn._lite.record import Record, record
+from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
+from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
+from ckdn.config import Alias, Check, Config
+from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
+from ckdn.errors import CkdnError, UsageError
+from ckdn.parsers import TEST_PARSERS
+from ckdn.parsers.base import ParseResult
+from ckdn.process import Exit, run_process, stop_left_running
+from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
+from ckdn.redact import Redaction
+from ckdn.store import Store
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    from ckdn.app._running.gate import Gated
+    from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.identity import FindingRow, SourceWatch
+    from ckdn.process.stop import StopRequest
+    from ckdn.reconcile import Verdict
+    from ckdn.store import RunDir
+
+    #: One step of a run: it reads what the steps before it set and sets its own part.
+    Step = Callable[["Run"], "Run"]
+
+__all__ = ["ALL", "HOST_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute", "run",
+           "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
+
+#: The log file of every run dir.
+LOG = "full.log"
+#: The aggregate name of ``ckdn run --all`` (the contract's: ``*``, never a check's name).
+ALL = "*"
+
+
+@record
+class Outcome(Record):
+    """What a run produced: the document printed on stdout and the process exit code."""
+
+    __slots__ = ("document", "exit_code", "run_dir")
+    document: Document
+    exit_code: int
+    run_dir: str | None
+
+    def __init__(self, document: Document, exit_code: int, run_dir: str | None = None) -> None:
+        self._assign(document, exit_code, run_dir)
+
+    @property
+    def status(self) -> str:
+        return str(self.document["status"])
+
+    @property
+    def digest(self) -> Digest:
+        """The document of an atomic run; TypeError for an alias run's aggregate."""
+        doc = self.document
+        if "alias" in doc:
+            raise TypeError(f"alias {doc['alias']!r} produced an aggregate, not a digest")
+        return doc
+
+
+class Run:
+    """One run of a check, as its steps hand it on: what it is, what happened, what it made.
+
+    ``check`` is the configured check ckdn runs itself (None for a run a host made:
+    its ``result``, ``exit`` and log are the host's). ``name`` is the name the run is
+    stored under (a host's ``pytest@py312``); ``notes`` the host's facts about the run.
+    """
+
+    __slots__ = ("argv", "check", "config", "document", "env", "env_keys", "exit",
+                 "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
+                 "identities", "log_bytes", "log_sha256", "name", "notes", "owns_lock",
+                 "parser", "publish", "redaction", "restore_interrupts", "result",
+                 "run_dir", "source", "started_at", "stop", "store", "tap", "top", "verdict")
+
+    def __init__(self, config: Config, name: str, *, check: Check | None = None,
+                 parser: str = "generic", top: int | None = None, publish: bool = True,
+                 store: Store | None = None) -> None:
+        self.config = config
+        self.store = store_for(config) if store is None else store
+        self.name = name
+        self.check = check
+        self.parser = check.parser if check is not None else parser
+        self.top = check.top if check is not None else top
+        self.publish = publish
+        #: what the caller asks of a run ckdn spawns
+        self.extra_args: Sequence[str] = ()
+        self.host_env: Mapping[str, str] | None = None
+        self.stop: StopRequest | None = None
+        self.host_bins: Sequence[str] | None = None
+        #: what the steps set, in order
+        self.run_dir: RunDir | None = None
+        self.owns_lock = False
+        self.argv: Sequence[str] = ()
+        self.env: dict[str, str] | None = None
+        self.env_keys: Iterable[str] = check.env if check is not None else ()
+        self.notes: list[str] = []
+        self.source: SourceWatch | None = None
+        self.exit = Exit(0)
+        self.started_at = self.finished_at = 0.0
+        self.log_sha256, self.log_bytes = "", 0
+        self.result: ParseResult | None = None
+        self.tap: FindingTap | None = None
+        self.identities: Sequence[FindingRow] | None = None  # a shard merge's rows
+        self.gated = check is not None  # a host's run is gated when the host asks
+        self.restore_interrupts: Any = None
+        self.verdict: Verdict | None = None
+        self.redaction: Redaction | None = None
+        self.gate: Gated | None = None
+        self.document: Digest | None = None
+
+    @property
+    def path(self) -> str:
+        assert self.run_dir is not None, "the run has not begun"
+        return self.run_dir.path
+
+    @property
+    def facts(self) -> ParseResult:
+        """The parse's facts as the digest shows them (reordered by the gate, if any)."""
+        if self.gate is not None:
+            return self.gate.result
+        assert self.result is not None, "the run has not been parsed"
+        return self.result
+
+    @property
+    def outcome(self) -> Outcome:
+        assert self.document is not None, "the run is not sealed"
+        assert self.verdict is not None
+        return Outcome(self.document, exit_code(self.verdict.status, self.exit.rc), self.path)
+
+    def close(self) -> None:
+        """Remove the tap's spool, let Ctrl-C in again, drop the lock the run took."""
+        if self.tap is not None:
+            self.tap.discard()
+        if self.restore_interrupts is not None:
+            signal.signal(signal.SIGINT, self.restore_interrupts)
+            self.restore_interrupts = None
+        if self.owns_lock and self.run_dir is not None:
+            self.run_dir.release()
+
+
+def begin(run: Run) -> Run:
+    """Take the check's lock and a fresh run dir; stop what a dead run of it left running."""
+    run.run_dir = run.store.begin(run.name)
+    run.owns_lock = True
+    run.run_dir.notes.extend(stop_left_running(run.run_dir.left_running))
+    return run
+
+
+def spawn(run: Run) -> Run:
+    """Start the check's command, its output streamed to ``full.log``, unless the command
+    policy refuses it (an empty log, rc 126, a note naming the rule)."""
+    config, check, path, rd = run.config, run.check, run.path, run.run_dir
+    assert check is not None, "a host's run has no command of ckdn's to spawn"
+    assert rd is not None
+    argv = run.argv = [substitute(a, path) for a in (*check.argv, *run.extra_args)]
+    env = run.env = child_env(config, check, run.name, path, run.host_env)
+    if run.host_bins is not None:  # only a host's run asks where its program came from
+        from ckdn.app._running.program_origin import host_notes  # lazy: ckdn run never asks
+
+        run.notes.extend(host_notes(argv[0], env, str(config.cwd), run.host_bins))
+    log = os.path.join(path, LOG)
+    refused = verdict(config, check, argv, path, env)
+    if refused is None and check.parser in TEST_PARSERS:
+        # lazy: only a test check records the tree it ran on (a git status, beside the tool)
+        from ckdn.identity import SourceWatch
+
+        run.source = SourceWatch(config.cwd)
+    ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
+           else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
+                            label=run.name, stop=run.stop, on_spawn=rd.record_child,
+                            private=config.run.private))
+    run.exit, run.log_sha256, run.log_bytes = ran.exit, ran.log_sha256, ran.log_bytes
+    run.started_at, run.finished_at = ran.started_at, ran.finished_at
+    return run
+
+
+def parse(run: Run) -> Run:
+    """What the parser makes of the finished run, every finding handed to the run's tap;
+    a host that brought its own facts keeps those, a command that never started has none."""
+    if run.result is not None:
+        return run
+    if not run.exit.started:
+        run.result = ParseResult()
+        return run
+    config, check, path = run.config, run.check, run.path
+    options: Mapping[str, Any] = {}
+    if check is not None:
+        run.tap = FindingTap(path, config.cwd, check=check.name,
+                             top=check.top or config.run.top, baseline=config.run.baseline,
+                             redaction=Redaction(config.run.redact, run.env))
+        options = options_for(check, path)
+    run.result = parse_run(config, run.name, run.parser, path, run.exit.rc, options=options,
+                           top=run.top, tap=run.tap)
+    return run
+
+
+def shield_evidence(run: Run) -> Run:
+    """Ignore Ctrl-C until the run is closed: a second press must not lose the digest.
+    Only the main thread can touch signal handlers; elsewhere the host owns them."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        return run
+    # None: a handler set outside Python, which cannot be put back; the default is closest
+    run.restore_interrupts = signal.SIG_DFL if previous is None else previous
+    return run
+
+
+def decide_status(run: Run) -> Run:
+    """The status, from the exit and the facts (:func:`ckdn.reconcile.reconcile`, the only
+    place a status is decided)."""
+    assert run.result is not None
+    run.verdict = reconcile(run.exit, run.result)
+    run.redaction = Redaction(run.config.run.redact, run.env)
+    return run
+
+
+def gate(run: Run) -> Run:
+    """The baseline gate (``[run].baseline``): it never changes the status."""
+    if run.config.run.baseline is None or not run.gated:
+        return run
+    from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
+
+    assert run.verdict is not None
+    assert run.result is not None
+    run.gate = gate_of_run(run.config, run.check.name if run.check is not None else run.name,
+                           run.check, run.path, status=run.verdict.status, rc=run.exit.rc,
+                           result=run.result, tap=run.tap)
+    return run
+
+
+def record_findings(run: Run) -> Run:
+    """``findings.jsonl`` for a red run with findings (the one step that writes it)."""
+    assert run.verdict is not None
+    assert run.result is not None
+    try:
+        if run.verdict.status == PASS or run.result.total <= 0:
+            return run
+        from ckdn.app._running.findings import write_findings  # lazy: a green run has none
+
+        check = run.check
+        every = (read_again(run.config, check, run.path, run.exit.rc) if check is not None
+                 else None)
+        run.notes.extend(write_findings(run.store, run.path, check=run.name, cwd=run.config.cwd,
+                                        result=run.result, gated=run.gate, every=every,
+                                        identities=run.identities, redaction=run.redaction,
+                                        tap=run.tap))
+    finally:
+        if run.tap is not None:
+            run.tap.discard()
+    return run
+
+
+def record_source(run: Run) -> Run:
+    """``source.json``: the state of the tree a test check ran on, when git could say it
+    (``ckdn diff`` tells a flaky test from one whose code changed)."""
+    if run.source is None:
+        return run
+    # the identity room is loaded already: the spawn (or the host) started the watch
+    from ckdn.identity import SOURCE_FILE, source_document
+
+    tree = run.source.result()
+    if tree is not None:
+        try:
+            run.store.write_atomic(os.path.join(run.path, SOURCE_FILE), source_document(tree))
+        except CkdnError as exc:  # evidence beside the digest: the digest is never lost for it
+            del exc
+    return run
+
+
+def build_documents(run: Run) -> Run:
+    """``full.log`` sealed (redacted where ``[run.redact].full_log`` asks), ``meta.json``,
+    then ``digest.json`` last, each written atomically."""
+    config, store, path = run.config, run.store, run.path
+    settings = config.run
+    redaction, verdict_, rd = run.redaction, run.verdict, run.run_dir
+    assert redaction is not None
+    assert verdict_ is not None
+    assert rd is not None
+    log_path = os.path.join(path, LOG)
+    run.log_sha256, run.log_bytes = redaction.sealed_log(log_path, store.write_atomic,
+                                                         run.log_sha256, run.log_bytes)
+    meta = build_meta(check=run.name, argv=redaction.argv(run.argv), exit=run.exit,
+                      started_at=run.started_at, finished_at=run.finished_at,
+                      log_sha256=run.log_sha256, log_bytes=run.log_bytes, parser=run.parser,
+                      env_keys=run.env_keys)
+    store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n")
+    bounds = Bounds(top=run.top or settings.top, max_snippet_lines=settings.max_snippet_lines,
+                    log_tail_lines=settings.log_tail_lines)
+    artifacts, omitted = list_artifacts(path)
+    gated = run.gate
+    digest = build_digest(check=run.name, verdict=verdict_, exit=run.exit, result=run.facts,
+                          run_dir=store.display(path), artifacts=artifacts,
+                          artifacts_omitted=omitted, log_path=log_path, bounds=bounds,
+                          notes=[*rd.notes, *run.exit.notes, *run.notes],
+                          gate=gated.gate if gated is not None else None,
+                          baseline=gated.baseline if gated is not None else None,
+                          baselined=gated.baselined if gated is not None else (),
+                          redaction=redaction)
+    store.write_atomic(os.path.join(path, "digest.json"), canonical(digest) + b"\n")
+    run.document = digest
+    return run
+
+
+def publish(run: Run) -> Run:
+    """Make the run ``latest``; an alias's member is not (the alias published its own dir)."""
+    if run.publish:
+        run.store.publish(run.path)
+    return run
+
+
+def prune(run: Run) -> Run:
+    """Keep ``[run].keep`` runs of the check, within ``max_age_days`` and ``max_bytes``."""
+    settings, rd = run.config.run, run.run_dir
+    assert rd is not None
+    run.store.prune(run.name, settings.keep, holding=rd if rd.locked else None,
+                    max_age_days=settings.max_age_days, max_bytes=settings.max_bytes)
+    return run
+
+
+#: The run of a check ckdn runs itself, step by step (docs/design.md lists them).
+RUN_STEPS: tuple[Step, ...] = (begin, spawn, parse, shield_evidence, decide_status, gate,
+                               record_findings, record_source, build_documents, publish,
+                               prune)
+#: A run a host made (the pytest plugin, tox's observe mode, a shard merge): after the spawn.
+HOST_STEPS: tuple[Step, ...] = RUN_STEPS[RUN_STEPS.index(parse):]
+
+
+def execute(run: Run, steps: Sequence[Step]) -> Run:
+    """Hand the run to each step in turn (nox's ``workflow.execute``); closed whatever happens."""
+    try:
+        for step in steps:
+            run = step(run)
+    finally:
+        run.close()
+    return run
+
+
+def list_artifacts(run_dir: str) -> tuple[list[str], int]:
+    """Names in the run dir a reader may open (dirs with a trailing slash), and how many
+    more there are beyond the first :data:`~ckdn.documents.MAX_ARTIFACTS`."""
+    try:
+        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
+    except OSError:
+        return [], 0
+    names = [e.name + ("/" if e.is_dir() else "") for e in entries
+             if e.name != "digest.json" and not e.name.startswith(".")]
+    return names[:MAX_ARTIFACTS], max(0, len(names) - MAX_ARTIFACTS)
+
+
+def store_for(config: Config) -> Store:
+    return Store(config.run.runs_dir, config.cwd, private=config.run.private)
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
+        fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
+        stop: StopRequest | None = None, run_name: Callable[[str], str] = _same,
+        host_bins: Sequence[str] | None = None) -> Outcome:
+    """Run a check or an alias by name.
+
+    ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
+    stop the run from another thread, as Ctrl-C would; ``run_name`` maps a check
+    or alias name to the name its runs are stored under (its run dirs, its lock,
+    its digest's ``check``); ``host_bins`` are the bin directories of the host's
+    env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
+    outside them is named in a note (:mod:`ckdn.app._running.program_origin`).
+    """
+    target = config.get(name)
+    locked(config, (name,))
+    if isinstance(target, Alias):
+        if extra_args:
+            raise UsageError(
+                f"extra arguments after -- are not accepted for alias '{name}'; "
+                f"pass them to one of its checks ({', '.join(target.members)})"
+            )
+        members = [config.checks[m] for m in target.members]
+        return run_alias(config, name, members,
+                         target.fail_fast if fail_fast is None else fail_fast, env=env,
+                         stop=stop, run_name=run_name, host_bins=host_bins)
+    return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
+                     as_name=run_name(target.name), host_bins=host_bins)
+
+
+def run_all(config: Config, *, fail_fast: bool | None = None,
+            env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
+    """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
+    if not config.checks:
+        where = os.path.basename(config.path) if config.path else "the configuration"
+        raise UsageError(f"{where} defines no checks; add a [check.NAME] table")
+    locked(config, config.checks)
+    return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
+                     stop=stop)
+
+
+def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+              as_name: str | None = None, publish: bool = True,
+              host_bins: Sequence[str] | None = None) -> Outcome:
+    """One atomic check through :data:`RUN_STEPS`, stored under ``as_name`` (default: its
+    own name); ``publish=False`` for an alias's member (see :func:`publish`)."""
+    one = Run(config, check.name if as_name is None else as_name, check=check, publish=publish)
+    one.extra_args, one.host_env, one.stop, one.host_bins = extra_args, env, stop, host_bins
+    return execute(one, RUN_STEPS).outcome
+
+
+def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
+              env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+              run_name: Callable[[str], str] = _same,
+              host_bins: Sequence[str] | None = None) -> Outcome:
+    """Run members in order; the aggregate is printed and stored in its own run dir.
+
+    That dir is made and published first, so while the members run (or after the
+    series was killed) ``latest`` is this unfinished alias run or an unfinished
+    member, never a member's green digest standing in for the whole.
+    """
+    # lazy: a single check builds no aggregate (and `ckdn run NAME` loads no such module)
+    from ckdn.documents.aggregate import Member, build_aggregate
+
+    store = store_for(config)
+    where = store.new_dir(run_name(alias))
+    results: list[Member] = []
+    gates: list[tuple[str, Any]] = []  # (member, its gate or None), with a baseline
+    interrupted = False
+    try:
+        store.publish(where)
+        halt = False
+        for check in members:
+            name = run_name(check.name)
+            if halt:
+                results.append(Member(check=name, status=SKIPPED))
+                gates.append((name, None))
+                continue
+            outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
+                                host_bins=host_bins)
+            doc = outcome.digest
+            results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
+                                  run_dir=doc["run_dir"]))
+            gates.append((name, doc.get("gate")))
+            # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
+            interrupted = interrupted or bool(doc.get("interrupted"))
+            halt = (fail_fast and doc["status"] != PASS) or interrupted
+    except BaseException:
+        if not results:  # refused before any member ran: nothing happened, nothing to keep
+            store.abandon(where)
+        raise  # else the run stays, unfinished: `ckdn show` says so
+    gate_doc = None
+    if config.run.baseline is not None:
+        from ckdn.identity import worst_gate  # lazy: as the gate step (only with a baseline)
+
+        gate_doc = worst_gate(gates)
+    aggregate = build_aggregate(alias=run_name(alias), members=results, interrupted=interrupted,
+                                gate=gate_doc)
+    return Outcome(aggregate, int(aggregate["rc"]), store_aggregate(config, aggregate, where))
+
+
+def store_aggregate(config: Config, aggregate: Aggregate, where: str | None = None) -> str:
+    """Store an aggregate in a run dir of its own (named after its alias) and publish it
+    as ``latest``; the dir's path.
+
+    The one writer of aggregates: ``ckdn run ALIAS``, ``--all`` and a tox run's
+    end-of-run aggregate all go through it. ``where`` is the dir an alias run made
+    (and published) when it began; a host's aggregate gets a new one.
+    """
+    store = store_for(config)
+    alias = aggregate["alias"]
+    if where is None:
+        where = store.new_dir(alias)
+    store.write_atomic(os.path.join(where, "aggregate.json"), canonical(aggregate) + b"\n")
+    store.publish(where)
+    store.prune(alias, config.run.keep, max_age_days=config.run.max_age_days,
+                max_bytes=config.run.max_bytes)
+    return where

@@ -1,0 +1,1 @@
+"""Shard merge: runs of one check made in pieces, sealed as one run of it."""

@@ -1,0 +1,1 @@
+"""Questions about stored runs: windows into evidence, diffs, test outcomes, live progress."""
