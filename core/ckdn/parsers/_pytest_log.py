@@ -23,6 +23,8 @@ from __future__ import annotations
 import os
 import re
 
+from ckdn.regular import open_regular
+
 #: How much of the end of the log is read.
 TAIL_BYTES = 64 * 1024
 #: Of those, how many of the last lines an early-stop separator may be among.
@@ -49,7 +51,6 @@ def stopped(rc: int) -> bool:
 
 def _tail_lines(log_path: str) -> list[str]:
     """The last lines of the log, decoded leniently; none when it cannot be read."""
-    from ckdn.regular import open_regular
 
     try:
         fd = open_regular(log_path)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import NoReturn
+from xml.parsers import expat
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
            "is_namespaced"]
@@ -83,7 +84,6 @@ class XmlReader:
     """
 
     def __init__(self) -> None:
-        from xml.parsers import expat
 
         parser = expat.ParserCreate()
         parser.buffer_text = True

@@ -43,6 +43,7 @@ from ckdn.parsers._coverage_reports import (
     read_json,
     read_xml,
 )
+from ckdn.parsers._junit_xml import JUNIT_OPTIONS, read_junit
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -57,7 +58,6 @@ from ckdn.parsers.gates import (
     fail_under_message,
     should_fail_under,
 )
-from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
 __all__ = ["CoverageParser", "Totals", "worst_files"]
 

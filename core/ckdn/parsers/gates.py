@@ -21,6 +21,9 @@ two can never drift:
 
 from __future__ import annotations
 
+import bisect
+from decimal import Decimal
+
 from ckdn._lite.record import Record, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -164,7 +167,6 @@ def _fail_under_precision(fail_under: float, precision: int) -> int:
     # coverage.py: at least enough decimal places to represent the threshold.
     if fail_under == int(fail_under):
         return precision
-    from decimal import Decimal
 
     exponent = Decimal(str(fail_under)).as_tuple().exponent
     assert isinstance(exponent, int)  # a finite number, checked when the config loaded
@@ -336,7 +338,6 @@ class WorstFiles:
         self.total += 1
         if not self.top:
             return
-        import bisect  # lazy: only a report with an uncovered file needs it
 
         # the count breaks a tie between two entries of one name (a tally never compares)
         bisect.insort(self.kept, ((*tally.rank(), self.total), tally), key=lambda kt: kt[0])

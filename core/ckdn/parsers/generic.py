@@ -10,6 +10,7 @@ the bytes in 1 MiB blocks, never decoded (about 5 ms per 10 MB, cached).
 
 from __future__ import annotations
 
+from ckdn.parsers._loglines import count_lines
 from ckdn.parsers.base import BaseParser, ParseContext, ParseResult
 
 __all__ = ["GenericParser"]
@@ -19,7 +20,6 @@ class GenericParser(BaseParser):
     name = "generic"
 
     def read(self, ctx: ParseContext) -> ParseResult:
-        from ckdn.parsers._loglines import count_lines  # lazy, as every log reader
 
         result = ParseResult(evidence_expected=False, wants_log_tail=True)
         try:

@@ -36,7 +36,6 @@ from typing import Any, ClassVar, Final
 
 from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
-from ckdn.parsers._packagename import normalise
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -47,6 +46,14 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["PipAuditParser"]
+
+_SEPARATOR_RUNS: Final = re.compile(r"[-_.]+")
+
+
+def normalise(name: str) -> str:
+    """A package name as PEP 503 compares it: runs of ``-_.`` are one ``-``, lower case."""
+    return _SEPARATOR_RUNS.sub("-", name).lower()
+
 
 KIND = "vulnerability"
 #: pip-audit's summary on stderr: "Found 2 known vulnerabilities, ignored 1 in 1 package".

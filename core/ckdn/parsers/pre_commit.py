@@ -33,6 +33,7 @@ repetition: one 200,000-character line costs what reading it costs.
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
@@ -110,7 +111,6 @@ def hook_line(line: str) -> tuple[str, str, int] | None:
 def _width(text: str) -> int:
     if text.isascii():
         return len(text)
-    import unicodedata  # lazy: only a hook name beyond ASCII needs it
 
     return sum(2 if unicodedata.east_asian_width(c) in "FW" else 1 for c in text)
 
