@@ -37,6 +37,7 @@ __all__ = [
     "CWD_ENV",
     "MAX_LIMIT",
     "PLUGIN_FLAG",
+    "REPORT_FORMATS",
     "SKILLS",
     "Progress",
     "RunWatch",
@@ -72,9 +73,9 @@ __all__ = [
 
 
 def _formats() -> tuple[str, ...]:
-    from ckdn.reports import FORMATS
+    from ckdn.reports import REPORT_FORMATS
 
-    return tuple(FORMATS)
+    return REPORT_FORMATS
 
 
 def read_run(config: Config, ref: str | None = None) -> Document:
@@ -96,8 +97,9 @@ def read_run(config: Config, ref: str | None = None) -> Document:
     return redact_document(doc, Redaction(config.run.redact, env))  # type: ignore[return-value]
 
 
-#: The views ``ckdn annotate --format`` knows (:mod:`ckdn.reports`).
-ANNOTATE_FORMATS: tuple[str, ...] = _formats()
+#: The report formats ``ckdn annotate --format`` knows, in the table's order (:mod:`ckdn.reports`).
+REPORT_FORMATS: tuple[str, ...] = _formats()
+ANNOTATE_FORMATS = REPORT_FORMATS  # its first name
 
 
 def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False) -> str:

@@ -11,6 +11,9 @@ how many findings are left out and in which run dirs.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -18,8 +21,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["CODEQUALITY_LIMITS", "codequality"]
+__all__ = ["CODEQUALITY_LIMITS", "codequality", "render"]
 
 CODEQUALITY_LIMITS = {"issues": 10_000, "bytes": 10_000_000}
 _SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
@@ -28,10 +32,13 @@ MESSAGE_CHARS = 1000
 NOTE_BYTES = 16 << 10
 
 
+def render(report: Report, rendering: Rendering) -> str:
+    """The Code Quality format's reporter."""
+    return codequality(report)
+
+
 def codequality(report: Report) -> str:
     """The Code Quality report of ``report`` (JSON text)."""
-    import hashlib
-    import json
 
     dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode
     issues: list[str] = []

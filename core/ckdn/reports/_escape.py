@@ -10,6 +10,8 @@ shown as ``\\uXXXX``), then applies the place's own escaping.
 
 from __future__ import annotations
 
+import re
+
 from ckdn.documents.textcap import inert
 
 __all__ = ["decode_data", "decode_property", "escape_data", "escape_property", "html",
@@ -26,7 +28,6 @@ def _inert_lines(text: str) -> str:
     """``text`` inert but for its CRs and LFs, which the escaping below carries."""
     if text.isascii() and text.isprintable():
         return text
-    import re
 
     return "".join(part if part in ("\r", "\n") else inert(part)
                    for part in re.split(r"([\r\n])", text))

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["GITHUB_LIMITS", "github"]
+__all__ = ["GITHUB_LIMITS", "github", "render"]
 
 #: GitHub's per-step display limits by level, and its per-job limit.
 GITHUB_LIMITS = {"error": 10, "warning": 10, "notice": 10, "job": 50}
@@ -55,6 +56,17 @@ class _Best:
         self.items.sort(key=lambda pair: pair[0])
         del self.items[self.size:]
         return self.items
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The GitHub format's reporter: within what the job's ledger says is left, which it
+    then charges with the annotations printed."""
+    ledger, step = rendering.ledger, rendering.step
+    job_used, step_used = ledger.used(step) if ledger is not None else (0, {})
+    out, counts = github(report, job_left=GITHUB_LIMITS["job"] - job_used, step_used=step_used)
+    if ledger is not None and any(counts.values()):
+        ledger.spend(step, counts)
+    return out
 
 
 def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],

@@ -10,6 +10,9 @@ whole), else the digest's own. The views choose and cut; nothing here decides.
 
 from __future__ import annotations
 
+from ckdn.errors import CkdnError
+from ckdn.identity import rule_of
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -17,10 +20,8 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
 
-__all__ = ["FORMATS", "Checked", "Report", "headline", "level_of", "rule_id", "where"]
+__all__ = ["Checked", "Report", "headline", "level_of", "rule_id", "where"]
 
-#: The views ``ckdn annotate --format`` knows, in the order its help lists them.
-FORMATS = ("text", "github", "summary", "sarif", "codequality")
 #: A digest's ``status`` that means its findings were read and can be believed.
 GREEN = "pass"
 
@@ -73,7 +74,6 @@ class Checked:
 
     def each(self) -> Iterator[FindingRow]:
         """The rows, a read that goes wrong ending them with a problem noted, never raising."""
-        from ckdn.errors import CkdnError
 
         try:
             yield from self.rows()
@@ -156,7 +156,6 @@ def rule_id(finding: Any, path: str) -> str:
     the rule its fingerprint hashes). A test's id is its node id, and one rule per
     test is no rule, so a test finding's rule is its kind.
     """
-    from ckdn.identity import rule_of
 
     kind = str(finding.kind)
     if kind.startswith("test_"):

@@ -21,6 +21,10 @@ Levels are the tool's own where the parser knows them (:func:`level_of`).
 
 from __future__ import annotations
 
+import json
+import os
+from urllib.parse import quote
+
 from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -29,8 +33,9 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["SARIF_LIMITS", "sarif"]
+__all__ = ["SARIF_LIMITS", "render", "sarif"]
 
 #: Results a run, runs a log, bytes a log (uncompressed), and bytes kept aside for each
 #: run's envelope (tool, notes, properties: each of their strings is cut to fit in it).
@@ -55,9 +60,13 @@ TOOL_URIS = {
 _KEY = "ckdn/v1"
 
 
+def render(report: Report, rendering: Rendering) -> str:
+    """The SARIF format's reporter."""
+    return sarif(report)
+
+
 def sarif(report: Report) -> str:
     """The SARIF log of ``report`` (its JSON text, one run per check that ran)."""
-    import json
 
     dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode
     checks = list(report.checks)
@@ -220,7 +229,6 @@ class _Shown:
 
 def _inside(path: str, root: str) -> str | None:
     """``path`` relative to the repository root (the check's cwd); None when outside it."""
-    import os
 
     if os.path.isabs(path):
         if not root:
@@ -235,6 +243,5 @@ def _inside(path: str, root: str) -> str | None:
 def _uri(path: str) -> str:
     """A relative URI reference for ``path``: percent-encoded, so ``:`` or a space in a
     file name never reads as a scheme or ends the URI."""
-    from urllib.parse import quote
 
     return quote(path, safe="/")

@@ -12,6 +12,7 @@ written and never becomes a link, an image, a table cell or markup.
 
 from __future__ import annotations
 
+from ckdn.documents.textcap import inert
 from ckdn.reports._escape import html, markdown
 from ckdn.reports._model import GREEN, level_of
 
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["SUMMARY_BYTES", "summary"]
+__all__ = ["SUMMARY_BYTES", "render", "summary"]
 
 #: GitHub's limit for one step's summary: 1 MiB.
 SUMMARY_BYTES = 1 << 20
@@ -55,6 +57,11 @@ class _Budget:
         self.parts.append(part)
         self.used += size
         return True
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The summary format's reporter, within the rendering's byte budget (default 1 MiB)."""
+    return summary(report, budget=rendering.summary_budget or SUMMARY_BYTES)
 
 
 def summary(report: Report, *, budget: int = SUMMARY_BYTES) -> str:
@@ -158,6 +165,5 @@ def _finding(finding: Mapping[str, Any]) -> str:
 
 def _code(text: str) -> str:
     """Text for inside a code span: one line, inert, no backtick to end it early."""
-    from ckdn.documents.textcap import inert
 
     return inert(" ".join(text.splitlines())).replace("`", "'")[:TEXT_CHARS]

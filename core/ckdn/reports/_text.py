@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["text"]
+__all__ = ["render", "text"]
 
 _COLOURS = {"pass": "32", "fail": "31", "error": "33", "parse_mismatch": "33",
             "skipped": "2", "new": "1", "dim": "2"}
@@ -40,6 +41,11 @@ class _Paint:
     def __call__(self, text: str, what: str) -> str:
         code = _COLOURS.get(what)
         return f"\x1b[{code}m{text}\x1b[0m" if self.on and code else text
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The text format's reporter (colours when the rendering asks for them)."""
+    return text(report, color=rendering.color)
 
 
 def text(report: Report, *, color: bool = False) -> str:
