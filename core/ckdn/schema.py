@@ -11,6 +11,7 @@ neither listed nor loadable.
 
 from __future__ import annotations
 
+import json
 import os
 
 from ckdn.errors import UsageError
@@ -52,7 +53,6 @@ def load_schema(schema_id: str) -> dict[str, Any]:
             raise UnknownSchemaError(f"schema {schema_id} has no packaged JSON Schema ({why}); "
                                      f"packaged: {known}")
         raise UnknownSchemaError(f"unknown schema id {schema_id!r}; use one of: {known}")
-    import json  # lazy: the app re-exports this module, and `ckdn run` never loads a schema
 
     with open(os.path.join(_DIR, name), encoding="utf-8") as handle:
         loaded: dict[str, Any] = json.load(handle)

@@ -55,7 +55,7 @@ def test_every_documented_document_validates_against_its_schema(page: str, body:
 
 
 def test_the_starter_config_is_the_documented_catalogue(tmp_path: Path) -> None:
-    from ckdn.config import STARTER
+    from ckdn.config.starter import STARTER
 
     (tmp_path / "ckdn.toml").write_text(STARTER)
     config = load_config(tmp_path)

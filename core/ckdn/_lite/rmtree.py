@@ -79,7 +79,7 @@ def _clear_dir(dir_fd: int) -> None:
 
 
 def _rmtree_shutil(path: str) -> None:
-    import shutil  # lazy: only platforms without descriptor-relative removal need it
+    import shutil  # here, the fallback: only without descriptor-relative removal
 
     if sys.version_info >= (3, 12):
 

@@ -107,7 +107,7 @@ def start(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, st
             except OSError as error:
                 if error.errno != errno.EBADF:  # a host thread closed a listed fd: Popen below
                     raise
-    import subprocess  # lazy: see the module docstring
+    import subprocess  # here, the fallback: what the stand-in does not handle (docstring)
 
     return subprocess.Popen(
         args,
@@ -126,7 +126,7 @@ def _dying_with_us() -> Callable[[], None] | None:
     try:
         if os.listdir("/proc/self/task") != [str(os.getpid())]:
             return None  # another thread may hold a lock the child would then wait for
-        import ctypes  # lazy: the Popen path only, which imports subprocess anyway
+        import ctypes  # here: the Popen fallback only, which imports subprocess anyway
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, ImportError, AttributeError):  # not Linux

@@ -28,7 +28,8 @@ _INCOMPLETE = ("error", "parse_mismatch")
 
 def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, Any]:
     """Run ``name`` and write the baseline; what was recorded, as a JSON-ready report."""
-    from ckdn.identity import git_renames, match, read_baseline, write_baseline
+    from ckdn.identity import match, read_baseline, write_baseline
+    from ckdn.identity.renames import git_renames
 
     path = config.run.baseline
     if path is None:

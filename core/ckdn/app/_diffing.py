@@ -82,7 +82,8 @@ def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
     """Tests compared by node id (:mod:`ckdn.app._outcomes`): for a run that recorded every
     test's outcome, or a check of a test parser; ``None`` for any other check."""
     from ckdn.app._outcomes import run_outcomes
-    from ckdn.identity import compare_tests, read_source_state
+    from ckdn.identity.diff import compare_tests
+    from ckdn.identity.source_tree import read_source_state
     from ckdn.parsers import TEST_PARSERS
 
     before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
@@ -106,7 +107,7 @@ def classify(before: Sequence[FindingRow], after: Sequence[FindingRow],
              ) -> tuple[dict[str, int], dict[str, list[dict[str, str]]]]:
     """The count of each class, and its first ``top`` findings as the document shows them;
     ``cwd``: the project, whose git renames pair a finding of a moved file."""
-    from ckdn.identity import pair
+    from ckdn.identity.diff import pair
 
     paired = pair([row.fingerprint for row in before], [row.fingerprint for row in after],
                   _retry(after, cwd) if cwd is not None else None)
@@ -137,7 +138,8 @@ def _retry(after: Sequence[FindingRow], cwd: str) -> Callable[[int], list[str]]:
     """``pair``'s rename pass: the heads a later finding would have had under the old paths
     of its file, from its ``line_hash`` (a row without one is not retried). git is asked
     at the first finding left unpaired, once."""
-    from ckdn.identity import git_renames, retried_head, split_location
+    from ckdn.identity import retried_head, split_location
+    from ckdn.identity.renames import git_renames
 
     renames: list[Mapping[str, Sequence[str]]] = []
 

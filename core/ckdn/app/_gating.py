@@ -98,7 +98,8 @@ def _missing(shown: str) -> GateDoc:
 def _classified(result: ParseResult, findings: list[Finding], entries: list[str], *,
                 check: str, cwd: str, status: str, rc: int, total: int,
                 failures: int) -> Gated:
-    from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match
+    from ckdn.identity import SourceLines, decide, fingerprints, match
+    from ckdn.identity.renames import git_renames
 
     identities = fingerprints(findings, SourceLines(cwd))
     matched = match(entries, identities, lambda: git_renames(cwd))
@@ -119,7 +120,8 @@ def _tapped(result: ParseResult, tap: Tap, index: BaselineIndex, *, cwd: str, st
             pick: Callable[[set[int]], dict[int, Finding]] | None) -> Gated:
     """The gate from what the parse handed over: every identity in the tap's table, the
     digest's findings from those it (or the parser) kept, new ones first."""
-    from ckdn.identity import decide, git_renames, match
+    from ckdn.identity import decide, match
+    from ckdn.identity.renames import git_renames
 
     matched = match(index, tap.table, lambda: git_renames(cwd))
     known = matched.known

@@ -228,7 +228,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
             run_dir: str, log: HostLog) -> tuple[ParseResult, list[FindingRow]]:
     """The facts of the whole and its distinct findings' rows (in the digest's order);
     the merge's account of each shard written to ``log``."""
-    from ckdn.identity import dedupe, merge_summaries, outcome_conflicts
+    from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
 
     _mark_duplicates(shards)
     problems: list[str] = []

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
     from ckdn.app._gating import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
-    from ckdn.identity import FindingRow, SourceWatch
+    from ckdn.identity import FindingRow
+    from ckdn.identity.source_tree import SourceWatch
     from ckdn.parsers.base import Finding
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
@@ -122,7 +123,7 @@ def parse_safely(parser: Any, ctx: ParseContext) -> ParseResult:
     A plugin parser may not guard itself, so the app applies the same guard as
     the built-ins (:mod:`ckdn.parsers.guard`) and checks what comes back.
     """
-    from ckdn.parsers.guard import guarded
+    from ckdn.parsers.base import guarded
 
     name = str(getattr(parser, "name", "?"))
     # The lambda looks ``parser.parse`` up inside the guard: a plugin without it is contained.

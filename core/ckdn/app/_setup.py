@@ -53,7 +53,8 @@ def this_checkdown() -> str | None:
 
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
     """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
-    from ckdn.config import STARTER, config_path
+    from ckdn.config import config_path
+    from ckdn.config.starter import STARTER
 
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO

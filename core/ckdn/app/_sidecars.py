@@ -2,7 +2,7 @@
 
 The digest lists the run dir's files (:func:`list_artifacts`). A run of a test
 check also records the state of the source tree it ran on (``source.json``,
-:mod:`ckdn.identity._tree`), so that ``ckdn diff`` can tell a test that changed
+:mod:`ckdn.identity.source_tree`), so that ``ckdn diff`` can tell a test that changed
 outcome on the same code (flaky) from one whose code changed: the ``git
 status`` behind it is started beside the tool (:func:`source_watch`) and read
 when the run is sealed (:func:`record_source`). A state git cannot give (no
@@ -18,7 +18,7 @@ from ckdn.documents import MAX_ARTIFACTS
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from ckdn.config import Check, Config
-    from ckdn.identity import SourceWatch
+    from ckdn.identity.source_tree import SourceWatch
     from ckdn.store import Store
 
 __all__ = ["list_artifacts", "record_source", "source_watch"]
@@ -41,7 +41,7 @@ def source_watch(config: Config, check: Check) -> SourceWatch | None:
 
     if check.parser not in TEST_PARSERS:
         return None
-    from ckdn.identity import SourceWatch
+    from ckdn.identity.source_tree import SourceWatch
 
     return SourceWatch(config.cwd)
 
@@ -49,7 +49,7 @@ def source_watch(config: Config, check: Check) -> SourceWatch | None:
 def record_source(store: Store, run_dir: str, watch: SourceWatch) -> None:
     """Write ``source.json`` with the tree's state, when git could say what it is."""
     from ckdn.errors import CkdnError
-    from ckdn.identity import SOURCE_FILE, source_document
+    from ckdn.identity.source_tree import SOURCE_FILE, source_document
 
     tree = watch.result()
     if tree is not None:

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ckdn.config import Config
-    from ckdn.identity import FindingRow, SourceWatch
+    from ckdn.identity import FindingRow
+    from ckdn.identity.source_tree import SourceWatch
     from ckdn.parsers.gates import WorstFiles
     from ckdn.store import RunDir, Store
 
@@ -228,7 +229,7 @@ def begin_host_run(config: Config, name: str, *, tests: bool = False) -> HostRun
     rd = store.begin(name)
     source = None
     if tests:
-        from ckdn.identity import SourceWatch
+        from ckdn.identity.source_tree import SourceWatch
 
         source = SourceWatch(config.cwd)
     return HostRun(config, store, rd, source)

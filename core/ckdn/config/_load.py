@@ -13,8 +13,18 @@ import os
 import stat
 from types import MappingProxyType
 
+from ckdn._lite.argv import split_command
 from ckdn._lite.toml import read_plain
-from ckdn.config._tables import ALIAS_KEYS, BARE_KEY, CHECK_KEYS, Tables, show, toml_key, unknown
+from ckdn.config._tables import (
+    ALIAS_KEYS,
+    BARE_KEY,
+    CHECK_KEYS,
+    Tables,
+    redact_settings,
+    show,
+    toml_key,
+    unknown,
+)
 from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
 from ckdn.errors import ConfigError
 from ckdn.redact import DEFAULT as DEFAULT_REDACT
@@ -161,7 +171,8 @@ class _Loader(Tables):
         plain = read_plain(text)
         if plain is not None:
             return plain
-        import tomllib  # lazy: only a file beyond plain TOML needs it (see ckdn._lite.toml)
+        # Imported here: tomllib costs every run, and ckdn._lite.toml reads plain TOML.
+        import tomllib
 
         try:
             return tomllib.loads(text)
@@ -196,8 +207,6 @@ class _Loader(Tables):
             baseline = _absolute(os.path.join(self.cwd, os.path.expanduser(baseline)))
         redact = DEFAULT_REDACT
         if "redact" in table:
-            from ckdn.config._redact import redact_settings  # lazy: only a config with the key
-
             redact = redact_settings(self, table["redact"])
         return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
                            allowlist=allowlist, max_age_days=self.retention_age(table),
@@ -261,7 +270,6 @@ class _Loader(Tables):
                 or not all(isinstance(p, str) and p.strip() for p in prefixes)):
             raise self.error(where, f"prefixes: must be a non-empty list of non-empty "
                                     f"strings, not {show(prefixes)}")
-        from ckdn._lite.argv import split_command
 
         for prefix in prefixes:
             try:

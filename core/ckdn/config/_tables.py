@@ -1,22 +1,20 @@
-"""Validating one ``[check.NAME]`` table (an atomic check or an alias), and wording mistakes.
+"""Validating each table of ``ckdn.toml`` in full at load, and wording its mistakes.
 
-A mistake found halfway through an alias (a typo'd option, a member that does
-not exist) would leave an agent with half a verdict, so every table is checked
-in full at load. Parser options are validated by the parser that owns them.
-Every refusal names the file, the table and the key, and says what was found
-(``not an array``, ``not 'abc'...``) and, for a near miss, what was meant
-(``difflib`` is imported only on that error path).
+A mistake found halfway through an alias would leave an agent with half a verdict;
+every refusal names the file, the table and the key, and what was meant.
 """
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 
 from ckdn._lite.argv import split_command
 from ckdn.config._values import Alias, Check
-from ckdn.errors import ConfigError
+from ckdn.errors import ConfigError, suggest
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import OptionError, option_names
+from ckdn.redact import DEFAULT, RedactSettings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -163,8 +161,6 @@ class Tables:
         if ok and isinstance(value, int):
             ok = 0 < value <= _TIMEOUT_MAX
         elif ok:
-            import math  # lazy: a shared library that only a fractional timeout needs
-
             ok = math.isfinite(value) and 0 < value <= _TIMEOUT_MAX
         if not ok:
             raise self.error(where, f"timeout: must be a number > 0 (seconds, at most "
@@ -214,7 +210,7 @@ class Tables:
                                     f"not {show(value)}")
         if not value:
             return ()
-        import re  # lazy: only a check that names requires needs it
+        import re  # here: `re` costs every run, and only a check with requires needs it
 
         for item in value:
             if (not isinstance(item, str) or not re.match(_REQUIREMENT, item)
@@ -299,14 +295,6 @@ def unknown(what: str, key: str, known: Iterable[str]) -> str:
         f"unknown {what} {key!r} (known: {', '.join(names)})")
 
 
-def suggest(word: str, candidates: Iterable[str]) -> str:
-    """``; did you mean 'x'?`` for a near miss, else empty. difflib only on this error path."""
-    import difflib  # lazy: only error messages need it
-
-    close = difflib.get_close_matches(word, list(candidates), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def show(value: Any) -> str:
     """A short, one-line rendering of a TOML value for 'not X' in a message."""
     if isinstance(value, bool):
@@ -328,3 +316,66 @@ def toml_key(name: str) -> str:
         return name
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
+
+# -- [run].redact ---------------------------------------------------------------------------
+
+REDACT_KEYS = ("enabled", "full_log", "high_entropy", "allow", "names", "patterns")
+_WHERE = "run.redact"
+_RULE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def redact_settings(tables: Tables, value: Any) -> RedactSettings:
+    """The settings ``[run].redact`` gives (``value``: true/false or the table; a pattern
+    is compiled now, and refused in one line when it does not compile or matches "")."""
+    if isinstance(value, bool):
+        return DEFAULT if value else RedactSettings(enabled=False)
+    if not isinstance(value, dict):
+        raise tables.error("run", f"redact: must be true, false or a table [run.redact], "
+                                  f"not {show(value)}")
+    for key in value:
+        if key not in REDACT_KEYS:
+            raise tables.error(_WHERE, unknown("key", key, REDACT_KEYS))
+    flags = {}
+    for key in ("enabled", "full_log", "high_entropy"):
+        flag = value.get(key, key == "enabled")
+        if not isinstance(flag, bool):
+            raise tables.error(_WHERE, f"{key}: must be true or false, not {show(flag)}")
+        flags[key] = flag
+    return RedactSettings(**flags, allow=_strings(tables, value, "allow"),
+                          names=_strings(tables, value, "names"),
+                          patterns=_patterns(tables, value.get("patterns", {})))
+
+
+def _strings(tables: Tables, table: dict[str, Any], key: str) -> tuple[str, ...]:
+    items = table.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        raise tables.error(_WHERE, f"{key}: must be an array of non-empty strings, "
+                                   f"not {show(items)}")
+    return tuple(items)
+
+
+def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
+    where = f"{_WHERE}.patterns"
+    if not isinstance(table, dict):
+        raise tables.error(_WHERE, f"patterns: must be a table [{where}] of rule name = "
+                                   f"regular expression, not {show(table)}")
+    out: list[tuple[str, str]] = []
+    for name, source in table.items():
+        if not name or not _RULE_CHARS.issuperset(name) or len(name) > 40:
+            raise tables.error(where, f"{name!r}: a rule name is lower-case letters, digits "
+                                      "and '-' (at most 40); it is shown as [REDACTED:name]")
+        if not isinstance(source, str) or not source:
+            raise tables.error(where, f"{name}: must be a regular expression string, "
+                                      f"not {show(source)}")
+        import re  # here: `re` costs every run, and only a config with patterns needs it
+
+        try:
+            compiled = re.compile(source)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise tables.error(where, f"{name}: not a valid regular expression: {exc}"
+                               ) from None
+        if compiled.fullmatch(""):
+            raise tables.error(where, f"{name}: matches the empty string, so it would match "
+                                      "everywhere; make it need at least one character")
+        out.append((name, source))
+    return tuple(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ckdn._lite.record import Record, record
-from ckdn.errors import UsageError
+from ckdn.errors import UsageError, suggest
 from ckdn.redact import DEFAULT as DEFAULT_REDACT
 from ckdn.redact import RedactSettings
 from ckdn.store import shown_path
@@ -159,8 +159,6 @@ class Config(Record):
                      else f"{shown_path(self.path, self.cwd)} defines no checks")
             raise UsageError(
                 f"unknown check {name!r}; {where}; run `ckdn init` or pass --config")
-        from ckdn.config._tables import suggest  # lazy: only a mistake needs it
-
         hint = suggest(name, names)
         raise UsageError(f"unknown check {name!r}{hint} (configured: {', '.join(names)})")
 

@@ -37,6 +37,7 @@ does the sum), so the shrinking always ends under the budget.
 
 from __future__ import annotations
 
+import math
 from itertools import islice
 
 from ckdn._lite.canonical import canonical, encoded_size
@@ -164,7 +165,7 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES, redaction=redaction)
     all_notes: list[object] = [*notes, *result.notes]
     if log_path is not None and _wants_tail(status, result):
-        from ckdn.documents._logtail import read_log_tail  # lazy: a passing run shows no tail
+        from ckdn.documents._logtail import read_log_tail  # here: a passing run shows no tail
 
         lines = min(max(0, bounds.log_tail_lines), _MAX_ITEMS)
         try:
@@ -186,7 +187,7 @@ def redacted(redaction: Redaction | None, value: object, width: int) -> object:
     loaded by the first string to redact: a green run may have none)."""
     if redaction is None or not redaction.enabled:
         return value
-    from ckdn.documents.redacting import redacted as shown
+    from ckdn.documents.redacting import redacted as shown  # here: a green run has none
 
     return shown(redaction, value, width)
 
@@ -256,7 +257,7 @@ def _snippet(lines: Iterable[object] | str, limit: int, omitted: int,
             else:
                 omitted += 1
     if redaction is not None and redaction.enabled:
-        from ckdn.documents.redacting import redacted_pieces
+        from ckdn.documents.redacting import redacted_pieces  # here, as redacted()
 
         kept = redacted_pieces(redaction, kept, LINE_WIDTH)
     return [clean_cap(Cut(piece, last) if last else piece, LINE_WIDTH)
@@ -350,8 +351,6 @@ class _SummaryWalk:
         if isinstance(raw, int):
             return raw if -_INT_LIMIT < raw < _INT_LIMIT else f"<int of {raw.bit_length()} bits>"
         if isinstance(raw, float):
-            import math  # lazy: a shared library that only a float in a summary needs
-
             return raw if math.isfinite(raw) else repr(raw)
         if isinstance(raw, list | tuple | set | frozenset):
             return self.sequence(raw, depth)
@@ -378,7 +377,7 @@ def _is_mapping(value: object) -> bool:
     """A dict, or any other mapping (collections.abc is imported only for those)."""
     if isinstance(value, dict):
         return True
-    from collections.abc import Mapping
+    from collections.abc import Mapping  # here: it costs every run; a dict is the usual case
 
     return isinstance(value, Mapping)
 

@@ -72,7 +72,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
             heads = [_short_line(blob[start - first:stop - first], keep)
                      for start, stop in spans]
     if keep != width:
-        from ckdn.documents.redacting import redacted_pieces
+        from ckdn.documents.redacting import redacted_pieces  # here: only to redact a tail
 
         heads = redacted_pieces(redaction, heads, width)
     return [_shown(head, omitted, width) for head, omitted in heads]

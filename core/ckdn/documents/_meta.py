@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from ckdn import __version__
 from ckdn.documents.textcap import unsurrogate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -34,7 +35,6 @@ def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float
     rounded to milliseconds; ``env_keys`` are the names (never the values) the
     check's ``env`` set, sorted, and absent when it set none.
     """
-    from ckdn import __version__
 
     duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
     meta: Meta = {

@@ -15,6 +15,7 @@ of the redacted text within the window, plus every character past it.
 from __future__ import annotations
 
 from ckdn.documents.textcap import Cut, parts, strip_ansi
+from ckdn.redact import Redaction as Fresh
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -92,7 +93,6 @@ def redact_document(doc: Mapping[str, Any], redaction: Redaction) -> dict[str, A
     if isinstance(out.get("summary"), dict):
         out["summary"] = _values(out["summary"], redaction, 0)
     if redaction.counts:
-        from ckdn.redact import Redaction as Fresh
 
         counted = Fresh()
         counted.counts = dict(redaction.counts)

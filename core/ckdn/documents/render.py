@@ -9,6 +9,10 @@ text reads back as the same document.
 
 from __future__ import annotations
 
+import json
+
+from ckdn.documents.textcap import inert
+
 __all__ = ["render"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -29,9 +33,7 @@ _MEMBER_ORDER = ("check", "status", "rc", "run_dir")
 
 def render(doc: Mapping[str, Any]) -> str:
     """The human form: indented, keys in reading order."""
-    import json  # lazy: only the human form needs it, never `ckdn run`
 
-    from ckdn.documents.textcap import inert
 
     text = json.dumps(_ordered(doc, _ORDER), indent=2, ensure_ascii=False)
     return "\n".join(inert(line) for line in text.split("\n"))

@@ -16,6 +16,7 @@ planted as a link to some other JSON file is refused, never shown.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 
@@ -88,7 +89,6 @@ def _why(exc: OSError, path: str) -> str:
 
 
 def _load(handle: BinaryIO, path: str, name: str, shown: Callable[[str], str]) -> Document:
-    import json  # lazy: `ckdn run` writes documents and never reads one
 
     try:
         data = handle.read(MAX_DOCUMENT_BYTES + 1)

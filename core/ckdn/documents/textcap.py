@@ -88,7 +88,7 @@ _patterns: dict[str, re.Pattern[str]] = {}
 def _pattern(name: str) -> re.Pattern[str]:
     found = _patterns.get(name)
     if found is None:
-        import re  # lazy: see above
+        import re  # here: `re` costs every run, and only some texts need a pattern
 
         found = _patterns[name] = re.compile(_SOURCES[name])
     return found

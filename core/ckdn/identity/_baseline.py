@@ -10,11 +10,13 @@ Written atomically; a symlinked baseline has its target rewritten.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 
 from ckdn.errors import ConfigError
+from ckdn.store import write_atomic
 
 __all__ = ["SCHEMA_BASELINE", "BaselineFile", "read_baseline", "write_baseline"]
 
@@ -36,7 +38,6 @@ class BaselineFile:
 
 def read_baseline(path: str, shown: str | None = None) -> BaselineFile:
     """The baseline at ``path``; :class:`ConfigError` naming ``shown`` if it is not one."""
-    import json  # lazy: only a run with findings to classify reads the baseline
 
     name = shown or path
     try:
@@ -83,7 +84,6 @@ def _problem(doc: object) -> str:
 
 def encode_baseline(checks: Mapping[str, Sequence[str]]) -> bytes:
     """The file's bytes: sorted everywhere, one fingerprint per line, newline at the end."""
-    import json
 
     doc = {"schema": SCHEMA_BASELINE,
            "checks": {name: sorted(checks[name]) for name in sorted(checks)}}
@@ -92,6 +92,5 @@ def encode_baseline(checks: Mapping[str, Sequence[str]]) -> bytes:
 
 def write_baseline(path: str, checks: Mapping[str, Sequence[str]]) -> None:
     """Write the baseline atomically; through a symlink, its target. Raises ``OSError``."""
-    from ckdn.store import write_atomic
 
     write_atomic(os.path.realpath(path), encode_baseline(checks))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
@@ -225,7 +226,6 @@ class SourceLines:
         return found
 
     def _read(self, path: str) -> list[bytes] | None:
-        import stat
 
         full = os.path.join(self.root, path)
         try:

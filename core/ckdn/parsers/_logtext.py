@@ -13,7 +13,7 @@ long, so it is bounded while it arrives (:class:`DetailLines`,
 recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
 is where a tool that stopped early says why; and a type checker that failed on
 warnings or notes alone has them promoted to findings the same way for every
-type checker (:class:`Lesser`). Keeping these rules in one place keeps those notes
+type checker (:class:`MinorDiagnostics`). Keeping these rules in one place keeps those notes
 identical across parsers; the ``-->`` location line of the layout ty and
 ``ruff format`` share (:data:`ARROW`) is here for the same reason.
 """
@@ -31,9 +31,9 @@ from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, S
 __all__ = [
     "ARROW",
     "DetailLines",
-    "Lesser",
     "LogSample",
     "LongLines",
+    "MinorDiagnostics",
     "PendingFinding",
     "after",
     "crashed",
@@ -260,7 +260,7 @@ class LogSample:
         return f"first unrecognised log line(s): {shown}"
 
 
-class Lesser:
+class MinorDiagnostics:
     """Diagnostics below the severity a tool normally fails on, kept in case it failed on them.
 
     A type checker's warnings and notes carry no exit-code weight in most runs, so

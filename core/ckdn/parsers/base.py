@@ -425,7 +425,7 @@ class BaseParser:
     """Convenience base: declares options in ``OPTIONS``, validates them, guards the parse.
 
     Subclasses set ``name`` and ``OPTIONS`` and implement :meth:`read`; :meth:`parse`
-    runs it under the crash guard (:mod:`ckdn.parsers.guard`), written here once
+    runs it under the crash guard (:func:`guarded`), written here once
     for every parser that derives from this base, so an exception nobody foresaw is
     loud facts, never a traceback, whoever calls the parser. A subclass that
     overrides ``parse`` itself keeps working (ckdn guards every parser it runs).

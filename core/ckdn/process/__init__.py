@@ -3,7 +3,7 @@
 :func:`run_process` runs one argv without a shell, its stdout and stderr straight
 into the log file, in a process group (and, where ckdn may make one, a cgroup) of
 its own; whatever the child does, the whole tree is stopped, wherever its
-processes moved, and the log sealed before it returns a :class:`Ran` (the
+processes moved, and the log sealed before it returns a :class:`FinishedRun` (the
 :class:`Exit` and the log's hash and size). :func:`stop_left_running` stops what a
 run that died with its ckdn left behind, from the record ``on_spawn`` gave.
 :class:`ckdn.process.stop.StopRequest` (a module of its own: ``ckdn run`` never
@@ -17,7 +17,7 @@ from ckdn.process._runner import (
     RC_NOT_FOUND,
     RC_TIMEOUT,
     Exit,
-    Ran,
+    FinishedRun,
     run_process,
     stop_left_running,
 )
@@ -28,7 +28,7 @@ __all__ = [
     "RC_NOT_FOUND",
     "RC_TIMEOUT",
     "Exit",
-    "Ran",
+    "FinishedRun",
     "run_process",
     "stop_left_running",
 ]

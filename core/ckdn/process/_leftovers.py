@@ -20,7 +20,7 @@ import os
 
 from ckdn.process._cgroup import cgroup_pids, kill_all, made_by_ckdn, remove
 from ckdn.process._group import boot_id, stat_fields
-from ckdn.process._strays import how, stop_pids
+from ckdn.process._strays import stop_pids, stop_signals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def stop_writers(log: LogHash, grace: float) -> list[str]:
         killed, left = stop_pids(others, grace)
         if len(left) < len(others):
             notes.append(f"stopped {len(others) - len(left)} process(es) still writing into"
-                          f" the log after the check ended ({how(killed, grace)})")
+                          f" the log after the check ended ({stop_signals(killed, grace)})")
     still = log.open_for_writing()
     if still is None:  # the kernel cannot say here: look again
         still = bool(writers(where.st_dev, where.st_ino))
@@ -132,7 +132,7 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
         if cgroup is not None:
             kill_all(cgroup)
         notes.append(f"stopped {len(pids) - len(left)} process(es) the dead run left running"
-                     f" (its process group {pgid}; {how(killed, grace)})")
+                     f" (its process group {pgid}; {stop_signals(killed, grace)})")
         if left:
             notes.append(f"could not stop {len(left)} process(es) the dead run left running"
                          f" (pid {', '.join(map(str, sorted(left)))})")

@@ -40,7 +40,7 @@ def _sha256(*, small: bool) -> _Hash:
                 return hasher
             except ImportError:
                 continue
-    import hashlib  # lazy: loading OpenSSL is the cost avoided above
+    import hashlib  # here: loading OpenSSL is the cost avoided above
 
     return hashlib.sha256()
 

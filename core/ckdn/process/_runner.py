@@ -36,6 +36,7 @@ from ckdn.process._loghash import LogHash
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from types import ModuleType
 
     from ckdn._lite.spawn import Process
     from ckdn.process._progress import Progress
@@ -78,7 +79,7 @@ class Exit(Record):
 
 
 @record
-class Ran(Record):
+class FinishedRun(Record):
     """A finished run: how it ended, and the identity of the log it left."""
 
     __slots__ = ("exit", "finished_at", "log_bytes", "log_sha256", "started_at")
@@ -105,8 +106,8 @@ def run_process(
     stop: StopRequest | None = None,
     on_spawn: Callable[[dict[str, object]], None] | None = None,
     private: bool = True,
-) -> Ran:
-    """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
+) -> FinishedRun:
+    """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always a :class:`FinishedRun`.
 
     Whatever the child does (missing, crashing, hanging, ignoring SIGTERM, leaving
     processes behind in any session) and however ckdn is told to stop, the tree is
@@ -150,7 +151,7 @@ def run_process(
             ended = ended.noted(notes).called_off(stops.signum, stops.words())
     finally:
         log.close()
-    return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
+    return FinishedRun(ended.exit(timeout), sha256, size, started_at, finished_at)
 
 
 def stop_left_running(record: Mapping[str, object] | None, *, grace: float = 3.0) -> list[str]:
@@ -162,7 +163,7 @@ def stop_left_running(record: Mapping[str, object] | None, *, grace: float = 3.0
     """
     if not record:
         return []
-    from ckdn.process._leftovers import left_running  # lazy: only after a dead run
+    from ckdn.process._leftovers import left_running  # here: only after a dead run
 
     return left_running(record, grace)
 
@@ -171,6 +172,7 @@ def _seal(log: LogHash, grace: float) -> tuple[str, int, list[str]]:
     """The log's hash and size, once nothing can write into it any more; the notes."""
     notes = []
     if log.open_for_writing() is not False:  # the usual answer is one fcntl
+        # Imported here: only a log something still writes into needs the leftovers' code.
         from ckdn.process._leftovers import stop_writers
 
         notes = stop_writers(log, grace)
@@ -280,9 +282,7 @@ def _supervise(
             progress.clear()
         return _conclude(child, tree, cause, stops, start=start, timeout=timeout, grace=grace)
     except BaseException:
-        from ckdn.process._strays import stop_tree
-
-        stop_tree(child, tree, grace=0.0)  # a failure in ckdn itself must not orphan the tree
+        _stopping().stop_tree(child, tree, grace=0.0)  # ckdn's own failure must not orphan it
         raise
     finally:
         if progress is not None:
@@ -299,7 +299,7 @@ def _progress_line(label: str, start: float) -> Progress | None:
         terminal = False
     if not terminal:
         return None
-    from ckdn.process._progress import Progress
+    from ckdn.process._progress import Progress  # here: only a terminal shows the line
 
     return Progress(stream, label, start)
 
@@ -323,7 +323,8 @@ def _wait(
         busy = log.follow()
         now = time.monotonic()
         if now >= watch_at:
-            tree.watch(child)
+            if tree.first_child_started(child):
+                _stopping().contain(tree, child)
             watch_at = now + _IDLE_FIRST
         pause = 0.0 if busy else idle
         if progress is not None:
@@ -355,23 +356,22 @@ def _conclude(
     if cause == "exited":
         rc = child.reap()
         live = live_members(child.pid)
-        if live != 0 or tree.outside(child):
-            from ckdn.process._strays import how, stop_tree
-
-            killed = stop_tree(child, tree, grace)
+        if live != 0 or (tree.may_reach_outside(child) and _stopping().outside(tree, child)):
+            strays = _stopping()
+            killed = strays.stop_tree(child, tree, grace)
             count = "" if live is None else f"{live + len(tree.found)} "
             beyond = _outside(tree, ", {} of them outside its process group")
             notes.append(f"stopped {count}leftover process(es) still running after the command"
-                         f" exited{beyond} ({how(killed, grace)})")
+                         f" exited{beyond} ({strays.stop_signals(killed, grace)})")
     else:
-        from ckdn.process._strays import how, stop_tree
-
-        tree.outside(child)  # the processes that left the group, found while the leader lives
-        killed = stop_tree(child, tree, grace)
+        strays = _stopping()
+        strays.outside(tree, child)  # what left the group, found while the leader lives
+        killed = strays.stop_tree(child, tree, grace)
         signum = stops.signum or signal.SIGINT
         why = f"timed out after {timeout:g}s" if cause == "timeout" else stops.words()
         beyond = _outside(tree, " and {} process(es) outside it")
-        notes.append(f"{why}; stopped the process group{beyond} ({how(killed, grace)})")
+        notes.append(f"{why}; stopped the process group{beyond} "
+                     f"({strays.stop_signals(killed, grace)})")
         rc = RC_TIMEOUT if cause == "timeout" else 128 + signum
     return _Ended(
         rc,
@@ -380,6 +380,15 @@ def _conclude(
         timed_out=cause == "timeout",
         interrupted=cause == "signal",
     )
+
+
+def _stopping() -> ModuleType:
+    """The code that contains and stops a tree with something left (``_strays``)."""
+    # Imported here, the one way in: a run whose command exits cleanly and starts nothing
+    # else never needs it (nor the cgroup code it brings).
+    from ckdn.process import _strays
+
+    return _strays
 
 
 def _outside(tree: Tree, words: str) -> str:

@@ -14,6 +14,7 @@ beside the child's exit, not a flag it would have to look at on a timer.
 from __future__ import annotations
 
 import os
+import threading
 
 __all__ = ["StopRequest"]
 
@@ -25,7 +26,6 @@ class StopRequest:
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._write_fd, False)
         self.reason: str | None = None
-        import threading  # lazy: the process room is on `ckdn run`'s path; stop requests are not
 
         # request() may race close() from another thread: never write to a closed fd,
         # whose number may belong to another file by then.

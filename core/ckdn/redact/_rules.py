@@ -20,9 +20,10 @@ token for failing a checksum.
 
 from __future__ import annotations
 
+import math
 import re
 
-from ckdn.redact import ENTROPY_RULE
+from ckdn.redact._settings import ENTROPY_RULE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -146,7 +147,6 @@ def high_entropy(token: str) -> bool:
     if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)
             and any(c.isupper() for c in token)):
         return False
-    import math
 
     counts: dict[str, int] = {}
     for char in token:

@@ -12,10 +12,16 @@ decoded with ``surrogateescape``, so invalid UTF-8 comes out as it went in.
 
 from __future__ import annotations
 
-from ckdn.redact import marker
+import hashlib
+import queue
+import re
+import threading
+
 from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
 from ckdn.redact._pem import pem_spans
+from ckdn.redact._settings import marker
 from ckdn.redact._text import PRIVATE_KEY, candidate_lines
+from ckdn.regular import open_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -66,7 +72,6 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
     """Replace the log at ``path`` by its redacted copy through ``write`` (an atomic
     writer of chunks); its sha256 (hex) and size. ``OSError`` if it cannot be read: it
     is opened never through a symlink, and only as a regular file."""
-    import hashlib
 
     sha = hashlib.sha256()
     sizes = [0]
@@ -77,7 +82,6 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
             sizes[0] += len(chunk)
             yield chunk
 
-    from ckdn.regular import open_regular
 
     with open(open_regular(path), "rb") as handle:
         write(path, chunks(handle.read))
@@ -92,8 +96,6 @@ def _ahead(chunks: Iterator[bytes], depth: int = 2) -> Generator[bytes, None, No
     chunks; an error in the thread is raised here; a consumer that stops early
     (the write failed) stops the thread.
     """
-    import queue
-    import threading
 
     channel: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
     stop = threading.Event()
@@ -274,7 +276,6 @@ def _common_lines(raw: bytes, needles: list[tuple[bytes, bytes]]) -> dict[int, i
         if len(group) == 1:
             lines.update(candidate_lines(raw, group))
             continue
-        import re
 
         tails = b"|".join(re.escape(needle[2:]) for needle in group)
         for match in re.finditer(re.escape(head) + b"(?:" + tails + b")", raw):

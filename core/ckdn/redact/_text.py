@@ -13,10 +13,14 @@ line numbers are the raw log's.
 
 from __future__ import annotations
 
-from ckdn.redact import ENTROPY_RULE, marker
+import base64
+import json
+from urllib.parse import quote, quote_plus
+
 from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
 from ckdn.redact._pem import pem_spans
 from ckdn.redact._rules import BUILTIN, ENTROPY, PatternRule, compile_user, high_entropy
+from ckdn.redact._settings import ENTROPY_RULE, marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -39,9 +43,6 @@ def encoded_forms(value: str) -> list[str]:
     """``value`` as it may appear encoded: URL (``%XX``, ``+`` for space), JSON string
     escapes, and base64 (standard and URL-safe) at each of the three byte alignments it
     can have inside a longer encoded blob (only the characters the value alone decides)."""
-    import base64
-    import json
-    from urllib.parse import quote, quote_plus
 
     forms = {value, quote(value, safe=""), quote_plus(value, safe=""),
              json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],

@@ -93,7 +93,7 @@ def read_holder(fd: int) -> Holder | None:
     data = os.pread(fd, _HOLDER_BYTES, 0)
     if not data.strip():
         return None
-    import json  # lazy: only a held or reclaimed lock needs it
+    import json  # here: json costs every run, and only a held or reclaimed lock is read
 
     try:
         doc = json.loads(data)

@@ -11,6 +11,7 @@ repository, a git that fails or takes too long: no renames, never an error.
 from __future__ import annotations
 
 import os
+import subprocess
 
 __all__ = ["HISTORY", "git_renames"]
 
@@ -20,7 +21,6 @@ _TIMEOUT = 10.0
 
 
 def _git(cwd: str, *args: str) -> str | None:
-    import subprocess  # lazy: only a run left with unmatched findings asks git
 
     try:
         proc = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True,

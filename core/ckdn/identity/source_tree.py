@@ -14,7 +14,12 @@ by one ``git status`` that runs beside the tool (:class:`SourceWatch`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import subprocess
+
+from ckdn.regular import read_regular
 
 __all__ = ["SCHEMA_SOURCE", "SOURCE_FILE", "read_source_state", "source_state"]
 
@@ -38,7 +43,6 @@ class SourceWatch:
     __slots__ = ("_cwd", "_proc")
 
     def __init__(self, cwd: str) -> None:
-        import subprocess  # lazy: only a test check's run asks
 
         self._cwd = cwd
         try:
@@ -52,8 +56,6 @@ class SourceWatch:
 
     def result(self) -> str | None:
         """The tree's hash (hex sha256), or ``None`` when git cannot say."""
-        import hashlib
-        import subprocess
 
         proc, self._proc = self._proc, None
         if proc is None:
@@ -114,7 +116,6 @@ def source_state(cwd: str) -> str | None:
 
 def _content(path: bytes) -> bytes:
     """The file's sha256, read in blocks (a symlink: its target's name; unreadable: a mark)."""
-    import hashlib
 
     digest = hashlib.sha256()
     try:
@@ -135,9 +136,7 @@ def source_document(tree: str) -> bytes:
 
 def read_source_state(run_dir: str) -> str | None:
     """The state a run recorded in its ``source.json``; ``None`` for none or a bad file."""
-    import json
 
-    from ckdn.regular import read_regular
 
     try:
         data = read_regular(os.path.join(run_dir, SOURCE_FILE), 4096)
