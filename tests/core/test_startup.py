@@ -102,11 +102,11 @@ RUN_PATH = frozenset({
     "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
     "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
     "ckdn.documents._meta", "ckdn.documents.textcap",
-    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic", "ckdn.parsers.guard",
+    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic",
     "ckdn.parsers._loglines",  # generic counts the log's lines (summary log_lines)
     # meta.json's command is screened for secrets on every run (string searches; the
     # redactor itself, and `re`, load only for a command or a text that may hold one)
-    "ckdn.redact",
+    "ckdn.redact", "ckdn.redact._settings",  # what a secret is (names, settings): no `re`
     "ckdn.process", "ckdn.process._group", "ckdn.process._loghash", "ckdn.process._runner",
     "ckdn.store", "ckdn.store._names", "ckdn.store._publish", "ckdn.store._reading",
     "ckdn.store._runlock", "ckdn.store._store",

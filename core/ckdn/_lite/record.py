@@ -60,7 +60,7 @@ class _DataclassFields:
         # Imported here: dataclasses costs every run, and only code that introspects a
         # record (dataclasses.fields, replace, asdict) asks for its fields.
         import dataclasses
-        import inspect
+        import inspect  # dataclasses imports it anyway
 
         hints: dict[str, Any] = {}
         for klass in reversed(owner.__mro__):
