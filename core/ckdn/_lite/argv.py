@@ -1,26 +1,25 @@
-"""Reading argv without the modules that usually read it: ``argparse`` and ``shlex``.
-
-Two stand-ins, each for the common shape only, each handing everything else to
-the stdlib piece it stands in for:
-
-* :func:`quick_run` reads ``ckdn run NAME`` (with ``-q``, ``--config``, ``--cwd``)
-  as ckdn's argparse parser would and returns None for any other command line,
-  which argparse then reads, mistakes and messages included. Importing argparse
-  and building ckdn's parser cost more than the rest of the command line.
-* :func:`split_command` splits a check's ``command`` string as
-  ``shlex.split(command)`` does when it holds no quote and no backslash, and
-  calls shlex for anything else. ``shlex`` imports ``re``, which a trivial
-  ``ckdn run`` otherwise never needs.
-
-Differential tests: tests/core/lite/test_argv.py holds both to their stdlib
-pieces on generated input.
-"""
+"""Reading argv without the modules that usually read it: ``argparse`` and ``shlex``."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 __all__ = ["GLOBAL_OPTIONS", "quick_run", "split_command"]
+
+# Two stand-ins, each for the common shape only, each handing everything else to
+# the stdlib piece it stands in for:
+#
+# * :func:`quick_run` reads ``ckdn run NAME`` (with ``-q``, ``--config``, ``--cwd``)
+#   as ckdn's argparse parser would and returns None for any other command line,
+#   which argparse then reads, mistakes and messages included. Importing argparse
+#   and building ckdn's parser cost more than the rest of the command line.
+# * :func:`split_command` splits a check's ``command`` string as
+#   ``shlex.split(command)`` does when it holds no quote and no backslash, and
+#   calls shlex for anything else. ``shlex`` imports ``re``, which a trivial
+#   ``ckdn run`` otherwise never needs.
+#
+# Differential tests: tests/core/lite/test_argv.py holds both to their stdlib
+# pieces on generated input.
 
 #: Options every verb takes, with a value; ``--config=PATH`` works too.
 GLOBAL_OPTIONS = ("--config", "--cwd")

@@ -1,35 +1,4 @@
-"""Value classes that behave like dataclasses without importing :mod:`dataclasses`.
-
-The stand-in for ``@dataclass(frozen=True, slots=True)`` (differential tests:
-tests/core/lite/test_record.py). No fallback is needed at run time; what a record
-cannot do itself (``dataclasses.fields``, ``replace``, ``asdict``) it hands to
-:mod:`dataclasses` through a dataclass built on demand.
-
-``import dataclasses`` pulls in :mod:`inspect` (and with it ``ast``, ``dis`` and
-``tokenize``), and every ``@dataclass`` compiles its methods with ``exec`` when
-its module is imported: together they were most of what ``ckdn run`` cost
-beyond starting Python. A record is a :class:`Record` subclass decorated with
-:func:`record`; it writes its own ``__init__``, whose parameters are its fields
-in order (checked when the class is made: one slot in ``__slots__`` per
-parameter). It gets the rest of a dataclass from here:
-
-* ``==`` field by field between instances of the same class, a ``repr`` of the
-  form ``Name(field=value, ...)``, ``__match_args__``, pickling and copying;
-* frozen by default: assigning or deleting a field raises
-  :class:`dataclasses.FrozenInstanceError` (imported only then) and instances
-  hash by their fields; ``@record(frozen=False)`` is mutable and unhashable;
-* :func:`dataclasses.fields`, :func:`dataclasses.replace`,
-  :func:`dataclasses.asdict` and :func:`copy.replace` keep working:
-  ``__dataclass_fields__`` is built (importing :mod:`dataclasses`) the first
-  time something asks for it. Those fields carry names and types, not defaults.
-  (pytest's field-by-field diff is for generated ``__eq__`` only: a failed
-  comparison of records shows the two reprs instead.)
-
-A subclass without the decorator inherits all of it, fields and frozenness
-included, as a plain subclass of a dataclass does. Type checkers see
-:func:`record` as :func:`dataclasses.dataclass` (:func:`typing.dataclass_transform`),
-so assigning to a field of a frozen record is a type error there too.
-"""
+"""Value classes that behave like dataclasses without importing :mod:`dataclasses`."""
 
 from __future__ import annotations
 
@@ -49,6 +18,36 @@ else:
 
 
 __all__ = ["Record", "record"]
+
+# The stand-in for ``@dataclass(frozen=True, slots=True)`` (differential tests:
+# tests/core/lite/test_record.py). No fallback is needed at run time; what a record
+# cannot do itself (``dataclasses.fields``, ``replace``, ``asdict``) it hands to
+# :mod:`dataclasses` through a dataclass built on demand.
+#
+# ``import dataclasses`` pulls in :mod:`inspect` (and with it ``ast``, ``dis`` and
+# ``tokenize``), and every ``@dataclass`` compiles its methods with ``exec`` when
+# its module is imported: together they were most of what ``ckdn run`` cost
+# beyond starting Python. A record is a :class:`Record` subclass decorated with
+# :func:`record`; it writes its own ``__init__``, whose parameters are its fields
+# in order (checked when the class is made: one slot in ``__slots__`` per
+# parameter). It gets the rest of a dataclass from here:
+#
+# * ``==`` field by field between instances of the same class, a ``repr`` of the
+#   form ``Name(field=value, ...)``, ``__match_args__``, pickling and copying;
+# * frozen by default: assigning or deleting a field raises
+#   :class:`dataclasses.FrozenInstanceError` (imported only then) and instances
+#   hash by their fields; ``@record(frozen=False)`` is mutable and unhashable;
+# * :func:`dataclasses.fields`, :func:`dataclasses.replace`,
+#   :func:`dataclasses.asdict` and :func:`copy.replace` keep working:
+#   ``__dataclass_fields__`` is built (importing :mod:`dataclasses`) the first
+#   time something asks for it. Those fields carry names and types, not defaults.
+#   (pytest's field-by-field diff is for generated ``__eq__`` only: a failed
+#   comparison of records shows the two reprs instead.)
+#
+# A subclass without the decorator inherits all of it, fields and frozenness
+# included, as a plain subclass of a dataclass does. Type checkers see
+# :func:`record` as :func:`dataclasses.dataclass` (:func:`typing.dataclass_transform`),
+# so assigning to a field of a frozen record is a type error there too.
 
 _set = object.__setattr__
 

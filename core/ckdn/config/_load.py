@@ -1,11 +1,4 @@
-"""Finding and reading ``ckdn.toml`` into frozen values, refusing every mistake at load.
-
-Every wrong type, unknown key and broken alias is a
-:class:`~ckdn.errors.ConfigError` of one line naming the file, the table and the
-key, raised before anything runs. Loading happens on every ``ckdn run``: the
-plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
-``tomllib`` is imported only for a file beyond plain TOML.
-"""
+"""Finding and reading ``ckdn.toml`` into frozen values, refusing every mistake at load."""
 
 from __future__ import annotations
 
@@ -33,6 +26,12 @@ from ckdn.store import shown_path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from typing import Any
+
+# Every wrong type, unknown key and broken alias is a
+# :class:`~ckdn.errors.ConfigError` of one line naming the file, the table and the
+# key, raised before anything runs. Loading happens on every ``ckdn run``: the
+# plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
+# ``tomllib`` is imported only for a file beyond plain TOML.
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",

@@ -1,9 +1,4 @@
-"""The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room.
-
-``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
-keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
-``options`` are read-only mappings.
-"""
+"""The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room."""
 
 from __future__ import annotations
 
@@ -19,6 +14,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+# ``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
+# keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
+# ``options`` are read-only mappings.
 
 CONFIG_NAME = "ckdn.toml"
 CONFIG_ENV = "CKDN_CONFIG"

@@ -1,12 +1,4 @@
-"""Shrinking a digest until it fits its byte budget, in a fixed order, every cut counted.
-
-When the encoded digest exceeds its budget, it is shrunk in a fixed order until
-it fits: shown findings from the end (never below one), the log tail from its
-start (never below its last line), notes from the end, summary values (largest
-first), and as a last resort the remaining snippet lines and artifact names.
-What is left then is width-capped strings and a bounded number of gate failures
-(see ``_digest``), so the loop always ends under the budget.
-"""
+"""Shrinking a digest until it fits its byte budget, in a fixed order, every cut counted."""
 
 from __future__ import annotations
 
@@ -18,6 +10,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.documents.types import Digest, FindingDoc
+
+# When the encoded digest exceeds its budget, it is shrunk in a fixed order until
+# it fits: shown findings from the end (never below one), the log tail from its
+# start (never below its last line), notes from the end, summary values (largest
+# first), and as a last resort the remaining snippet lines and artifact names.
+# What is left then is width-capped strings and a bounded number of gate failures
+# (see ``_digest``), so the loop always ends under the budget.
 
 
 class Draft:

@@ -1,9 +1,4 @@
-"""The end of ``full.log``, read so the cost is the tail and never the log.
-
-A digest that shows a log tail must stay cheap for a 2 GB log or a 100 MB single
-line, so the log is read backwards from its end in bounded chunks, and a huge
-line is streamed: only its first ``width`` characters are kept, the rest counted.
-"""
+"""The end of ``full.log``, read so the cost is the tail and never the log."""
 
 from __future__ import annotations
 
@@ -25,6 +20,10 @@ if TYPE_CHECKING:
     from typing import IO
 
     from ckdn.redact import Redaction
+
+# A digest that shows a log tail must stay cheap for a 2 GB log or a 100 MB single
+# line, so the log is read backwards from its end in bounded chunks, and a huge
+# line is streamed: only its first ``width`` characters are kept, the rest counted.
 
 
 _CHUNK_MIN = 1 << 14

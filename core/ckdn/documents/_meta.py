@@ -1,10 +1,4 @@
-"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose.
-
-The digest must be byte-identical for identical inputs, so times, the exact
-command, the log's hash and the version live here instead, in exactly the keys
-the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
-validator rejects any other.
-"""
+"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose."""
 
 from __future__ import annotations
 
@@ -20,6 +14,11 @@ if TYPE_CHECKING:
 
     from ckdn.documents.types import Meta
     from ckdn.process import Exit
+
+# The digest must be byte-identical for identical inputs, so times, the exact
+# command, the log's hash and the version live here instead, in exactly the keys
+# the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
+# validator rejects any other.
 
 SCHEMA_META: Final = "ckdn.meta/1"
 

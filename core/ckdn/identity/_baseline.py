@@ -1,12 +1,4 @@
-"""The baseline file, ``ckdn.baseline/1``: the findings a project has accepted, per check.
-
-``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
-sorted, keys sorted, indent 2, no timestamps, no paths, no counts, so a baseline
-regenerated on two branches merges without conflicts (git merges the sorted
-lines). ckdn's own state, with no packaged schema (seed 001): it is read
-strictly here, and a file that is not one is refused in one line naming it.
-Written atomically; a symlinked baseline has its target rewritten.
-"""
+"""The baseline file, ``ckdn.baseline/1``: the findings a project has accepted, per check."""
 
 from __future__ import annotations
 
@@ -19,6 +11,13 @@ from ckdn.errors import ConfigError
 from ckdn.store import write_atomic
 
 __all__ = ["SCHEMA_BASELINE", "BaselineFile", "read_baseline", "write_baseline"]
+
+# ``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
+# sorted, keys sorted, indent 2, no timestamps, no paths, no counts, so a baseline
+# regenerated on two branches merges without conflicts (git merges the sorted
+# lines). ckdn's own state, with no packaged schema (seed 001): it is read
+# strictly here, and a file that is not one is refused in one line naming it.
+# Written atomically; a symlinked baseline has its target rewritten.
 
 SCHEMA_BASELINE = "ckdn.baseline/1"
 #: A baseline larger than this is not read (a million fingerprints is about 50 MB).

@@ -1,19 +1,4 @@
-"""``findings.jsonl``: every finding of a red run with its fingerprint, as the run saw it.
-
-A fingerprint hashes the flagged source line, so it must be computed when the
-run ends: an hour later the line may be edited, and the run's identities with
-it. The file is written at seal time, for a run with findings only (a green
-run writes nothing and pays nothing), and is what ``ckdn diff`` compares::
-
-    {"schema":"ckdn.findings/1","check":"ruff","total":2}
-    {"fingerprint":"...","id":"src/a.py:1:8:F401","kind":"lint_violation","location":"src/a.py:1:8","message":"..."}
-
-one line per finding, in the parser's order, every one of them (not the
-digest's ``top``). Each string is cut to :data:`MAX_TEXT` characters, so a line
-is bounded; the reader refuses, in one line naming the file and the line, any
-line that is not one of these (a torn, hand-edited or planted file), and reads
-no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
-"""
+"""``findings.jsonl``: every finding of a red run with its fingerprint, as the run saw it."""
 
 from __future__ import annotations
 
@@ -34,6 +19,21 @@ if TYPE_CHECKING:
 
 __all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "FindingsSpool", "encode_findings",
            "iter_findings", "read_findings"]
+
+# A fingerprint hashes the flagged source line, so it must be computed when the
+# run ends: an hour later the line may be edited, and the run's identities with
+# it. The file is written at seal time, for a run with findings only (a green
+# run writes nothing and pays nothing), and is what ``ckdn diff`` compares::
+#
+#     {"schema":"ckdn.findings/1","check":"ruff","total":2}
+#     {"fingerprint":"...","id":"src/a.py:1:8:F401","kind":"lint_violation",
+#      "location":"src/a.py:1:8","message":"..."}   (one line in the file)
+#
+# one line per finding, in the parser's order, every one of them (not the
+# digest's ``top``). Each string is cut to :data:`MAX_TEXT` characters, so a line
+# is bounded; the reader refuses, in one line naming the file and the line, any
+# line that is not one of these (a torn, hand-edited or planted file), and reads
+# no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
 
 FINDINGS_FILE = "findings.jsonl"
 SCHEMA_FINDINGS = "ckdn.findings/1"

@@ -1,29 +1,4 @@
-"""A finding's fingerprint: what stays the same between two runs of a real project.
-
-Between two runs lines are inserted above a finding, code is reindented, a file
-is moved, a message is reworded with other numbers or names. None of that makes
-a finding new; a second copy of the same error in the same file does. So, as
-CodeQL's ``primaryLocationLineHash`` does, identity is the *content* of the
-flagged line, never its number:
-
-* the rule: the finding's ``kind`` and its id with the location taken out
-  (``src/app.py:3:1:F401`` -> ``F401``; a pytest node id keeps its test name;
-  an id without location, a pip-audit pin, is kept whole);
-* the path, as the location gives it (relative to the check's cwd);
-* the flagged source line, read from the file and normalised (surrounding and
-  repeated whitespace dropped): reindentation and inserted lines change
-  nothing; without a readable line, the normalised message instead (numbers
-  and quoted names folded, PHPStan's and mypy-baseline's complaint: messages
-  that embed them);
-* an occurrence index among the findings that share all of the above, counted
-  in location order, so a second copy is ``:1``, never absorbed by ``:0``.
-
-The fingerprint is ``PRIMARY:OCCURRENCE:SECONDARY``: ``PRIMARY`` hashes rule,
-path and line content; ``SECONDARY`` hashes rule, path and normalised message,
-for the last matching pass (same file, same rule, same message: the flagged
-line itself was edited). Both are hex, so the string is inert anywhere (SARIF
-``partialFingerprints``, MCP results, the baseline file).
-"""
+"""A finding's fingerprint: what stays the same between two runs of a real project."""
 
 from __future__ import annotations
 
@@ -37,6 +12,30 @@ from typing import Final, Protocol
 
 __all__ = ["Fingerprinted", "Hasher", "SourceLines", "fingerprints", "normalise_message",
            "retried_head", "rule_of"]
+
+# Between two runs lines are inserted above a finding, code is reindented, a file
+# is moved, a message is reworded with other numbers or names. None of that makes
+# a finding new; a second copy of the same error in the same file does. So, as
+# CodeQL's ``primaryLocationLineHash`` does, identity is the *content* of the
+# flagged line, never its number:
+#
+# * the rule: the finding's ``kind`` and its id with the location taken out
+#   (``src/app.py:3:1:F401`` -> ``F401``; a pytest node id keeps its test name;
+#   an id without location, a pip-audit pin, is kept whole);
+# * the path, as the location gives it (relative to the check's cwd);
+# * the flagged source line, read from the file and normalised (surrounding and
+#   repeated whitespace dropped): reindentation and inserted lines change
+#   nothing; without a readable line, the normalised message instead (numbers
+#   and quoted names folded, PHPStan's and mypy-baseline's complaint: messages
+#   that embed them);
+# * an occurrence index among the findings that share all of the above, counted
+#   in location order, so a second copy is ``:1``, never absorbed by ``:0``.
+#
+# The fingerprint is ``PRIMARY:OCCURRENCE:SECONDARY``: ``PRIMARY`` hashes rule,
+# path and line content; ``SECONDARY`` hashes rule, path and normalised message,
+# for the last matching pass (same file, same rule, same message: the flagged
+# line itself was edited). Both are hex, so the string is inert anywhere (SARIF
+# ``partialFingerprints``, MCP results, the baseline file).
 
 #: Bytes of one source line hashed at most; the longest line a tool flags is far shorter.
 LINE_BYTES: Final = 4096

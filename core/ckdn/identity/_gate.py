@@ -1,17 +1,4 @@
-"""The gate: the CI decision beside the status, never in place of it (seed 001).
-
-Policy ``no_new_findings``: a run passes the gate when everything that made it
-red is known to the baseline. So the gate is
-
-* ``unavailable`` when the status is ``error`` or ``parse_mismatch`` (its
-  findings cannot be trusted to be complete), or when not every finding could
-  be classified;
-* ``fail`` on any policy gate failure (coverage ``fail_under``, pylint's score:
-  those are not findings a baseline can accept), on any new finding, and on a
-  red run with nothing to classify (an exit code alone: the gate cannot account
-  for it, so it never passes it);
-* ``pass`` otherwise: a green run, or a red one whose findings are all known.
-"""
+"""The gate: the CI decision beside the status, never in place of it (seed 001)."""
 
 from __future__ import annotations
 
@@ -20,6 +7,18 @@ if TYPE_CHECKING:
     from ckdn.documents.types import GateDoc
 
 __all__ = ["POLICY", "decide", "worst_gate"]
+
+# Policy ``no_new_findings``: a run passes the gate when everything that made it
+# red is known to the baseline. So the gate is
+#
+# * ``unavailable`` when the status is ``error`` or ``parse_mismatch`` (its
+#   findings cannot be trusted to be complete), or when not every finding could
+#   be classified;
+# * ``fail`` on any policy gate failure (coverage ``fail_under``, pylint's score:
+#   those are not findings a baseline can accept), on any new finding, and on a
+#   red run with nothing to classify (an exit code alone: the gate cannot account
+#   for it, so it never passes it);
+# * ``pass`` otherwise: a green run, or a red one whose findings are all known.
 
 POLICY = "no_new_findings"
 _UNTRUSTED = ("error", "parse_mismatch")

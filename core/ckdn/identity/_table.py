@@ -1,15 +1,4 @@
-"""Every finding's identity as the parser reports it, packed: 42 bytes a finding.
-
-A report of 100,000 findings must not be held whole to be matched against a
-baseline or written to ``findings.jsonl``: a :class:`Finding` is about 200 bytes
-and its :class:`~ckdn.identity.Fingerprinted` 160 more. The table takes each
-finding as the parser reports it (:meth:`IdentityTable.add`, the parse's tap),
-keeps only its hashes, line and path number in one ``bytearray``, and numbers
-the occurrences once every finding is in (:meth:`IdentityTable.number`:
-occurrences are counted in location order, so the last finding of a file can
-change the first one's index). Rows are read back by position; the hex forms
-are made only when a fingerprint is written.
-"""
+"""Every finding's identity as the parser reports it, packed: 42 bytes a finding."""
 
 from __future__ import annotations
 
@@ -22,6 +11,16 @@ if TYPE_CHECKING:
     from ckdn.identity._fingerprint import FindingLike, SourceLines
 
 __all__ = ["IdentityTable"]
+
+# A report of 100,000 findings must not be held whole to be matched against a
+# baseline or written to ``findings.jsonl``: a :class:`Finding` is about 200 bytes
+# and its :class:`~ckdn.identity.Fingerprinted` 160 more. The table takes each
+# finding as the parser reports it (:meth:`IdentityTable.add`, the parse's tap),
+# keeps only its hashes, line and path number in one ``bytearray``, and numbers
+# the occurrences once every finding is in (:meth:`IdentityTable.number`:
+# occurrences are counted in location order, so the last finding of a file can
+# change the first one's index). Rows are read back by position; the hex forms
+# are made only when a fingerprint is written.
 
 #: inner (16), primary (12), secondary (6), line (4), path number (4)
 ROW = 42

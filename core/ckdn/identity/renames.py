@@ -1,12 +1,4 @@
-"""Files git says were renamed: the second matching pass tries a finding's old path.
-
-Asked only when findings are left unmatched after the exact pass, so a run whose
-findings are all known never starts git. Two sources, both cheap: renames in the
-index and the work tree against ``HEAD`` (a ``git mv`` not yet committed), and
-renames in the last :data:`HISTORY` commits (the baseline was recorded before
-them). Paths come back relative to the check's cwd, as locations are. No git, no
-repository, a git that fails or takes too long: no renames, never an error.
-"""
+"""Files git says were renamed: the second matching pass tries a finding's old path."""
 
 from __future__ import annotations
 
@@ -14,6 +6,13 @@ import os
 import subprocess
 
 __all__ = ["HISTORY", "git_renames"]
+
+# Asked only when findings are left unmatched after the exact pass, so a run whose
+# findings are all known never starts git. Two sources, both cheap: renames in the
+# index and the work tree against ``HEAD`` (a ``git mv`` not yet committed), and
+# renames in the last :data:`HISTORY` commits (the baseline was recorded before
+# them). Paths come back relative to the check's cwd, as locations are. No git, no
+# repository, a git that fails or takes too long: no renames, never an error.
 
 #: Commits of history searched for renames.
 HISTORY = 200

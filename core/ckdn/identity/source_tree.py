@@ -1,16 +1,4 @@
-"""The state of the source tree a run saw, as one hash: "were these two runs of the same code?"
-
-A test that passed in one run and failed in the next is a regression when the
-code changed between them and flaky when it did not; only the tree can tell.
-The hash covers the commit (``HEAD``) and every path ``git status`` names (a
-tracked file modified, staged, deleted or renamed; an untracked file that is
-not ignored) with its content. Two runs with equal
-hashes ran on the same code; anything else (another commit, an edit, a new
-file, no git) is not known to be the same, and ``ckdn diff`` never calls a
-change in outcome flaky then. No git, no repository, a git that fails or takes
-too long: ``None``, never an error. Asked for test checks only, once per run,
-by one ``git status`` that runs beside the tool (:class:`SourceWatch`).
-"""
+"""The state of the source tree a run saw, as one hash: were these two runs of the same code?"""
 
 from __future__ import annotations
 
@@ -22,6 +10,17 @@ import subprocess
 from ckdn.regular import read_regular
 
 __all__ = ["SCHEMA_SOURCE", "SOURCE_FILE", "read_source_state", "source_state"]
+
+# A test that passed in one run and failed in the next is a regression when the
+# code changed between them and flaky when it did not; only the tree can tell.
+# The hash covers the commit (``HEAD``) and every path ``git status`` names (a
+# tracked file modified, staged, deleted or renamed; an untracked file that is
+# not ignored) with its content. Two runs with equal
+# hashes ran on the same code; anything else (another commit, an edit, a new
+# file, no git) is not known to be the same, and ``ckdn diff`` never calls a
+# change in outcome flaky then. No git, no repository, a git that fails or takes
+# too long: ``None``, never an error. Asked for test checks only, once per run,
+# by one ``git status`` that runs beside the tool (:class:`SourceWatch`).
 
 SOURCE_FILE = "source.json"
 SCHEMA_SOURCE = "ckdn.source/1"

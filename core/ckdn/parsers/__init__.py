@@ -1,10 +1,4 @@
-"""The parser registry: built-in names first, then the ``ckdn.parsers`` entry points.
-
-Built-ins are named by import path and imported only when a check uses them, so
-``ckdn run`` pays for exactly the parsers its config names. Entry points are
-discovered only when a configured name is not built in (``importlib.metadata``
-is not cheap), and a built-in name can never be shadowed by a plugin.
-"""
+"""The parser registry: built-in names first, then the ``ckdn.parsers`` entry points."""
 
 from __future__ import annotations
 
@@ -19,6 +13,11 @@ if TYPE_CHECKING:
     from ckdn.parsers.base import Parser
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers"]
+
+# Built-ins are named by import path and imported only when a check uses them, so
+# ``ckdn run`` pays for exactly the parsers its config names. Entry points are
+# discovered only when a configured name is not built in (``importlib.metadata``
+# is not cheap), and a built-in name can never be shadowed by a plugin.
 
 ENTRY_POINT_GROUP = "ckdn.parsers"
 #: The parsers whose checks write a JUnit report of every test into the run dir

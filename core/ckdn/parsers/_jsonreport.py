@@ -1,12 +1,4 @@
-"""Finding and reading a tool's JSON report in the run dir: the steps every JSON parser shares.
-
-bandit, pylint, pip-audit, ruff and SARIF producers all write one JSON file whose
-absence or damage has the same causes (the flag that writes it is missing, the
-tool stopped before writing, the file is cut short, a value in it is too large
-to read), so the notes that explain them are written once here. Reports are
-streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), never loaded whole:
-what the document must contain, and how it is walked, stays with each parser.
-"""
+"""Finding and reading a tool's JSON report in the run dir: the steps every JSON parser shares."""
 
 from __future__ import annotations
 
@@ -19,6 +11,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["JsonStream", "NameSet", "TooLarge", "find_report", "kind_of", "unreadable"]
+
+# bandit, pylint, pip-audit, ruff and SARIF producers all write one JSON file whose
+# absence or damage has the same causes (the flag that writes it is missing, the
+# tool stopped before writing, the file is cut short, a value in it is too large
+# to read), so the notes that explain them are written once here. Reports are
+# streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), never loaded whole:
+# what the document must contain, and how it is walked, stays with each parser.
 
 #: What a :class:`NameSet` may hold, counted as characters plus an overhead per name.
 NAMES_BUDGET = 8 * 1024 * 1024

@@ -1,27 +1,4 @@
-"""Reading a JSON report in bounded memory: its structure walked, its values one at a time.
-
-``json.load`` turns a report into objects all at once: a 500 MB SARIF log costs
-3.6 GB, and a report that is one 1 GiB string costs three times that. A parser
-needs far less: the items of a few arrays, one at a time, and a few small
-values. So :class:`JsonStream` walks the document's structure itself (objects,
-arrays and the separators between their members) over a bounded buffer of the
-file's text, and hands every value a parser asks for to ``json``'s own C
-decoder, which decodes it from the buffer. A parser says what it wants where:
-
-* :meth:`~JsonStream.items` decodes an array's items one by one;
-* :meth:`~JsonStream.members` yields an object's keys, the parser then reading
-  each member's value in any of these ways (one it leaves alone is skipped);
-* :meth:`~JsonStream.value` decodes one value whole;
-* :meth:`~JsonStream.skip` steps over one value of any size without keeping it.
-
-Nothing decoded is larger than ``cap`` characters of JSON text (:data:`VALUE_CAP`):
-a larger value is refused with :class:`TooLarge` before it is decoded, so the
-parser says so (``parser_ok=False``) instead of loading it. Memory is the buffer
-plus one value; time is linear in the file (a value is decoded once, a skipped
-string is scanned with ``str.find``). What ``json.loads`` refuses, this refuses
-too (``ValueError``), except inside a skipped string longer than the buffer,
-which is only checked for its end and for control characters.
-"""
+"""Reading a JSON report in bounded memory: its structure walked, its values one at a time."""
 
 from __future__ import annotations
 
@@ -29,6 +6,28 @@ import io
 import json
 import os
 import re
+
+# ``json.load`` turns a report into objects all at once: a 500 MB SARIF log costs
+# 3.6 GB, and a report that is one 1 GiB string costs three times that. A parser
+# needs far less: the items of a few arrays, one at a time, and a few small
+# values. So :class:`JsonStream` walks the document's structure itself (objects,
+# arrays and the separators between their members) over a bounded buffer of the
+# file's text, and hands every value a parser asks for to ``json``'s own C
+# decoder, which decodes it from the buffer. A parser says what it wants where:
+#
+# * :meth:`~JsonStream.items` decodes an array's items one by one;
+# * :meth:`~JsonStream.members` yields an object's keys, the parser then reading
+#   each member's value in any of these ways (one it leaves alone is skipped);
+# * :meth:`~JsonStream.value` decodes one value whole;
+# * :meth:`~JsonStream.skip` steps over one value of any size without keeping it.
+#
+# Nothing decoded is larger than ``cap`` characters of JSON text (:data:`VALUE_CAP`):
+# a larger value is refused with :class:`TooLarge` before it is decoded, so the
+# parser says so (``parser_ok=False``) instead of loading it. Memory is the buffer
+# plus one value; time is linear in the file (a value is decoded once, a skipped
+# string is scanned with ``str.find``). What ``json.loads`` refuses, this refuses
+# too (``ValueError``), except inside a skipped string longer than the buffer,
+# which is only checked for its end and for control characters.
 
 try:
     from _json import scanstring  # json's own C string scanner

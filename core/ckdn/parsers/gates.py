@@ -1,23 +1,4 @@
-"""The gates a test run must pass to count as verification, decided here once.
-
-The ``pytest`` and ``coverage`` parsers (reading JUnit XML and coverage reports)
-and the pytest plugin (reading pytest's own hooks) see the same runs from two
-sides; the rules that turn what they saw into gate failures live here so the
-two can never drift:
-
-* **zero tests is not green**: a run in which no test ran (none collected, or
-  every one skipped) checked nothing, unless the check sets ``allow_no_tests``;
-  pytest's own exit status 5 ("no tests collected") is not a gate at all but
-  the run's error, said in a note (a nonzero exit code is never upgraded, so
-  ``allow_no_tests`` cannot turn it green either);
-* **max-warnings**: pytest's exit status 6 means ``--max-warnings`` was
-  exceeded, and that is a failed gate, not an unexplained exit code;
-* **coverage**: a total below ``fail_under`` fails, with coverage.py's own
-  rounding and wording reproduced exactly (pytest-cov's ``--cov-fail-under``
-  and ckdn's ``fail_under`` are each checked); the failure names the
-  worst-covered files with their missing lines (:class:`WorstFiles`), so the
-  reader knows where the gap is without opening the report.
-"""
+"""The gates a test run must pass to count as verification, decided here once."""
 
 from __future__ import annotations
 
@@ -49,6 +30,24 @@ __all__ = [
     "should_fail_under",
     "stopped_early",
 ]
+
+# The ``pytest`` and ``coverage`` parsers (reading JUnit XML and coverage reports)
+# and the pytest plugin (reading pytest's own hooks) see the same runs from two
+# sides; the rules that turn what they saw into gate failures live here so the
+# two can never drift:
+#
+# * **zero tests is not green**: a run in which no test ran (none collected, or
+#   every one skipped) checked nothing, unless the check sets ``allow_no_tests``;
+#   pytest's own exit status 5 ("no tests collected") is not a gate at all but
+#   the run's error, said in a note (a nonzero exit code is never upgraded, so
+#   ``allow_no_tests`` cannot turn it green either);
+# * **max-warnings**: pytest's exit status 6 means ``--max-warnings`` was
+#   exceeded, and that is a failed gate, not an unexplained exit code;
+# * **coverage**: a total below ``fail_under`` fails, with coverage.py's own
+#   rounding and wording reproduced exactly (pytest-cov's ``--cov-fail-under``
+#   and ckdn's ``fail_under`` are each checked); the failure names the
+#   worst-covered files with their missing lines (:class:`WorstFiles`), so the
+#   reader knows where the gap is without opening the report.
 
 #: pytest's ``ExitCode.MAX_WARNINGS_ERROR``.
 MAX_WARNINGS_STATUS = 6

@@ -1,12 +1,4 @@
-"""The ``generic`` parser: exit code only.
-
-It promises no findings, so a nonzero exit code with nothing extracted is a
-plain ``fail`` (not ``error``), and it always asks for the log tail: without
-findings, the tail is the only evidence a reader gets. Its summary holds the
-log's size in lines (``log_lines``, a key consumers of the published parser
-read): it tells a reader how much the tail left out. Counting is one pass over
-the bytes in 1 MiB blocks, never decoded (about 5 ms per 10 MB, cached).
-"""
+"""The ``generic`` parser: exit code only."""
 
 from __future__ import annotations
 
@@ -14,6 +6,13 @@ from ckdn.parsers._loglines import count_lines
 from ckdn.parsers.base import BaseParser, ParseContext, ParseResult
 
 __all__ = ["GenericParser"]
+
+# It promises no findings, so a nonzero exit code with nothing extracted is a
+# plain ``fail`` (not ``error``), and it always asks for the log tail: without
+# findings, the tail is the only evidence a reader gets. Its summary holds the
+# log's size in lines (``log_lines``, a key consumers of the published parser
+# read): it tells a reader how much the tail left out. Counting is one pass over
+# the bytes in 1 MiB blocks, never decoded (about 5 ms per 10 MB, cached).
 
 
 class GenericParser(BaseParser):

@@ -1,28 +1,4 @@
-"""The ``pyright`` parser: the JSON document ``pyright --outputjson`` prints to stdout.
-
-The document is in the log, so the log is the artifact, streamed: a candidate
-document starts at a line opening a JSON object and runs to the closing brace at
-column 0 (pyright indents its JSON); that span of the log is then read as JSON,
-streamed too (:class:`~ckdn.parsers._jsonstream.JsonStream`), its diagnostics one
-at a time, so a document of any size costs bounded memory, and a single value
-too large to read is refused with a note. Errors are ``type_error``
-findings; warnings and information are counted (pyright exits 0 on them),
-except that with ``--warnings`` pyright exits 1 on a warning-only run, and then
-those warnings are the findings (``type_warning``).
-
-The log must hold exactly what pyright printed: one pyright document (an
-object with ``version``, ``time``, a ``generalDiagnostics`` list and a
-``summary`` with pyright's counts), and around it only pyright-python's own
-log lines. A second document (a rerun, another tool's JSON), or any other text
-(pyright's own complaints about its configuration, which it prints beside a
-clean document with exit code 0; a traceback; another tool's log) make the log
-unreadable, with a note quoting them.
-
-Guards besides: ``summary.errorCount`` / ``warningCount`` / ``informationCount``
-must match the diagnostics read; a log with no pyright document is
-``parser_ok=False``; a run that analysed no file (``filesAnalyzed: 0``) is a
-gate failure unless ``allow_no_files``.
-"""
+"""The ``pyright`` parser: the JSON document ``pyright --outputjson`` prints to stdout."""
 
 from __future__ import annotations
 
@@ -45,6 +21,29 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["Documents", "PyrightParser", "find_documents"]
+
+# The document is in the log, so the log is the artifact, streamed: a candidate
+# document starts at a line opening a JSON object and runs to the closing brace at
+# column 0 (pyright indents its JSON); that span of the log is then read as JSON,
+# streamed too (:class:`~ckdn.parsers._jsonstream.JsonStream`), its diagnostics one
+# at a time, so a document of any size costs bounded memory, and a single value
+# too large to read is refused with a note. Errors are ``type_error``
+# findings; warnings and information are counted (pyright exits 0 on them),
+# except that with ``--warnings`` pyright exits 1 on a warning-only run, and then
+# those warnings are the findings (``type_warning``).
+#
+# The log must hold exactly what pyright printed: one pyright document (an
+# object with ``version``, ``time``, a ``generalDiagnostics`` list and a
+# ``summary`` with pyright's counts), and around it only pyright-python's own
+# log lines. A second document (a rerun, another tool's JSON), or any other text
+# (pyright's own complaints about its configuration, which it prints beside a
+# clean document with exit code 0; a traceback; another tool's log) make the log
+# unreadable, with a note quoting them.
+#
+# Guards besides: ``summary.errorCount`` / ``warningCount`` / ``informationCount``
+# must match the diagnostics read; a log with no pyright document is
+# ``parser_ok=False``; a run that analysed no file (``filesAnalyzed: 0``) is a
+# gate failure unless ``allow_no_files``.
 
 KIND = "type_error"
 WARNING_KIND = "type_warning"

@@ -1,20 +1,4 @@
-"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it.
-
-The child leads its own session, so one ``killpg`` reaches everything that stays in
-its group. What leaves the group (``setsid``, a double fork) is reached another way
-(:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
-loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
-
-Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
-pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
-reports through a pipe.
-
-Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
-tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
-child; anywhere else (spawning, stopping the tree, sealing the log) it just records
-the request, so a second Ctrl-C can never abort the clean-up. A host's
-:class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
-"""
+"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it."""
 
 from __future__ import annotations
 
@@ -37,6 +21,21 @@ if TYPE_CHECKING:
         """ckdn as the tree's subreaper (``_strays.Reaper``), given back when the run ends."""
 
         def restore(self) -> None: ...
+
+# The child leads its own session, so one ``killpg`` reaches everything that stays in
+# its group. What leaves the group (``setsid``, a double fork) is reached another way
+# (:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
+# loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
+#
+# Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
+# pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
+# reports through a pipe.
+#
+# Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
+# tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
+# child; anywhere else (spawning, stopping the tree, sealing the log) it just records
+# the request, so a second Ctrl-C can never abort the clean-up. A host's
+# :class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
 
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 #: Replaced by tests to exercise the waiter-thread fallback of other platforms.

@@ -1,18 +1,4 @@
-"""What is still running once a run is over: writers of its sealed log, a dead run's tree.
-
-Both are rare, and both are looked for by scanning ``/proc``, so this module is
-loaded only when there is something to look for:
-
-* The log is sealed only once nothing has it open for writing
-  (``LogHash.open_for_writing``: one ``fcntl``, so every run can ask). A process still
-  holding it, whatever ckdn's tree stop missed, is found by its descriptors and
-  stopped; one ckdn cannot or must not stop (another user's, or the host's own
-  process) leaves a sealed *copy* in the log's place, and writes on into the
-  original, which no longer has a name.
-* A run whose ``ckdn`` was SIGKILLed leaves its tree running. Its lock record
-  names the tree (``_group.identity``); the next run of the check stops what is
-  still alive of it before it starts (:func:`left_running`).
-"""
+"""What is still running once a run is over: writers of its sealed log, a dead run's tree."""
 
 from __future__ import annotations
 
@@ -27,6 +13,19 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ckdn.process._loghash import LogHash
+
+# Both are rare, and both are looked for by scanning ``/proc``, so this module is
+# loaded only when there is something to look for:
+#
+# * The log is sealed only once nothing has it open for writing
+#   (``LogHash.open_for_writing``: one ``fcntl``, so every run can ask). A process still
+#   holding it, whatever ckdn's tree stop missed, is found by its descriptors and
+#   stopped; one ckdn cannot or must not stop (another user's, or the host's own
+#   process) leaves a sealed *copy* in the log's place, and writes on into the
+#   original, which no longer has a name.
+# * A run whose ``ckdn`` was SIGKILLed leaves its tree running. Its lock record
+#   names the tree (``_group.identity``); the next run of the check stops what is
+#   still alive of it before it starts (:func:`left_running`).
 
 
 def stop_writers(log: LogHash, grace: float) -> list[str]:

@@ -1,25 +1,4 @@
-"""One check's process, as a pipeline: spawn, follow the log, wait, stop the tree, seal the log.
-
-Why it is built this way:
-
-* The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
-  grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
-  exactly the bytes the tool wrote.
-* The child leads its own session, so one ``killpg`` reaches everything that
-  stays in its group; what leaves it stays in the check's cgroup where ckdn may
-  make one, and is adopted by ckdn elsewhere (``_group``, ``_strays``). The tree
-  is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and after a clean exit
-  when something is still running; the log is sealed only once nothing has it
-  open for writing (``_loghash``, ``_leftovers``), so its hash stays true.
-* Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
-  check pays no polling floor (``_group``).
-* The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
-  in constant memory (``_loghash``).
-* A signal to ckdn is a request to stop the tree, never an abort (``_group``).
-
-How the process ended is data: an :class:`Exit` with the real code (or a synthetic
-124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
-"""
+"""One check's process, as a pipeline: spawn, follow the log, wait, stop the tree, seal the log."""
 
 from __future__ import annotations
 
@@ -41,6 +20,26 @@ if TYPE_CHECKING:
     from ckdn._lite.spawn import Process
     from ckdn.process._progress import Progress
     from ckdn.process.stop import StopRequest
+
+# Why it is built this way:
+#
+# * The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
+#   grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
+#   exactly the bytes the tool wrote.
+# * The child leads its own session, so one ``killpg`` reaches everything that
+#   stays in its group; what leaves it stays in the check's cgroup where ckdn may
+#   make one, and is adopted by ckdn elsewhere (``_group``, ``_strays``). The tree
+#   is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and after a clean exit
+#   when something is still running; the log is sealed only once nothing has it
+#   open for writing (``_loghash``, ``_leftovers``), so its hash stays true.
+# * Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
+#   check pays no polling floor (``_group``).
+# * The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
+#   in constant memory (``_loghash``).
+# * A signal to ckdn is a request to stop the tree, never an abort (``_group``).
+#
+# How the process ended is data: an :class:`Exit` with the real code (or a synthetic
+# 124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
 
 #: The shell's codes for a command that timed out, was interrupted, was not
 #: found, or could not be executed: ckdn reports them as the run's ``rc``.

@@ -1,24 +1,4 @@
-"""Stopping a check's tree, with the processes that left its group, and whatever still writes.
-
-Loaded only when something is left to stop (a timeout, Ctrl-C, leftovers after the
-command exited) or the leader has started a child: a run that ends cleanly and starts
-nothing else never imports it. What it finds:
-
-* the process group, by ``killpg``;
-* once ckdn is a child subreaper (:class:`Reaper`), every orphan of the tree: the
-  kernel hands it to ckdn instead of to init, so a process whose parent exited is
-  found under ckdn whatever session it moved to; where ckdn may not be one, every
-  process in a cgroup of the check's own, where ckdn may make one (``_cgroup``);
-* always, the descendants of what is left (the leader while it runs, the group's
-  live members).
-
-Both the subreaper and the cgroup are put in place by :func:`contain`, lazily: a
-process that leaves the tree before then (a double fork in the command's first
-milliseconds) is found only if it holds the log open (``_leftovers``).
-
-A process is known by its pid and start time, so a pid reused meanwhile is never
-signalled. Log writers and a dead run's leftovers are ``_leftovers``.
-"""
+"""Stopping a check's tree, with the processes that left its group, and whatever still writes."""
 
 from __future__ import annotations
 
@@ -41,6 +21,25 @@ from ckdn.process._group import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+# Loaded only when something is left to stop (a timeout, Ctrl-C, leftovers after the
+# command exited) or the leader has started a child: a run that ends cleanly and starts
+# nothing else never imports it. What it finds:
+#
+# * the process group, by ``killpg``;
+# * once ckdn is a child subreaper (:class:`Reaper`), every orphan of the tree: the
+#   kernel hands it to ckdn instead of to init, so a process whose parent exited is
+#   found under ckdn whatever session it moved to; where ckdn may not be one, every
+#   process in a cgroup of the check's own, where ckdn may make one (``_cgroup``);
+# * always, the descendants of what is left (the leader while it runs, the group's
+#   live members).
+#
+# Both the subreaper and the cgroup are put in place by :func:`contain`, lazily: a
+# process that leaves the tree before then (a double fork in the command's first
+# milliseconds) is found only if it holds the log open (``_leftovers``).
+#
+# A process is known by its pid and start time, so a pid reused meanwhile is never
+# signalled. Log writers and a dead run's leftovers are ``_leftovers``.
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37

@@ -1,22 +1,4 @@
-"""PEM private key blocks: the one rule that spans lines.
-
-A block is ``-----BEGIN ... PRIVATE KEY-----``, its body lines (base64, the
-``Proc-Type:``/``DEK-Info:`` headers, blank lines) and ``-----END ... PRIVATE
-KEY-----``. Tools print keys with a prefix on every line (pytest's ``E   ``, a
-logger's stamp), so a body line may carry the BEGIN line's prefix. What is
-redacted:
-
-* BEGIN to END on one line (a key printed as a ``repr``, ``\\n`` escaped);
-* else BEGIN to the end of its line, then the body lines after it, through the
-  END line's marker, or up to the last body line when the END never comes (the
-  log was cut, the key printed in part): a stray BEGIN takes no ordinary line;
-* an END with no BEGIN before it (a log tail that starts inside the key) takes
-  the body lines just above it.
-
-Only lines are looked at, never a window of characters, so the same log gives
-the same spans whether it is read whole or a line range at a time: a stream
-carries the one fact a range can end inside (an open block and its prefix).
-"""
+"""PEM private key blocks: the one rule that spans lines."""
 
 from __future__ import annotations
 
@@ -26,6 +8,23 @@ if TYPE_CHECKING:
     from typing import Any, AnyStr
 
 __all__ = ["ANCHOR", "pem_spans"]
+
+# A block is ``-----BEGIN ... PRIVATE KEY-----``, its body lines (base64, the
+# ``Proc-Type:``/``DEK-Info:`` headers, blank lines) and ``-----END ... PRIVATE
+# KEY-----``. Tools print keys with a prefix on every line (pytest's ``E   ``, a
+# logger's stamp), so a body line may carry the BEGIN line's prefix. What is
+# redacted:
+#
+# * BEGIN to END on one line (a key printed as a ``repr``, ``\\n`` escaped);
+# * else BEGIN to the end of its line, then the body lines after it, through the
+#   END line's marker, or up to the last body line when the END never comes (the
+#   log was cut, the key printed in part): a stray BEGIN takes no ordinary line;
+# * an END with no BEGIN before it (a log tail that starts inside the key) takes
+#   the body lines just above it.
+#
+# Only lines are looked at, never a window of characters, so the same log gives
+# the same spans whether it is read whole or a line range at a time: a stream
+# carries the one fact a range can end inside (an open block and its prefix).
 
 ANCHOR = "PRIVATE KEY"
 _HEADERS = ("Proc-Type:", "DEK-Info:", "Comment:", "Version:")

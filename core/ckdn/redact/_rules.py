@@ -1,22 +1,4 @@
-"""The built-in rules: what a credential looks like, keyed by a literal it always contains.
-
-Every pattern rule has *anchors*, literals one of which every match contains
-(``AKIA``, ``ghp_``, ``://``...). A text is searched for its anchors first
-(``str.find``, gigabytes a second) and a rule's regular expression runs only on
-a text that holds one of them, so a log without credentials costs a few string
-searches, not a regex scan per rule. Anchors of a case-insensitive rule are
-searched in the lowered text.
-
-A rule replaces one group of its match (the credential, not the key name or
-the ``Authorization:`` before it), and has an *edge* form: what is left of a
-match at the end of a text that was cut (a parser kept the first 500
-characters of a message; ``AKIA`` and 10 characters of the key are all that is
-left), matched only there, so a cut can never show most of a credential.
-
-The shapes are the providers' documented token formats; none is tied to a
-service's check digits, so a rule never needs the network and never misses a
-token for failing a checksum.
-"""
+"""The built-in rules: what a credential looks like, keyed by a literal it always contains."""
 
 from __future__ import annotations
 
@@ -30,6 +12,23 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["BUILTIN", "ENTROPY", "PatternRule", "compile_user"]
+
+# Every pattern rule has *anchors*, literals one of which every match contains
+# (``AKIA``, ``ghp_``, ``://``...). A text is searched for its anchors first
+# (``str.find``, gigabytes a second) and a rule's regular expression runs only on
+# a text that holds one of them, so a log without credentials costs a few string
+# searches, not a regex scan per rule. Anchors of a case-insensitive rule are
+# searched in the lowered text.
+#
+# A rule replaces one group of its match (the credential, not the key name or
+# the ``Authorization:`` before it), and has an *edge* form: what is left of a
+# match at the end of a text that was cut (a parser kept the first 500
+# characters of a message; ``AKIA`` and 10 characters of the key are all that is
+# left), matched only there, so a cut can never show most of a credential.
+#
+# The shapes are the providers' documented token formats; none is tied to a
+# service's check digits, so a rule never needs the network and never misses a
+# token for failing a checksum.
 
 #: Characters of base64 (standard and URL-safe), the body of most tokens.
 _B64 = "A-Za-z0-9+/=_-"

@@ -1,14 +1,4 @@
-"""Redacting a whole log as a stream, in bounded memory, whatever its size.
-
-The log is read in blocks and redacted a range of whole lines at a time (a
-secret never spans a line break, but a key block, whose open state is carried
-from one range to the next), so a token a block edge splits is redacted as if
-the log were read whole. A line longer than :data:`MAX_LINE` is cut into pieces
-at a space, tab or comma at least :data:`OVERLAP` characters before the piece's
-end, so only a run of more than that many characters with no such separator
-(no credential is one) can be split. Bytes round-trip exactly: the text is
-decoded with ``surrogateescape``, so invalid UTF-8 comes out as it went in.
-"""
+"""Redacting a whole log as a stream, in bounded memory, whatever its size."""
 
 from __future__ import annotations
 
@@ -30,6 +20,15 @@ if TYPE_CHECKING:
     from ckdn.redact._text import Redactor
 
 __all__ = ["BLOCK", "MAX_LINE", "OVERLAP", "redacted_chunks", "rewrite"]
+
+# The log is read in blocks and redacted a range of whole lines at a time (a
+# secret never spans a line break, but a key block, whose open state is carried
+# from one range to the next), so a token a block edge splits is redacted as if
+# the log were read whole. A line longer than :data:`MAX_LINE` is cut into pieces
+# at a space, tab or comma at least :data:`OVERLAP` characters before the piece's
+# end, so only a run of more than that many characters with no such separator
+# (no credential is one) can be split. Bytes round-trip exactly: the text is
+# decoded with ``surrogateescape``, so invalid UTF-8 comes out as it went in.
 
 BLOCK = 4 << 20
 MAX_LINE = 1 << 20

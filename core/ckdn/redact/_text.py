@@ -1,15 +1,4 @@
-"""The redactor: every rule's spans in a text, merged, replaced by ``[REDACTED:rule]``.
-
-All rules look at the same original text and report spans; overlapping spans
-are merged and the merged span is replaced once, named after the rule whose
-span starts first (the earlier rule in :data:`ckdn.redact._rules.BUILTIN` on a
-tie). So a rule never reads another's marker, a secret two rules find is
-counted once, and the order of the rules decides nothing but a name.
-
-A span that covers line breaks keeps them (one marker per line), so a log
-redacted line by line or whole has the same lines, and a redacted full.log's
-line numbers are the raw log's.
-"""
+"""The redactor: every rule's spans in a text, merged, replaced by ``[REDACTED:rule]``."""
 
 from __future__ import annotations
 
@@ -28,6 +17,16 @@ if TYPE_CHECKING:
     from typing import AnyStr
 
 __all__ = ["ENV", "PRIVATE_KEY", "Redactor", "candidate_lines", "encoded_forms"]
+
+# All rules look at the same original text and report spans; overlapping spans
+# are merged and the merged span is replaced once, named after the rule whose
+# span starts first (the earlier rule in :data:`ckdn.redact._rules.BUILTIN` on a
+# tie). So a rule never reads another's marker, a secret two rules find is
+# counted once, and the order of the rules decides nothing but a name.
+#
+# A span that covers line breaks keeps them (one marker per line), so a log
+# redacted line by line or whole has the same lines, and a redacted full.log's
+# line numbers are the raw log's.
 
 PRIVATE_KEY = "private-key"
 ENV = "env"

@@ -1,13 +1,4 @@
-"""GitLab Code Quality: a JSON array of issues, each with a fingerprint of its own.
-
-GitLab keys an issue by its ``fingerprint`` and collapses duplicates, so two
-findings sharing one would show as one. Each fingerprint here hashes the check
-and the finding's identity (:mod:`ckdn.identity`: rule, path, the flagged line's
-content and an occurrence index), so it is unique within a run and stable across
-runs, and a collision is made unique all the same. Bounded like the SARIF log:
-at most :data:`CODEQUALITY_LIMITS` issues and bytes; one ``info`` issue more says
-how many findings are left out and in which run dirs.
-"""
+"""GitLab Code Quality: a JSON array of issues, each with a fingerprint of its own."""
 
 from __future__ import annotations
 
@@ -24,6 +15,14 @@ if TYPE_CHECKING:
     from ckdn.reports._reporter import Rendering
 
 __all__ = ["CODEQUALITY_LIMITS", "codequality", "render"]
+
+# GitLab keys an issue by its ``fingerprint`` and collapses duplicates, so two
+# findings sharing one would show as one. Each fingerprint here hashes the check
+# and the finding's identity (:mod:`ckdn.identity`: rule, path, the flagged line's
+# content and an occurrence index), so it is unique within a run and stable across
+# runs, and a collision is made unique all the same. Bounded like the SARIF log:
+# at most :data:`CODEQUALITY_LIMITS` issues and bytes; one ``info`` issue more says
+# how many findings are left out and in which run dirs.
 
 CODEQUALITY_LIMITS = {"issues": 10_000, "bytes": 10_000_000}
 _SEVERITY = {"error": "major", "warning": "minor", "note": "info"}

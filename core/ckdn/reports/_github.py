@@ -1,14 +1,4 @@
-"""GitHub workflow commands: annotations within GitHub's budgets, and nothing lost silently.
-
-GitHub shows at most 10 error and 10 warning annotations per step and 50 per
-job, and drops the rest without a word. So this view chooses: the annotations it
-prints are the ones a reviewer should see first (a red run with no finding to
-point at, then new findings before those the baseline knows, then by level,
-kind and place), at most :data:`GITHUB_LIMITS` of each level and never more than
-the job has left; and when anything is left out, one notice says how many
-findings are not shown and in which run dir they are. Every message and
-property is escaped as GitHub's toolkit does (:mod:`ckdn.reports._escape`).
-"""
+"""GitHub workflow commands: annotations within GitHub's budgets, and nothing lost silently."""
 
 from __future__ import annotations
 
@@ -24,6 +14,15 @@ if TYPE_CHECKING:
     from ckdn.reports._reporter import Rendering
 
 __all__ = ["GITHUB_LIMITS", "github", "render"]
+
+# GitHub shows at most 10 error and 10 warning annotations per step and 50 per
+# job, and drops the rest without a word. So this view chooses: the annotations it
+# prints are the ones a reviewer should see first (a red run with no finding to
+# point at, then new findings before those the baseline knows, then by level,
+# kind and place), at most :data:`GITHUB_LIMITS` of each level and never more than
+# the job has left; and when anything is left out, one notice says how many
+# findings are not shown and in which run dir they are. Every message and
+# property is escaped as GitHub's toolkit does (:mod:`ckdn.reports._escape`).
 
 #: GitHub's per-step display limits by level, and its per-job limit.
 GITHUB_LIMITS = {"error": 10, "warning": 10, "notice": 10, "job": 50}

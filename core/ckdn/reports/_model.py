@@ -1,12 +1,4 @@
-"""What a report is made of: the stored documents of one run, and every finding's row.
-
-A :class:`Report` is the run a user named: one digest, or an aggregate with the
-digests of its members. Each digest that was read is a :class:`Checked`, whose
-:meth:`~Checked.rows` give its findings as :class:`~ckdn.identity.FindingRow`
-(fingerprint, id, kind, location, message, baselined): every finding of the run
-when it left a ``findings.jsonl``, streamed (a 100,000-finding run is never held
-whole), else the digest's own. The views choose and cut; nothing here decides.
-"""
+"""What a report is made of: the stored documents of one run, and every finding's row."""
 
 from __future__ import annotations
 
@@ -21,6 +13,13 @@ if TYPE_CHECKING:
     from ckdn.identity import FindingRow
 
 __all__ = ["Checked", "Report", "headline", "level_of", "rule_id", "where"]
+
+# A :class:`Report` is the run a user named: one digest, or an aggregate with the
+# digests of its members. Each digest that was read is a :class:`Checked`, whose
+# :meth:`~Checked.rows` give its findings as :class:`~ckdn.identity.FindingRow`
+# (fingerprint, id, kind, location, message, baselined): every finding of the run
+# when it left a ``findings.jsonl``, streamed (a 100,000-finding run is never held
+# whole), else the digest's own. The views choose and cut; nothing here decides.
 
 #: A digest's ``status`` that means its findings were read and can be believed.
 GREEN = "pass"

@@ -1,14 +1,4 @@
-"""Markdown for ``$GITHUB_STEP_SUMMARY``: a table of the checks, then each red one's findings.
-
-GitHub keeps a step's summary only while it is at most 1 MiB, and loses an
-oversized one whole. So the summary is written against a byte budget
-(:data:`SUMMARY_BYTES` by default, less what the step's summary file already
-holds): each part is added only while it fits, and when one does not, a footer
-says how much was left out and where it is. Findings come from the digests
-(their ``top``, bounded), with their first detail lines folded in ``<details>``.
-Stored text is escaped as Markdown (and as HTML inside ``<pre>``), so it shows as
-written and never becomes a link, an image, a table cell or markup.
-"""
+"""Markdown for ``$GITHUB_STEP_SUMMARY``: a table of the checks, then each red one's findings."""
 
 from __future__ import annotations
 
@@ -25,6 +15,15 @@ if TYPE_CHECKING:
     from ckdn.reports._reporter import Rendering
 
 __all__ = ["SUMMARY_BYTES", "render", "summary"]
+
+# GitHub keeps a step's summary only while it is at most 1 MiB, and loses an
+# oversized one whole. So the summary is written against a byte budget
+# (:data:`SUMMARY_BYTES` by default, less what the step's summary file already
+# holds): each part is added only while it fits, and when one does not, a footer
+# says how much was left out and where it is. Findings come from the digests
+# (their ``top``, bounded), with their first detail lines folded in ``<details>``.
+# Stored text is escaped as Markdown (and as HTML inside ``<pre>``), so it shows as
+# written and never becomes a link, an image, a table cell or markup.
 
 #: GitHub's limit for one step's summary: 1 MiB.
 SUMMARY_BYTES = 1 << 20

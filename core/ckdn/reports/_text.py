@@ -1,13 +1,4 @@
-"""The text view: what a person at a terminal reads of a run.
-
-A status line, the counts, the findings with their place and first detail line,
-the notes and gate failures, and where the evidence is; for an aggregate, one
-line per member and then each red member's digest. It shows the digests' own
-findings (their ``top``: already bounded) and says how many more the run has.
-Every stored string is made inert (:func:`~ckdn.documents.textcap.inert`), so
-the only control bytes in the text are the colours this view adds itself, and
-only when asked for (a terminal, without ``NO_COLOR``).
-"""
+"""The text view: what a person at a terminal reads of a run."""
 
 from __future__ import annotations
 
@@ -23,6 +14,14 @@ if TYPE_CHECKING:
     from ckdn.reports._reporter import Rendering
 
 __all__ = ["render", "text"]
+
+# A status line, the counts, the findings with their place and first detail line,
+# the notes and gate failures, and where the evidence is; for an aggregate, one
+# line per member and then each red member's digest. It shows the digests' own
+# findings (their ``top``: already bounded) and says how many more the run has.
+# Every stored string is made inert (:func:`~ckdn.documents.textcap.inert`), so
+# the only control bytes in the text are the colours this view adds itself, and
+# only when asked for (a terminal, without ``NO_COLOR``).
 
 _COLOURS = {"pass": "32", "fail": "31", "error": "33", "parse_mismatch": "33",
             "skipped": "2", "new": "1", "dim": "2"}

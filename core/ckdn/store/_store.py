@@ -1,20 +1,4 @@
-"""The store of one project: its runs dir, and every way a run enters and leaves it.
-
-A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
-``os.mkdir``, which fails rather than reuse a name, so two processes can never
-share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
-lock reclaimed from a run that died holding it is reported in
-:attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-atomically (``_publish``); listing and references are ``_reading``. Pruning,
-at the end of this module, keeps ``keep`` finished runs per check and never anything
-else: unfinished runs are never touched (a run without ``digest.json`` may still be
-running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
-the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
-so a half-deleted run (its digest gone first) is never listed as an unfinished one;
-``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
-turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
-says which path and how to fix it.
-"""
+"""The store of one project: its runs dir, and every way a run enters and leaves it."""
 
 from __future__ import annotations
 
@@ -31,6 +15,21 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from types import TracebackType
+
+# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+# ``os.mkdir``, which fails rather than reuse a name, so two processes can never
+# share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+# lock reclaimed from a run that died holding it is reported in
+# :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
+# atomically (``_publish``); listing and references are ``_reading``. Pruning,
+# at the end of this module, keeps ``keep`` finished runs per check and never anything
+# else: unfinished runs are never touched (a run without ``digest.json`` may still be
+# running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
+# the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
+# so a half-deleted run (its digest gone first) is never listed as an unfinished one;
+# ``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
+# turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
+# says which path and how to fix it.
 
 
 class RunDir:
