@@ -38,7 +38,7 @@ BOUNDARIES = ("core/ckdn/cli.py", "core/ckdn/cli/", "pytest_ckdn/plugin.py", "to
 IMPORTS_PER_KLOC = 3
 #: The rooms whose restructuring has landed: held to the rules below without exception.
 SETTLED = ("parsers", "reports", "identity", "redact", "config", "process", "store",
-           "documents", "_lite", "testing", "schema", "reconcile", "regular", "errors")
+           "documents", "_lite", "testing", "schema", "reconcile", "evidence_files", "errors")
 UNTIL_APP_AND_CLI = "until app/cli restructure lands"
 
 

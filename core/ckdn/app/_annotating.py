@@ -12,8 +12,8 @@ import os
 from ckdn.app._pipeline import store_for
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError
+from ckdn.evidence_files import read_regular
 from ckdn.identity import FINDINGS_FILE, FindingRow, SourceLines, fingerprints, iter_findings
-from ckdn.regular import read_regular
 from ckdn.reports import REPORTERS, Checked, Rendering, Report
 from ckdn.reports import render_report as render_format
 from ckdn.store import write_atomic

@@ -132,7 +132,7 @@ def _plain(name: str) -> bool:
 def _open(path: str, run: str, file: str) -> int:
     """The file's descriptor: a regular file of the run dir, never through a symlink,
     never blocking on a FIFO."""
-    from ckdn.regular import NotRegular, open_regular
+    from ckdn.evidence_files import NotRegular, open_regular
 
     try:
         return open_regular(path)

@@ -63,8 +63,8 @@ def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
     """The outcomes of a ``tests.jsonl``; UsageError naming the file for one ckdn did not write."""
     import json
 
+    from ckdn.evidence_files import open_regular
     from ckdn.parsers.outcomes import OUTCOMES
-    from ckdn.regular import open_regular
 
     known = frozenset(OUTCOMES)
     try:

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 # * the digest (``ckdn.digest/2``): sparse, deterministic, bounded in bytes, every
-#   cut counted (:func:`build_digest`, shrunk to its budget by ``_fitting``, its log
+#   cut counted (:func:`build_digest`, shrunk to its budget by ``fit``, its log
 #   tail read backwards by ``_logtail``);
 # * the meta (``ckdn.meta/1``): the provenance the digest leaves out on purpose;
 # * their canonical bytes (:func:`encode`).

@@ -13,7 +13,7 @@ from ckdn.documents.textcap import (
     marked,
     strip_ansi,
 )
-from ckdn.regular import open_log
+from ckdn.evidence_files import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

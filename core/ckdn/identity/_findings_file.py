@@ -8,7 +8,7 @@ import os
 import re
 
 from ckdn.errors import UsageError
-from ckdn.regular import open_regular
+from ckdn.evidence_files import open_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 
-from ckdn.regular import read_regular
+from ckdn.evidence_files import read_regular
 
 __all__ = ["SCHEMA_SOURCE", "SOURCE_FILE", "read_source_state", "source_state"]
 

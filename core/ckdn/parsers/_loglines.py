@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 
 from ckdn.documents.textcap import Cut
-from ckdn.regular import open_log
+from ckdn.evidence_files import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from ckdn.regular import open_regular
+from ckdn.evidence_files import open_regular
 
 # pytest writes its JUnit report (and the plugin its evidence) at the end of the
 # session, so a run refused at its command line, or stopped early, leaves facts

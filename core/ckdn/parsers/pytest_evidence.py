@@ -15,11 +15,11 @@ from typing import IO, Any
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
+from ckdn.evidence_files import NotRegular, open_regular, read_regular
 from ckdn.parsers._jsonreport import kind_of
 from ckdn.parsers._jsonstream import JsonStream
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
-from ckdn.regular import NotRegular, open_regular, read_regular
 
 __all__ = ["EVIDENCE_FILE", "MAX_EVIDENCE_BYTES", "PROGRESS_FILE", "PROGRESS_SCHEMA", "SCHEMA",
            "TERMINATED_STATUS", "Progress", "encode_evidence", "encode_progress",

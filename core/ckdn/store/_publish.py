@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ckdn.regular import read_regular
+from ckdn.evidence_files import read_regular
 from ckdn.store._names import parse_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
