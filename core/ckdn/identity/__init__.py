@@ -5,10 +5,13 @@ What only some verbs need lives in this room's public modules (``diff``, ``merge
 """
 
 from ckdn.identity._baseline import (
+    POLICY,
     SCHEMA_BASELINE,
     BaselineFile,
+    decide,
     encode_baseline,
     read_baseline,
+    worst_gate,
     write_baseline,
 )
 from ckdn.identity._findings_file import (
@@ -23,6 +26,7 @@ from ckdn.identity._findings_file import (
 )
 from ckdn.identity._fingerprint import (
     Fingerprinted,
+    IdentityTable,
     SourceLines,
     fingerprints,
     normalise_line,
@@ -31,9 +35,7 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
-from ckdn.identity._gate import POLICY, decide, worst_gate
 from ckdn.identity._match import BaselineIndex, Matched, Rowed, match
-from ckdn.identity._table import IdentityTable
 
 __all__ = [
     "FINDINGS_FILE",

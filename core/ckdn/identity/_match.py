@@ -26,7 +26,7 @@ __all__ = ["BaselineIndex", "Matched", "Rowed", "match"]
 
 class Identities(Protocol):
     """What matching reads of a run's identities, by position: a list of
-    :class:`Fingerprinted` or an :class:`~ckdn.identity._table.IdentityTable`."""
+    :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
 
     def __len__(self) -> int: ...
     def key(self, index: int) -> bytes: ...

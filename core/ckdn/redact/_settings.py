@@ -30,7 +30,7 @@ SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY")
 MIN_SECRET = 8
 ENTROPY_RULE = "high-entropy"
 #: Literals one of which every built-in pattern match contains (the anchors of
-#: :data:`ckdn.redact._rules.BUILTIN` and the PEM rule; a test holds them equal).
+#: :data:`ckdn.redact._text.BUILTIN` and the PEM rule; a test holds them equal).
 ANCHORS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
            "xox", "k_live_", "AIza", "npm_", "pypi-Ag", "eyJ", "://",
            "PRIVATE KEY")

@@ -8,10 +8,8 @@ import re
 import threading
 
 from ckdn.evidence_files import open_regular
-from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
-from ckdn.redact._pem import pem_spans
 from ckdn.redact._settings import marker
-from ckdn.redact._text import PRIVATE_KEY, candidate_lines
+from ckdn.redact._text import PEM_ANCHOR, PRIVATE_KEY, candidate_lines, pem_spans
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
