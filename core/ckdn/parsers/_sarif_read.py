@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckdn.parsers._jsonreport import kind_of
+from ckdn.parsers._jsonstream import kind_of
 from ckdn.parsers.base import cap_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
+from ckdn.parsers._jsonstream import JsonStream, NameSet, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,

@@ -16,8 +16,7 @@ from typing import IO, Any
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
 from ckdn.evidence_files import NotRegular, open_regular, read_regular
-from ckdn.parsers._jsonreport import kind_of
-from ckdn.parsers._jsonstream import JsonStream
+from ckdn.parsers._jsonstream import JsonStream, kind_of
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 

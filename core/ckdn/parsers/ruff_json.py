@@ -7,8 +7,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, unreadable
-from ckdn.parsers._jsonstream import CHUNK
+from ckdn.parsers._jsonstream import CHUNK, JsonStream, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers.base import (

@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
-from ckdn.parsers._jsonreport import JsonStream, find_report, unreadable
+from ckdn.parsers._jsonstream import JsonStream, find_report, unreadable
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers._sarif_log import log_disagreements
