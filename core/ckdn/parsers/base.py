@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
-    from typing import Any, ClassVar, Protocol
+    from typing import Any, ClassVar, Protocol, runtime_checkable
 
 __all__ = [
     "ArtifactError",
@@ -320,7 +320,12 @@ if not TYPE_CHECKING:
             found = all(any(name in vars(base) for base in other.__mro__) for name in names)
             return True if found else NotImplemented
 
+    def runtime_checkable(cls: type) -> type:
+        """Every run-time protocol here is checkable already (:meth:`Protocol.__subclasshook__`)."""
+        return cls
 
+
+@runtime_checkable
 class Parser(Protocol):
     """A parser: a name and a ``parse`` that turns a finished run into facts.
 
