@@ -82,7 +82,7 @@ def test_the_tree_keeps_every_contract() -> None:
     # the store reaching up into the app
     ("core/ckdn/store/_reading.py", "import ckdn.app", {"infrastructure", "layers"}),
     # a room of the domain reaching up into the app
-    ("core/ckdn/config/_tables.py", "import ckdn.app", {"layers"}),
+    ("core/ckdn/config/_load.py", "import ckdn.app", {"layers"}),
     # the app calling on the conformance kit: a test helper on the run path
     ("core/ckdn/app/__init__.py", "import ckdn.testing", {"layers"}),
     # a host reaching for the kit

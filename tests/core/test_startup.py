@@ -99,7 +99,7 @@ RUN_PATH = frozenset({
     "ckdn.app._sidecars",  # the run dir's listing; a test check's source.json beside it
     "ckdn.app._findings",  # the parse's tap: idle (one object) until a finding comes
     "ckdn.evidence_files",  # the one way evidence is opened (never through a symlink or a FIFO)
-    "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
+    "ckdn.config", "ckdn.config._load", "ckdn.config._values",
     "ckdn.documents", "ckdn.documents._digest",
     "ckdn.documents._meta", "ckdn.documents.textcap",
     "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic",
