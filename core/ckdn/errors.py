@@ -1,21 +1,17 @@
-"""The one exception family every adapter turns into exit 2 and a single line.
+"""The one exception family every adapter turns into exit 2 and a single line, never a traceback.
 
-Every refusal (a bad config, an unknown check, a held lock, an unwritable runs
-dir) is raised as a :class:`CkdnError` carrying a message that already says what
-was wrong, where, and how to fix it; adapters print ``ckdn: <message>`` and never
-a traceback.
-
-A message often quotes what a user or the OS supplied (a check name, a path, an
-OS error), and any of those may hold a line break or a terminal control code.
-So the one-line rule is kept here, once: :func:`one_line` is applied to every
-message a :class:`CkdnError` carries, and :func:`quote` and :func:`os_reason`
-are the two ways a message shows outside text.
+A message quotes what a user or the OS supplied, so the one-line rule is kept here once
+(:func:`one_line` on every message; :func:`quote`, :func:`os_reason`, :func:`suggest`).
 """
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 __all__ = ["BusyError", "CkdnError", "ConfigError", "RefusedError", "UsageError", "one_line",
-           "os_reason", "quote"]
+           "os_reason", "quote", "suggest"]
 
 #: How much of a user-supplied string a message quotes.
 _QUOTED = 200
@@ -37,6 +33,14 @@ def quote(text: str) -> str:
     if len(text) > _QUOTED:
         return repr(text[:_QUOTED]) + "..."
     return repr(text)
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for a near miss among ``candidates``, else empty."""
+    import difflib  # here: it costs every run, and only a mistake's message needs it
+
+    close = difflib.get_close_matches(word, list(candidates), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def os_reason(exc: OSError) -> str:

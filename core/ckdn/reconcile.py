@@ -1,20 +1,4 @@
-"""The status model: one pure function from (exit, parse result) to a status.
-
-This is the only place a status is decided. The rules, in order:
-
-1. A command that never started (not found, not executable) is ``error``.
-2. A run that timed out or was interrupted is ``error``.
-3. A parser that could not read its evidence (``parser_ok=False``) is ``error``
-   on a nonzero exit code and ``parse_mismatch`` on exit code 0.
-4. Exit code 0: findings anyway -> ``parse_mismatch``; a failed gate -> ``fail``;
-   otherwise ``pass``.
-5. Nonzero exit code: findings or a failed gate -> ``fail``; nothing at all ->
-   ``error`` when the parser promised evidence, ``fail`` when it did not
-   (``generic``).
-
-So text never upgrades a nonzero exit code, a zero exit code never survives
-contradicting evidence, and a confused parser is never ``pass``.
-"""
+"""The status model: one pure function from (exit, parse result) to a status."""
 
 from __future__ import annotations
 
@@ -41,6 +25,21 @@ __all__ = [
     "exit_code",
     "reconcile",
 ]
+
+# This is the only place a status is decided. The rules, in order:
+#
+# 1. A command that never started (not found, not executable) is ``error``.
+# 2. A run that timed out or was interrupted is ``error``.
+# 3. A parser that could not read its evidence (``parser_ok=False``) is ``error``
+#    on a nonzero exit code and ``parse_mismatch`` on exit code 0.
+# 4. Exit code 0: findings anyway -> ``parse_mismatch``; a failed gate -> ``fail``;
+#    otherwise ``pass``.
+# 5. Nonzero exit code: findings or a failed gate -> ``fail``; nothing at all ->
+#    ``error`` when the parser promised evidence, ``fail`` when it did not
+#    (``generic``).
+#
+# So text never upgrades a nonzero exit code, a zero exit code never survives
+# contradicting evidence, and a confused parser is never ``pass``.
 
 PASS = "pass"  # noqa: S105 - a status, not a password
 FAIL = "fail"

@@ -1,16 +1,8 @@
-"""The packaged JSON Schemas (Draft 2020-12) of the documents ckdn writes.
-
-Stdlib only, so a consumer can fetch a schema without ckdn pulling a validator
-in: ``load_schema("ckdn.digest/2")`` returns the parsed schema, and the
-validating is the caller's (ckdn's own suite does it with ``jsonschema``).
-
-``ckdn.baseline/1`` is a documented schema id with no packaged schema on
-purpose: the baseline file is ckdn's own state, not output to validate, so it is
-neither listed nor loadable.
-"""
+"""The packaged JSON Schemas (Draft 2020-12) of the documents ckdn writes."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from ckdn.errors import UsageError
@@ -20,6 +12,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["UnknownSchemaError", "load_schema", "schema_ids"]
+
+# Stdlib only, so a consumer can fetch a schema without ckdn pulling a validator
+# in: ``load_schema("ckdn.digest/2")`` returns the parsed schema, and the
+# validating is the caller's (ckdn's own suite does it with ``jsonschema``).
+#
+# ``ckdn.baseline/1`` is a documented schema id with no packaged schema on
+# purpose: the baseline file is ckdn's own state, not output to validate, so it is
+# neither listed nor loadable.
 
 #: schema id -> file in ``ckdn/schemas/`` (shipped inside the wheel).
 _FILES = {
@@ -52,7 +52,6 @@ def load_schema(schema_id: str) -> dict[str, Any]:
             raise UnknownSchemaError(f"schema {schema_id} has no packaged JSON Schema ({why}); "
                                      f"packaged: {known}")
         raise UnknownSchemaError(f"unknown schema id {schema_id!r}; use one of: {known}")
-    import json  # lazy: the app re-exports this module, and `ckdn run` never loads a schema
 
     with open(os.path.join(_DIR, name), encoding="utf-8") as handle:
         loaded: dict[str, Any] = json.load(handle)

@@ -99,15 +99,15 @@ RUN_PATH = frozenset({
     "ckdn.app", "ckdn.app._running", "ckdn.app._running.steps",
     "ckdn.app._running.policy",  # the command policy (default workspace), the child's env
     "ckdn.app._running.parsing",  # the parse and its tap: idle (one object) until a finding comes
-    "ckdn.regular",  # the one way evidence is opened (never through a symlink or a FIFO)
-    "ckdn.config", "ckdn.config._load", "ckdn.config._tables", "ckdn.config._values",
-    "ckdn.documents", "ckdn.documents._digest", "ckdn.documents._fitting",
+    "ckdn.evidence_files",  # the one way evidence is opened (never through a symlink or a FIFO)
+    "ckdn.config", "ckdn.config._load", "ckdn.config._values",
+    "ckdn.documents", "ckdn.documents._digest",
     "ckdn.documents._meta", "ckdn.documents.textcap",
-    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic", "ckdn.parsers.guard",
+    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic",
     "ckdn.parsers._loglines",  # generic counts the log's lines (summary log_lines)
     # meta.json's command is screened for secrets on every run (string searches; the
     # redactor itself, and `re`, load only for a command or a text that may hold one)
-    "ckdn.redact",
+    "ckdn.redact", "ckdn.redact._settings",  # what a secret is (names, settings): no `re`
     "ckdn.process", "ckdn.process._group", "ckdn.process._loghash", "ckdn.process._runner",
     "ckdn.store", "ckdn.store._names", "ckdn.store._publish", "ckdn.store._reading",
     "ckdn.store._runlock", "ckdn.store._store",

@@ -55,7 +55,7 @@ def test_every_documented_document_validates_against_its_schema(page: str, body:
 
 
 def test_the_starter_config_is_the_documented_catalogue(tmp_path: Path) -> None:
-    from ckdn.config import STARTER
+    from ckdn.config.starter import STARTER
 
     (tmp_path / "ckdn.toml").write_text(STARTER)
     config = load_config(tmp_path)
@@ -166,5 +166,15 @@ def test_the_design_page_names_every_import_contract() -> None:
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     names = [contract["name"] for contract in contracts["contracts"]]
-    assert len(names) == 4
+    assert len(names) == 5
     assert [name for name in names if f"| {name} |" not in DESIGN] == []
+
+
+def test_each_glossary_word_is_used_by_the_module_that_owns_it() -> None:
+    section = DESIGN[DESIGN.index("## Glossary"):DESIGN.index("## The layers")]
+    rows = re.findall(r"^\| (\w+) \| .* \| `(ckdn[\w.]*)` \|$", section, re.MULTILINE)
+    assert len(rows) >= 6
+    for word, module in rows:
+        path = ROOT / "core" / Path(*module.split("."))
+        source = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()
+        assert word in source.lower(), (word, module)

@@ -23,6 +23,6 @@ def split_command(command: str) -> list[str]:
         for space in _SHLEX_SPACE[1:]:
             command = command.replace(space, " ")
         return [word for word in command.split(" ") if word]
-    import shlex  # lazy: only a command with quotes or backslashes needs it
+    import shlex  # here, the fallback: only a command with quotes or backslashes needs it
 
     return shlex.split(command, posix=True)

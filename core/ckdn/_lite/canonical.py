@@ -1,18 +1,17 @@
-"""Canonical JSON bytes without :mod:`json`: the stand-in for ``json.dumps`` that documents use.
-
-Stands in for ``json.dumps(value, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False, allow_nan=False)``, encoded to UTF-8, and gives its bytes
-exactly (pinned by a differential property test in tests/core/lite/test_canonical.py).
-Why not json itself: importing it loads its decoder and scanner, about a tenth of
-a trivial ``ckdn run``, which only writes. Strings, the bulk of every document,
-go through the same C escaper ``json`` uses (``_json.encode_basestring``); where
-it is missing, the fallback is json.encoder's own Python escaper.
-
-Lone surrogates (which the document builders already replace) become ``?``
-rather than an exception: writing evidence must not fail on one odd character.
-"""
+"""Canonical JSON bytes without :mod:`json`: the stand-in for ``json.dumps`` that documents use."""
 
 from __future__ import annotations
+
+# Stands in for ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+# ensure_ascii=False, allow_nan=False)``, encoded to UTF-8, and gives its bytes
+# exactly (pinned by a differential property test in tests/core/lite/test_canonical.py).
+# Why not json itself: importing it loads its decoder and scanner, about a tenth of
+# a trivial ``ckdn run``, which only writes. Strings, the bulk of every document,
+# go through the same C escaper ``json`` uses (``_json.encode_basestring``); where
+# it is missing, the fallback is json.encoder's own Python escaper.
+#
+# Lone surrogates (which the document builders already replace) become ``?``
+# rather than an exception: writing evidence must not fail on one odd character.
 
 try:  # the escaper json.dumps(ensure_ascii=False) uses; json.encoder has it in Python too
     from _json import encode_basestring as _quote

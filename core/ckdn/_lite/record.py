@@ -1,35 +1,4 @@
-"""Value classes that behave like dataclasses without importing :mod:`dataclasses`.
-
-The stand-in for ``@dataclass(frozen=True, slots=True)`` (differential tests:
-tests/core/lite/test_record.py). No fallback is needed at run time; what a record
-cannot do itself (``dataclasses.fields``, ``replace``, ``asdict``) it hands to
-:mod:`dataclasses` through a dataclass built on demand.
-
-``import dataclasses`` pulls in :mod:`inspect` (and with it ``ast``, ``dis`` and
-``tokenize``), and every ``@dataclass`` compiles its methods with ``exec`` when
-its module is imported: together they were most of what ``ckdn run`` cost
-beyond starting Python. A record is a :class:`Record` subclass decorated with
-:func:`record`; it writes its own ``__init__``, whose parameters are its fields
-in order (checked when the class is made: one slot in ``__slots__`` per
-parameter). It gets the rest of a dataclass from here:
-
-* ``==`` field by field between instances of the same class, a ``repr`` of the
-  form ``Name(field=value, ...)``, ``__match_args__``, pickling and copying;
-* frozen by default: assigning or deleting a field raises
-  :class:`dataclasses.FrozenInstanceError` (imported only then) and instances
-  hash by their fields; ``@record(frozen=False)`` is mutable and unhashable;
-* :func:`dataclasses.fields`, :func:`dataclasses.replace`,
-  :func:`dataclasses.asdict` and :func:`copy.replace` keep working:
-  ``__dataclass_fields__`` is built (importing :mod:`dataclasses`) the first
-  time something asks for it. Those fields carry names and types, not defaults.
-  (pytest's field-by-field diff is for generated ``__eq__`` only: a failed
-  comparison of records shows the two reprs instead.)
-
-A subclass without the decorator inherits all of it, fields and frozenness
-included, as a plain subclass of a dataclass does. Type checkers see
-:func:`record` as :func:`dataclasses.dataclass` (:func:`typing.dataclass_transform`),
-so assigning to a field of a frozen record is a type error there too.
-"""
+"""Value classes that behave like dataclasses without importing :mod:`dataclasses`."""
 
 from __future__ import annotations
 
@@ -38,7 +7,7 @@ import operator
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, ClassVar, Self, TypeVar, dataclass_transform, overload
+    from typing import Any, ClassVar, NoReturn, Self, TypeVar, dataclass_transform, overload
 
     R = TypeVar("R", bound="Record")
 else:
@@ -48,7 +17,37 @@ else:
         return lambda function: function
 
 
-__all__ = ["Record", "assign_order_problems", "record"]
+__all__ = ["Record", "record"]
+
+# The stand-in for ``@dataclass(frozen=True, slots=True)`` (differential tests:
+# tests/core/lite/test_record.py). No fallback is needed at run time; what a record
+# cannot do itself (``dataclasses.fields``, ``replace``, ``asdict``) it hands to
+# :mod:`dataclasses` through a dataclass built on demand.
+#
+# ``import dataclasses`` pulls in :mod:`inspect` (and with it ``ast``, ``dis`` and
+# ``tokenize``), and every ``@dataclass`` compiles its methods with ``exec`` when
+# its module is imported: together they were most of what ``ckdn run`` cost
+# beyond starting Python. A record is a :class:`Record` subclass decorated with
+# :func:`record`; it writes its own ``__init__``, whose parameters are its fields
+# in order (checked when the class is made: one slot in ``__slots__`` per
+# parameter). It gets the rest of a dataclass from here:
+#
+# * ``==`` field by field between instances of the same class, a ``repr`` of the
+#   form ``Name(field=value, ...)``, ``__match_args__``, pickling and copying;
+# * frozen by default: assigning or deleting a field raises
+#   :class:`dataclasses.FrozenInstanceError` (imported only then) and instances
+#   hash by their fields; ``@record(frozen=False)`` is mutable and unhashable;
+# * :func:`dataclasses.fields`, :func:`dataclasses.replace`,
+#   :func:`dataclasses.asdict` and :func:`copy.replace` keep working:
+#   ``__dataclass_fields__`` is built (importing :mod:`dataclasses`) the first
+#   time something asks for it. Those fields carry names and types, not defaults.
+#   (pytest's field-by-field diff is for generated ``__eq__`` only: a failed
+#   comparison of records shows the two reprs instead.)
+#
+# A subclass without the decorator inherits all of it, fields and frozenness
+# included, as a plain subclass of a dataclass does. Type checkers see
+# :func:`record` as :func:`dataclasses.dataclass` (:func:`typing.dataclass_transform`),
+# so assigning to a field of a frozen record is a type error there too.
 
 _set = object.__setattr__
 
@@ -57,8 +56,10 @@ class _DataclassFields:
     """``__dataclass_fields__``, computed once per class from a dataclass built on demand."""
 
     def __get__(self, instance: object, owner: type[Record]) -> dict[str, Any]:
-        import dataclasses  # lazy: only code that introspects a record pays for it
-        import inspect  # dataclasses imported it already
+        # Imported here: dataclasses costs every run, and only code that introspects a
+        # record (dataclasses.fields, replace, asdict) asks for its fields.
+        import dataclasses
+        import inspect  # dataclasses imports it anyway
 
         hints: dict[str, Any] = {}
         for klass in reversed(owner.__mro__):
@@ -162,46 +163,15 @@ def record(cls: type[R] | None = None, /, *, frozen: bool = True
 
 
 def _frozen_setattr(self: Record, name: str, value: object) -> None:
-    from dataclasses import FrozenInstanceError
-
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    _refuse(f"cannot assign to field {name!r}")
 
 
 def _frozen_delattr(self: Record, name: str) -> None:
-    from dataclasses import FrozenInstanceError
-
-    raise FrozenInstanceError(f"cannot delete field {name!r}")
+    _refuse(f"cannot delete field {name!r}")
 
 
-def assign_order_problems(cls: type[Record]) -> list[str]:
-    """Where ``cls.__init__`` hands ``_assign`` a value that is not its own field's.
+def _refuse(message: str) -> NoReturn:
+    """Raise dataclasses' own error, as a frozen dataclass would."""
+    from dataclasses import FrozenInstanceError  # here: dataclasses costs every run
 
-    Each argument of the ``self._assign(...)`` call must mention the parameter of
-    its position (``os.fspath(run_dir)`` is fine in the ``run_dir`` slot) and no
-    other parameter. Reads the source (``inspect`` and ``ast``, never on a run's
-    path); an ``__init__`` that does not call ``_assign`` has nothing to check.
-    """
-    import ast
-    import inspect
-    import textwrap
-
-    init = cls.__dict__.get("__init__")
-    if init is None:
-        return []
-    tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
-    fields = cls._fields
-    problems: list[str] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "_assign"):
-            continue
-        if len(node.args) != len(fields) or node.keywords:
-            problems.append(f"{cls.__qualname__}: _assign takes {len(fields)} positional values "
-                            f"({', '.join(fields)}), given {len(node.args)}")
-            continue
-        for field, arg in zip(fields, node.args, strict=True):
-            named = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(fields)
-            if named != {field}:
-                shown = ", ".join(sorted(named)) or "no field"
-                problems.append(f"{cls.__qualname__}: the {field!r} slot of _assign gets {shown}")
-    return problems
+    raise FrozenInstanceError(message)

@@ -1,14 +1,4 @@
-"""Removing a pruned run directory without ever following a symlink out of it.
-
-The stand-in for :func:`shutil.rmtree` (differential tests:
-tests/core/lite/test_rmtree.py); the fallback is ``shutil.rmtree`` itself where
-descriptor-relative removal is not supported.
-
-Pruning deletes evidence, so it must delete only what is inside the run
-directory: the tree is walked by directory descriptor with ``O_NOFOLLOW``, and a
-symlink is unlinked, never entered. Every run that reaches ``keep`` prunes one
-run dir, and ``shutil`` loads zlib, bz2 and lzma: so the walk is written here.
-"""
+"""Removing a pruned run directory without ever following a symlink out of it."""
 
 from __future__ import annotations
 
@@ -20,6 +10,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["rmtree"]
+
+# The stand-in for :func:`shutil.rmtree` (differential tests:
+# tests/core/lite/test_rmtree.py); the fallback is ``shutil.rmtree`` itself where
+# descriptor-relative removal is not supported.
+#
+# Pruning deletes evidence, so it must delete only what is inside the run
+# directory: the tree is walked by directory descriptor with ``O_NOFOLLOW``, and a
+# symlink is unlinked, never entered. Every run that reaches ``keep`` prunes one
+# run dir, and ``shutil`` loads zlib, bz2 and lzma: so the walk is written here.
 
 
 #: Opens a directory and never a symlink to one; what the tree removal walks with.
@@ -79,7 +78,7 @@ def _clear_dir(dir_fd: int) -> None:
 
 
 def _rmtree_shutil(path: str) -> None:
-    import shutil  # lazy: only platforms without descriptor-relative removal need it
+    import shutil  # here, the fallback: only without descriptor-relative removal
 
     if sys.version_info >= (3, 12):
 

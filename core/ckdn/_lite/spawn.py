@@ -1,45 +1,4 @@
-"""Starting a check's command: ``posix_spawn`` where it can do the whole job, else ``Popen``.
-
-The stand-in for :class:`subprocess.Popen` (differential tests:
-tests/core/lite/test_spawn.py, and every runner test runs through both paths by the
-``spawn_path`` fixture); the fallback is ``Popen`` itself.
-
-Why not always :class:`subprocess.Popen`: importing :mod:`subprocess` pulls in
-threading, selectors and locale, about a sixth of what a trivial ``ckdn run``
-costs (bench/bench_startup.py). :func:`os.posix_spawn` is in the interpreter
-already, and with ``setsid`` and file actions it starts the child exactly as
-the runner asks ``Popen`` to:
-
-* its own session (``start_new_session=True``);
-* stdin from ``/dev/null``, stdout and stderr into the log;
-* no other descriptor inherited (``close_fds=True``): every inheritable one
-  listed in ``/proc/self/fd`` gets a close action;
-* SIGPIPE and SIGXFSZ back to their defaults, which Python ignores and exec
-  would keep ignored (``restore_signals=True``);
-* the program looked up on the ``PATH`` of the *child's* environment, trying
-  each directory in turn and reporting a permission error in preference to
-  "not found", as ``Popen`` does.
-
-One difference is glibc's and cannot be undone from here: its ``posix_spawn``
-leaves the two signals it reserves for itself (32 and 33, below ``SIGRTMIN``)
-ignored in the child, as it does for every program that spawns through it (Rust's
-``Command``, Python's own ``subprocess`` in its ``posix_spawn`` mode). Programs
-built on glibc cannot use those signals anyway.
-
-``posix_spawn`` cannot change directory (``posix_spawn_file_actions_addchdir``
-is not exposed before Python 3.13), so a child that runs elsewhere than ckdn's
-own directory, and any platform without ``/proc/self/fd``, goes through
-``Popen``. Both paths raise the same :class:`OSError` subclasses with the same
-``filename`` when nothing could be started.
-
-The other difference: on Linux, a child started by ``Popen`` dies with ckdn
-(``prctl(PR_SET_PDEATHSIG, SIGKILL)``, run in the child between fork and exec),
-as long as ckdn has one thread (Python code between fork and exec is unsafe with
-more). ``posix_spawn`` runs no code of ours in the child, and the one way to set
-the signal there, an exec wrapper (util-linux ``setpriv --pdeathsig``), costs
-about 0.7 ms a run; its child outlives a SIGKILLed ckdn until the check's next
-run stops it (``ckdn.process.stop_left_running``).
-"""
+"""Starting a check's command: ``posix_spawn`` where it can do the whole job, else ``Popen``."""
 
 from __future__ import annotations
 
@@ -62,6 +21,46 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Spawned", "start"]
+
+# The stand-in for :class:`subprocess.Popen` (differential tests:
+# tests/core/lite/test_spawn.py, and every runner test runs through both paths by the
+# ``spawn_path`` fixture); the fallback is ``Popen`` itself.
+#
+# Why not always :class:`subprocess.Popen`: importing :mod:`subprocess` pulls in
+# threading, selectors and locale, about a sixth of what a trivial ``ckdn run``
+# costs (bench/bench_startup.py). :func:`os.posix_spawn` is in the interpreter
+# already, and with ``setsid`` and file actions it starts the child exactly as
+# the runner asks ``Popen`` to:
+#
+# * its own session (``start_new_session=True``);
+# * stdin from ``/dev/null``, stdout and stderr into the log;
+# * no other descriptor inherited (``close_fds=True``): every inheritable one
+#   listed in ``/proc/self/fd`` gets a close action;
+# * SIGPIPE and SIGXFSZ back to their defaults, which Python ignores and exec
+#   would keep ignored (``restore_signals=True``);
+# * the program looked up on the ``PATH`` of the *child's* environment, trying
+#   each directory in turn and reporting a permission error in preference to
+#   "not found", as ``Popen`` does.
+#
+# One difference is glibc's and cannot be undone from here: its ``posix_spawn``
+# leaves the two signals it reserves for itself (32 and 33, below ``SIGRTMIN``)
+# ignored in the child, as it does for every program that spawns through it (Rust's
+# ``Command``, Python's own ``subprocess`` in its ``posix_spawn`` mode). Programs
+# built on glibc cannot use those signals anyway.
+#
+# ``posix_spawn`` cannot change directory (``posix_spawn_file_actions_addchdir``
+# is not exposed before Python 3.13), so a child that runs elsewhere than ckdn's
+# own directory, and any platform without ``/proc/self/fd``, goes through
+# ``Popen``. Both paths raise the same :class:`OSError` subclasses with the same
+# ``filename`` when nothing could be started.
+#
+# The other difference: on Linux, a child started by ``Popen`` dies with ckdn
+# (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, run in the child between fork and exec),
+# as long as ckdn has one thread (Python code between fork and exec is unsafe with
+# more). ``posix_spawn`` runs no code of ours in the child, and the one way to set
+# the signal there, an exec wrapper (util-linux ``setpriv --pdeathsig``), costs
+# about 0.7 ms a run; its child outlives a SIGKILLed ckdn until the check's next
+# run stops it (``ckdn.process.stop_left_running``).
 
 _Action = tuple[int | str, ...]  # one posix_spawn file action
 _PR_SET_PDEATHSIG = 1
@@ -107,7 +106,7 @@ def start(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, st
             except OSError as error:
                 if error.errno != errno.EBADF:  # a host thread closed a listed fd: Popen below
                     raise
-    import subprocess  # lazy: see the module docstring
+    import subprocess  # here, the fallback: what the stand-in does not handle (docstring)
 
     return subprocess.Popen(
         args,
@@ -126,7 +125,7 @@ def _dying_with_us() -> Callable[[], None] | None:
     try:
         if os.listdir("/proc/self/task") != [str(os.getpid())]:
             return None  # another thread may hold a lock the child would then wait for
-        import ctypes  # lazy: the Popen path only, which imports subprocess anyway
+        import ctypes  # here: the Popen fallback only, which imports subprocess anyway
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, ImportError, AttributeError):  # not Linux

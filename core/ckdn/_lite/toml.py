@@ -1,20 +1,4 @@
-"""Plain TOML, the kind nearly every ``ckdn.toml`` is made of, read without :mod:`tomllib`.
-
-Importing ``tomllib`` also imports ``typing``, ``string`` and ``datetime`` and
-compiles its regular expressions: a fifth of what ``ckdn run`` cost on a trivial
-check. A ``ckdn.toml`` is plain: ``[table]`` headers and one-line ``key = value``
-pairs whose values are strings, integers, decimals, booleans, and one-line arrays
-and inline tables of those. :func:`read_plain` reads exactly that and returns
-None for anything else (a multi-line or escaped string, a dotted or quoted key on
-the left of ``=``, a date, an exponent, ``inf``, hex, an underscore in a number, a
-key or table defined twice, a malformed line...). The caller then hands the text
-to tomllib, whose answer, a value or an error, is the one that counts.
-
-So what is read here is what tomllib reads, and every error message about a
-config file is tomllib's: the stand-in for :func:`tomllib.loads`, with tomllib as
-its fallback; tests/core/lite/test_toml.py holds the two readers to each other on
-generated documents.
-"""
+"""Plain TOML, the kind nearly every ``ckdn.toml`` is made of, read without :mod:`tomllib`."""
 
 from __future__ import annotations
 
@@ -23,6 +7,21 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["read_plain"]
+
+# Importing ``tomllib`` also imports ``typing``, ``string`` and ``datetime`` and
+# compiles its regular expressions: a fifth of what ``ckdn run`` cost on a trivial
+# check. A ``ckdn.toml`` is plain: ``[table]`` headers and one-line ``key = value``
+# pairs whose values are strings, integers, decimals, booleans, and one-line arrays
+# and inline tables of those. :func:`read_plain` reads exactly that and returns
+# None for anything else (a multi-line or escaped string, a dotted or quoted key on
+# the left of ``=``, a date, an exponent, ``inf``, hex, an underscore in a number, a
+# key or table defined twice, a malformed line...). The caller then hands the text
+# to tomllib, whose answer, a value or an error, is the one that counts.
+#
+# So what is read here is what tomllib reads, and every error message about a
+# config file is tomllib's: the stand-in for :func:`tomllib.loads`, with tomllib as
+# its fallback; tests/core/lite/test_toml.py holds the two readers to each other on
+# generated documents.
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _DIGITS = frozenset("0123456789")

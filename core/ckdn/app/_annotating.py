@@ -1,22 +1,22 @@
-"""``ckdn annotate``: one stored run assembled into a :class:`~ckdn.reports.Report`, projected.
+"""``ckdn annotate``: one stored run assembled into a :class:`~ckdn.reports.Report`, rendered.
 
-Nothing runs: the run's document is read from the store (a digest, or an
-aggregate and the digests of its red members, never followed out of the runs
-dir), each digest's findings come from its run's ``findings.jsonl`` when it has
-one (every finding, with the fingerprint the run gave it, streamed), else from
-the digest itself, fingerprinted by the same one function
-(:func:`ckdn.identity.fingerprints`) against the sources as they are now. The
-views themselves are :mod:`ckdn.reports`. Also here: the text view of a document
-a run just produced (``ckdn run --format text``, ``ckdn show`` on a terminal) and
-the GitHub job's annotation ledger (how many annotations the job has left).
+Nothing runs: findings come from the run's ``findings.jsonl``, else from its digest,
+fingerprinted by the one function; the formats themselves are :mod:`ckdn.reports`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 from ckdn.app._running.steps import store_for
+from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError
+from ckdn.evidence_files import read_regular
+from ckdn.identity import FINDINGS_FILE, FindingRow, SourceLines, fingerprints, iter_findings
+from ckdn.reports import REPORTERS, Checked, Rendering, Report
+from ckdn.reports import render_report as render_format
+from ckdn.store import write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -24,21 +24,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.config import Config
-    from ckdn.identity import FindingRow
-    from ckdn.reports import Checked, Report
     from ckdn.store import Store
 
-__all__ = ["FORMATS", "annotate", "build_report", "github_ledger", "report_of"]
-
-from ckdn.reports import FORMATS  # noqa: E402 - the one list, from the room that has them
+__all__ = ["JobLedger", "annotate", "build_report", "github_ledger", "render_report", "report_of"]
 
 _META_BYTES = 1 << 20
 
 
 def build_report(config: Config, ref: str | None = None) -> Report:
     """The report of the run ``ref`` names (None: the latest); UsageError if unusable."""
-    from ckdn.documents.stored import read_stored
-
     store = store_for(config)
     path = store.resolve(ref)
     return report_of(config, read_stored(path, store.display), path=path)
@@ -46,9 +40,6 @@ def build_report(config: Config, ref: str | None = None) -> Report:
 
 def report_of(config: Config, doc: Mapping[str, Any], *, path: str | None = None) -> Report:
     """The report of a document in hand (a run just made, or one read from ``path``)."""
-    from ckdn.documents.stored import read_stored
-    from ckdn.reports import Report
-
     store = store_for(config)
     anchor = _anchor(config)
     if "alias" not in doc:
@@ -78,9 +69,9 @@ def report_of(config: Config, doc: Mapping[str, Any], *, path: str | None = None
 
 def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False,
              env: Mapping[str, str] | None = None) -> str:
-    """``ckdn annotate [RUN] --format FMT``: the view's text (see :mod:`ckdn.reports`)."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    """``ckdn annotate [RUN] --format FMT``: the format's text (see :mod:`ckdn.reports`)."""
+    if fmt not in REPORTERS:
+        raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(REPORTERS)}")
     return render_report(build_report(config, ref), fmt, color=color,
                          env=os.environ if env is None else env)
 
@@ -88,31 +79,13 @@ def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False,
 def render_report(report: Report, fmt: str, *, color: bool = False,
                   env: Mapping[str, str] | None = None,
                   summary_budget: int | None = None) -> str:
-    """``report`` in the view ``fmt``; a GitHub view in a GitHub job keeps the job's ledger."""
-    import ckdn.reports as views
-
-    if fmt == "text":
-        return views.text(report, color=color)
-    if fmt == "github":
-        env = env or {}
-        ledger = github_ledger(env)
-        kept = _ledger_read(ledger) if ledger else {}
-        step = env.get("GITHUB_ACTION", "")[:100]
-        found_steps, found_job = kept.get("steps"), kept.get("job")
-        steps: dict[str, Any] = found_steps if isinstance(found_steps, dict) else {}
-        job: int = found_job if type(found_job) is int else 0
-        out, counts = views.github(report, job_left=views.GITHUB_LIMITS["job"] - job,
-                                   step_used=_counts(steps.get(step)))
-        if ledger and any(counts.values()):
-            before = _counts(steps.get(step))
-            steps[step] = {k: before.get(k, 0) + v for k, v in counts.items()}
-            _ledger_write(ledger, {"job": job + sum(counts.values()), "steps": steps})
-        return out
-    if fmt == "summary":
-        return views.summary(report, budget=summary_budget or views.SUMMARY_BYTES)
-    if fmt == "sarif":
-        return views.sarif(report)
-    return views.codequality(report)
+    """``report`` in the format ``fmt``; in a GitHub job, annotations keep the job's ledger."""
+    env = env or {}
+    path = github_ledger(env)
+    rendering = Rendering(color=color, summary_budget=summary_budget,
+                          ledger=JobLedger(path) if path else None,
+                          step=env.get("GITHUB_ACTION", "")[:100])
+    return render_format(report, fmt, rendering)
 
 
 def github_ledger(env: Mapping[str, str]) -> str | None:
@@ -129,33 +102,43 @@ def github_ledger(env: Mapping[str, str]) -> str | None:
     return os.path.join(temp, f"ckdn-annotations-{job[:100]}")
 
 
-def _ledger_read(path: str) -> dict[str, Any]:
-    """The job's ledger: ``{"job": N, "steps": {STEP: {"error": N, ...}}}``; empty if none."""
-    import json
+class JobLedger:
+    """The annotations a GitHub job has printed so far, in a file:
+    ``{"job": N, "steps": {STEP: {"error": N, ...}}}`` (missing or unreadable: none)."""
 
-    try:
-        with open(path, "rb") as handle:
-            value = json.loads(handle.read(1 << 20))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _read(self) -> tuple[int, dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as handle:
+                value = json.loads(handle.read(1 << 20))
+        except (OSError, ValueError):
+            value = {}
+        kept = value if isinstance(value, dict) else {}
+        found_steps, found_job = kept.get("steps"), kept.get("job")
+        steps: dict[str, Any] = found_steps if isinstance(found_steps, dict) else {}
+        return (found_job if type(found_job) is int else 0), steps
+
+    def used(self, step: str) -> tuple[int, dict[str, int]]:
+        job, steps = self._read()
+        return job, _counts(steps.get(step))
+
+    def spend(self, step: str, counts: dict[str, int]) -> None:
+        job, steps = self._read()
+        before = _counts(steps.get(step))
+        steps[step] = {k: before.get(k, 0) + v for k, v in counts.items()}
+        ledger = {"job": job + sum(counts.values()), "steps": steps}
+        try:  # noqa: SIM105 - a ledger that cannot be kept only risks GitHub's own cut
+            write_atomic(self.path, json.dumps(ledger, sort_keys=True).encode("utf-8"))
+        except OSError:
+            pass
 
 
 def _counts(value: Any) -> dict[str, int]:
     if not isinstance(value, dict):
         return {}
     return {k: v for k, v in value.items() if isinstance(k, str) and type(v) is int}
-
-
-def _ledger_write(path: str, ledger: dict[str, Any]) -> None:
-    import json
-
-    from ckdn.store import write_atomic
-
-    try:  # noqa: SIM105 - a ledger that cannot be kept only risks GitHub's own cut
-        write_atomic(path, json.dumps(ledger, sort_keys=True).encode("utf-8"))
-    except OSError:
-        pass
 
 
 def _anchor(config: Config) -> str:
@@ -168,9 +151,6 @@ def _anchor(config: Config) -> str:
 
 
 def _checked(config: Config, store: Store, digest: Mapping[str, Any], path: str) -> Checked:
-    from ckdn.identity import FINDINGS_FILE, iter_findings
-    from ckdn.reports import Checked
-
     check = str(digest["check"])
     tool = _tool(config, path, check)
     findings_file = os.path.join(path, FINDINGS_FILE)
@@ -188,8 +168,6 @@ def _checked(config: Config, store: Store, digest: Mapping[str, Any], path: str)
 
 def _digest_rows(config: Config, digest: Mapping[str, Any]) -> list[FindingRow]:
     """The digest's own findings as rows, fingerprinted now by the one function."""
-    from ckdn.identity import FindingRow, SourceLines, fingerprints
-
     rows = [FindingRow("", str(f.get("id") or "?"), str(f.get("kind") or "?"),
                        f["location"] if isinstance(f.get("location"), str) else None,
                        str(f.get("message", "")), baselined=f.get("baselined") is True)
@@ -207,11 +185,7 @@ def _findings(digest: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
 def _tool(config: Config, path: str, check: str) -> str:
     """The parser that read the run (its ``meta.json``), else the configured one, else the
     check's name: the SARIF driver."""
-    import json
-
     try:
-        from ckdn.regular import read_regular
-
         meta = json.loads(read_regular(os.path.join(path, "meta.json"), _META_BYTES))
         parser = meta.get("parser") if isinstance(meta, dict) else None
         if isinstance(parser, str) and parser:

@@ -1,18 +1,17 @@
-"""A host's report to the CI it runs in: GitHub annotations and the step summary.
+"""A host's report to the GitHub job it runs in: annotations and the step summary.
 
-When a host (the pytest plugin, the tox plugin, a nox session) runs checks inside
-a GitHub Actions job (``GITHUB_ACTIONS=true``), it reports what it ran the way
-tox-gh and pytest-github-actions-annotate-failures do for their own hosts, but
-for every tool and within GitHub's limits: the ``github`` view on the host's
-stdout (workflow commands; the job's annotation ledger keeps every step inside
-GitHub's 50) and the ``summary`` view appended to ``$GITHUB_STEP_SUMMARY``
-(within what is left of the step's 1 MiB). ``CKDN_GITHUB=0`` (or the host's own
-switch) turns it off. It never fails the host: a problem is one line on stderr.
+Within GitHub's limits (the job's 50 annotations, the step's 1 MiB); ``CKDN_GITHUB=0``
+turns it off, and it never fails the host: a problem is one line on stderr.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+
+from ckdn.app._annotating import render_report, report_of
+from ckdn.errors import CkdnError
+from ckdn.reports import SUMMARY_BYTES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -43,11 +42,6 @@ def report_to_github(config: Config, document: Mapping[str, Any], *,
                      env: Mapping[str, str] | None = None, out: TextIO | None = None) -> None:
     """Annotate ``document``'s findings (an aggregate: every member's) on ``out`` and add
     its summary to the step's summary file."""
-    import sys
-
-    from ckdn.app._annotating import render_report, report_of
-    from ckdn.errors import CkdnError
-
     env = os.environ if env is None else env
     stream = sys.stdout if out is None else out
     try:
@@ -64,9 +58,6 @@ def report_to_github(config: Config, document: Mapping[str, Any], *,
 
 def _append_summary(path: str, report: Any) -> None:
     """Append to the step's summary what fits in what the step has left of its 1 MiB."""
-    from ckdn.app._annotating import render_report
-    from ckdn.reports import SUMMARY_BYTES
-
     try:
         used = os.stat(path).st_size
     except FileNotFoundError:

@@ -28,7 +28,7 @@ from ckdn.app._stored.runs import (
 from ckdn.app._stored.watching import Progress, RunWatch
 from ckdn.documents.render import render
 from ckdn.documents.textcap import inert
-from ckdn.reports import FORMATS
+from ckdn.reports import REPORT_FORMATS
 from ckdn.schema import load_schema, schema_ids
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -43,6 +43,7 @@ __all__ = [
     "CWD_ENV",
     "MAX_LIMIT",
     "PLUGIN_FLAG",
+    "REPORT_FORMATS",
     "SKILLS",
     "Progress",
     "RunWatch",
@@ -76,8 +77,8 @@ __all__ = [
     "write_starter",
 ]
 
-#: The views ``ckdn annotate --format`` knows (:mod:`ckdn.reports`).
-ANNOTATE_FORMATS: tuple[str, ...] = tuple(FORMATS)
+#: The report formats ``ckdn annotate --format`` knows, in the table's order (:mod:`ckdn.reports`).
+ANNOTATE_FORMATS = REPORT_FORMATS
 
 
 def report_text(config: Config, doc: Mapping[str, Any], *, color: bool = False) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckdn.app.queries import annotate
+from ckdn.app.queries import REPORT_FORMATS, annotate
 from ckdn.cli._output import colour, write_text
 from ckdn.cli._project import load_config
 from ckdn.errors import UsageError, os_reason
@@ -14,9 +14,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ANNOTATE_FORMATS", "add_options", "handle"]
 
-#: ``--format``'s choices, the views of :mod:`ckdn.reports` (a test holds the two equal).
-#: Kept here until the report formats' one table names them (the lead wires it at merge).
-ANNOTATE_FORMATS = ("text", "github", "summary", "sarif", "codequality")
+#: ``--format``'s choices: the report formats' one table (:mod:`ckdn.reports`).
+ANNOTATE_FORMATS = REPORT_FORMATS
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

@@ -1,16 +1,11 @@
-"""The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room.
-
-``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
-keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
-``options`` are read-only mappings.
-"""
+"""The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room."""
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
 from ckdn._lite.record import Record, record
-from ckdn.errors import UsageError
+from ckdn.errors import UsageError, suggest
 from ckdn.redact import DEFAULT as DEFAULT_REDACT
 from ckdn.redact import RedactSettings
 from ckdn.store import shown_path
@@ -19,6 +14,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+# ``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
+# keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
+# ``options`` are read-only mappings.
 
 CONFIG_NAME = "ckdn.toml"
 CONFIG_ENV = "CKDN_CONFIG"
@@ -159,8 +158,6 @@ class Config(Record):
                      else f"{shown_path(self.path, self.cwd)} defines no checks")
             raise UsageError(
                 f"unknown check {name!r}; {where}; run `ckdn init` or pass --config")
-        from ckdn.config._tables import suggest  # lazy: only a mistake needs it
-
         hint = suggest(name, names)
         raise UsageError(f"unknown check {name!r}{hint} (configured: {', '.join(names)})")
 

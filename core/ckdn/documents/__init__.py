@@ -1,18 +1,4 @@
-"""The documents a run leaves, built to their contracts: digest, aggregate, meta.
-
-* the digest (``ckdn.digest/2``): sparse, deterministic, bounded in bytes, every
-  cut counted (:func:`build_digest`, shrunk to its budget by ``_fitting``, its log
-  tail read backwards by ``_logtail``);
-* the meta (``ckdn.meta/1``): the provenance the digest leaves out on purpose;
-* their canonical bytes (:func:`encode`).
-
-What a run of one check never needs is in public modules of its own, imported
-on demand: :mod:`ckdn.documents.aggregate` (``ckdn.aggregate/1``, an alias run's
-routing document), :mod:`ckdn.documents.render` (the human form), :mod:`ckdn.documents.stored` (the
-one reader of a stored document, one error policy), :mod:`ckdn.documents.textcap`
-(the text policy and the one family of truncation helpers, shared with the
-parsers), :mod:`ckdn.documents.types` (the shapes, for type checkers).
-"""
+"""The documents a run leaves, built to their contracts: digest, aggregate, meta."""
 
 from ckdn._lite.canonical import canonical as encode
 from ckdn.documents._digest import (
@@ -36,3 +22,17 @@ __all__ = [
     "build_meta",
     "encode",
 ]
+
+# * the digest (``ckdn.digest/2``): sparse, deterministic, bounded in bytes, every
+#   cut counted (:func:`build_digest`, shrunk to its budget by ``fit``, its log
+#   tail read backwards by ``_logtail``);
+# * the meta (``ckdn.meta/1``): the provenance the digest leaves out on purpose;
+# * their canonical bytes (:func:`encode`).
+#
+# What a run of one check never needs is in public modules of its own, imported
+# on demand: :mod:`ckdn.documents.aggregate` (``ckdn.aggregate/1``, an alias run's
+# routing document), :mod:`ckdn.documents.render` (the human form),
+# :mod:`ckdn.documents.stored` (the
+# one reader of a stored document, one error policy), :mod:`ckdn.documents.textcap`
+# (the text policy and the one family of truncation helpers, shared with the
+# parsers), :mod:`ckdn.documents.types` (the shapes, for type checkers).

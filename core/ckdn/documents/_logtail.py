@@ -1,9 +1,4 @@
-"""The end of ``full.log``, read so the cost is the tail and never the log.
-
-A digest that shows a log tail must stay cheap for a 2 GB log or a 100 MB single
-line, so the log is read backwards from its end in bounded chunks, and a huge
-line is streamed: only its first ``width`` characters are kept, the rest counted.
-"""
+"""The end of ``full.log``, read so the cost is the tail and never the log."""
 
 from __future__ import annotations
 
@@ -18,13 +13,17 @@ from ckdn.documents.textcap import (
     marked,
     strip_ansi,
 )
-from ckdn.regular import open_log
+from ckdn.evidence_files import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from typing import IO
 
     from ckdn.redact import Redaction
+
+# A digest that shows a log tail must stay cheap for a 2 GB log or a 100 MB single
+# line, so the log is read backwards from its end in bounded chunks, and a huge
+# line is streamed: only its first ``width`` characters are kept, the rest counted.
 
 
 _CHUNK_MIN = 1 << 14
@@ -72,7 +71,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
             heads = [_short_line(blob[start - first:stop - first], keep)
                      for start, stop in spans]
     if keep != width:
-        from ckdn.documents.redacting import redacted_pieces
+        from ckdn.documents.redacting import redacted_pieces  # here: only to redact a tail
 
         heads = redacted_pieces(redaction, heads, width)
     return [_shown(head, omitted, width) for head, omitted in heads]

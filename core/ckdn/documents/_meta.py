@@ -1,15 +1,10 @@
-"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose.
-
-The digest must be byte-identical for identical inputs, so times, the exact
-command, the log's hash and the version live here instead, in exactly the keys
-the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
-validator rejects any other.
-"""
+"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose."""
 
 from __future__ import annotations
 
 import time
 
+from ckdn import __version__
 from ckdn.documents.textcap import unsurrogate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -19,6 +14,11 @@ if TYPE_CHECKING:
 
     from ckdn.documents.types import Meta
     from ckdn.process import Exit
+
+# The digest must be byte-identical for identical inputs, so times, the exact
+# command, the log's hash and the version live here instead, in exactly the keys
+# the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
+# validator rejects any other.
 
 SCHEMA_META: Final = "ckdn.meta/1"
 
@@ -34,7 +34,6 @@ def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float
     rounded to milliseconds; ``env_keys`` are the names (never the values) the
     check's ``env`` set, sorted, and absent when it set none.
     """
-    from ckdn import __version__
 
     duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
     meta: Meta = {

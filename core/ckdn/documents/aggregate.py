@@ -1,11 +1,4 @@
-"""The aggregate (``ckdn.aggregate/1``): the routing document of an alias run.
-
-An aggregate holds no findings of its own: it says, per member, how it ended
-and where its run dir is, so a reader goes straight to the red member's digest.
-Its status is the first non-green member's (a member that never ran is never
-green), and its exit code follows the atomic pass-through rule. A module of its
-own: a run of one check never needs it.
-"""
+"""The aggregate (``ckdn.aggregate/1``): the routing document of an alias run."""
 
 from __future__ import annotations
 
@@ -20,6 +13,12 @@ if TYPE_CHECKING:
     from ckdn.documents.types import Aggregate, GateDoc, MemberDoc
 
 __all__ = ["SCHEMA_AGGREGATE", "Member", "aggregate_status", "build_aggregate"]
+
+# An aggregate holds no findings of its own: it says, per member, how it ended
+# and where its run dir is, so a reader goes straight to the red member's digest.
+# Its status is the first non-green member's (a member that never ran is never
+# green), and its exit code follows the atomic pass-through rule. A module of its
+# own: a run of one check never needs it.
 
 SCHEMA_AGGREGATE: Final = "ckdn.aggregate/1"
 

@@ -1,20 +1,10 @@
 """Redaction where a digest's strings are made: before each is cut, after ANSI is gone;
-and a stored document redacted again when it is shown (:func:`redact_document`).
-
-A secret that straddles a cut must not show its first half, so a string is
-redacted before the digest cuts it to its width, with a margin past the width
-(:attr:`ckdn.redact.Redaction.margin`) so what straddles the cut is whole; a
-string a parser already cut (a :class:`~ckdn.documents.textcap.Cut`) is redacted
-with its edge rules, which take what is left of a token at its end. ANSI
-sequences are stripped first: ``\\x1b[31mghp_...`` must read as the token it is.
-
-The cut counts stay exact: what a reader does not see is counted in characters
-of the redacted text within the window, plus every character past it.
-"""
+and a stored document redacted again when it is shown (:func:`redact_document`)."""
 
 from __future__ import annotations
 
 from ckdn.documents.textcap import Cut, parts, strip_ansi
+from ckdn.redact import Redaction as Fresh
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -24,6 +14,16 @@ if TYPE_CHECKING:
     from ckdn.redact import Redaction
 
 __all__ = ["redact_document", "redacted", "redacted_pieces"]
+
+# A secret that straddles a cut must not show its first half, so a string is
+# redacted before the digest cuts it to its width, with a margin past the width
+# (:attr:`ckdn.redact.Redaction.margin`) so what straddles the cut is whole; a
+# string a parser already cut (a :class:`~ckdn.documents.textcap.Cut`) is redacted
+# with its edge rules, which take what is left of a token at its end. ANSI
+# sequences are stripped first: ``\\x1b[31mghp_...`` must read as the token it is.
+#
+# The cut counts stay exact: what a reader does not see is counted in characters
+# of the redacted text within the window, plus every character past it.
 
 
 def redacted(redaction: Redaction | None, value: object, width: int) -> object:
@@ -92,7 +92,6 @@ def redact_document(doc: Mapping[str, Any], redaction: Redaction) -> dict[str, A
     if isinstance(out.get("summary"), dict):
         out["summary"] = _values(out["summary"], redaction, 0)
     if redaction.counts:
-        from ckdn.redact import Redaction as Fresh
 
         counted = Fresh()
         counted.counts = dict(redaction.counts)

@@ -1,13 +1,10 @@
-"""The human form of a stored document: what ``ckdn show`` and the hosts print.
-
-Indented JSON with keys in reading order (the stored form sorts them), so a
-person reads a digest top-down: what ran, its status and why, the findings,
-then where the evidence is. Inert, whatever the stored file holds: a character
-that would act on a terminal is written as JSON's ``\\uXXXX`` escape, so the
-text reads back as the same document.
-"""
+"""The human form of a stored document: what ``ckdn show`` and the hosts print."""
 
 from __future__ import annotations
+
+import json
+
+from ckdn.documents.textcap import inert
 
 __all__ = ["render"]
 
@@ -15,6 +12,12 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+# Indented JSON with keys in reading order (the stored form sorts them), so a
+# person reads a digest top-down: what ran, its status and why, the findings,
+# then where the evidence is. Inert, whatever the stored file holds: a character
+# that would act on a terminal is written as JSON's ``\\uXXXX`` escape, so the
+# text reads back as the same document.
 
 _ORDER = (
     "schema", "check", "alias", "status", "status_reason", "rc", "timed_out", "interrupted",
@@ -29,9 +32,7 @@ _MEMBER_ORDER = ("check", "status", "rc", "run_dir")
 
 def render(doc: Mapping[str, Any]) -> str:
     """The human form: indented, keys in reading order."""
-    import json  # lazy: only the human form needs it, never `ckdn run`
 
-    from ckdn.documents.textcap import inert
 
     text = json.dumps(_ordered(doc, _ORDER), indent=2, ensure_ascii=False)
     return "\n".join(inert(line) for line in text.split("\n"))

@@ -1,21 +1,9 @@
-"""Reading a stored document back: one reader, one policy.
-
-A digest or aggregate on disk is evidence a host shows a person or a model,
-and it may be half-written by a killed process, hand-edited, or planted. So it
-is read by :func:`read_stored` only, with one policy: it is usable (a JSON object,
-under a size bound, with the keys and JSON types its schema requires, members
-included) or it is a :class:`~ckdn.errors.UsageError` naming the file and what
-is wrong with it. Callers that can carry on without it (a listing, a host
-showing red members) catch that one error.
-
-Nothing is read through a symlink: the run dir and the document are opened
-without following one (and without blocking on a FIFO), so a ``digest.json``
-planted as a link to some other JSON file is refused, never shown.
-"""
+"""Reading a stored document back: one reader, one policy."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 
@@ -29,6 +17,18 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
     from ckdn.documents.types import Document
+
+# A digest or aggregate on disk is evidence a host shows a person or a model,
+# and it may be half-written by a killed process, hand-edited, or planted. So it
+# is read by :func:`read_stored` only, with one policy: it is usable (a JSON object,
+# under a size bound, with the keys and JSON types its schema requires, members
+# included) or it is a :class:`~ckdn.errors.UsageError` naming the file and what
+# is wrong with it. Callers that can carry on without it (a listing, a host
+# showing red members) catch that one error.
+#
+# Nothing is read through a symlink: the run dir and the document are opened
+# without following one (and without blocking on a FIFO), so a ``digest.json``
+# planted as a link to some other JSON file is refused, never shown.
 
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"
@@ -88,7 +88,6 @@ def _why(exc: OSError, path: str) -> str:
 
 
 def _load(handle: BinaryIO, path: str, name: str, shown: Callable[[str], str]) -> Document:
-    import json  # lazy: `ckdn run` writes documents and never reads one
 
     try:
         data = handle.read(MAX_DOCUMENT_BYTES + 1)

@@ -1,38 +1,4 @@
-"""The text policy of every string a digest carries, and the one family of truncation helpers.
-
-Every string ckdn hands a reader is **inert**: it can neither drive a terminal
-nor reorder what a person sees. ANSI escape sequences (colours, cursor moves,
-titles, hyperlinks) are stripped, as they always were: they are styling, not
-content. Every other character that acts rather than shows is escaped visibly
-as ``\\uXXXX`` text (six characters: a backslash, ``u``, four lowercase hex
-digits): the C0 controls but tab, DEL, the C1 controls (U+0080..U+009F: CSI
-U+009B, OSC U+009D, NEL U+0085 act on some terminals like ESC sequences and line
-breaks), the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
-U+2066..U+2069: "Trojan Source"), and the line and paragraph separators
-U+2028, U+2029. Nothing is dropped silently: the escape shows which character
-it was. A lone surrogate (an undecodable byte of a path) becomes U+FFFD, as
-undecodable bytes of a log do. :func:`inert` is that rule alone; the CLI and
-the human form apply it to every line they print, where on a JSON line it is
-JSON's own escape, so the document reads back unchanged.
-
-The width caps below count **shown** characters: an escaped character counts
-six, so a cut string never shows more than its width. No shown character
-encodes to more than 4 bytes of canonical JSON (a shown backslash is 2 bytes, so
-an escape is 7 bytes for 6 characters; a character outside the BMP is 4), which
-is what makes the digest's byte bound provable from the numbers alone.
-
-Every cut is counted where it happened, never silent: a cut string ends in
-``... [+N chars]``, N being the characters of the original text the reader does
-not see (escapes are shown, not counted), and a cut list of lines ends in
-``... [+N more lines]``. The count travels as data, not as
-text to be read back: a cut string is a :class:`Cut` (a ``str`` that also knows
-its kept text and how much was cut), a cut list of lines is a :class:`Snippet`
-(a tuple that knows how many lines were dropped). Cutting again (a parser cut a
-line at 500 characters, the digest shows 300) adds to the count.
-
-Parsers cut with the same helpers (``ParseContext.snippet``,
-``ckdn.parsers.base.cap_line``) so their memory stays bounded whatever a tool prints.
-"""
+"""The text policy of every string a digest carries, and the one family of truncation helpers."""
 
 from __future__ import annotations
 
@@ -66,6 +32,39 @@ __all__ = [
     "unsurrogate",
 ]
 
+# Every string ckdn hands a reader is **inert**: it can neither drive a terminal
+# nor reorder what a person sees. ANSI escape sequences (colours, cursor moves,
+# titles, hyperlinks) are stripped, as they always were: they are styling, not
+# content. Every other character that acts rather than shows is escaped visibly
+# as ``\\uXXXX`` text (six characters: a backslash, ``u``, four lowercase hex
+# digits): the C0 controls but tab, DEL, the C1 controls (U+0080..U+009F: CSI
+# U+009B, OSC U+009D, NEL U+0085 act on some terminals like ESC sequences and line
+# breaks), the bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+# U+2066..U+2069: "Trojan Source"), and the line and paragraph separators
+# U+2028, U+2029. Nothing is dropped silently: the escape shows which character
+# it was. A lone surrogate (an undecodable byte of a path) becomes U+FFFD, as
+# undecodable bytes of a log do. :func:`inert` is that rule alone; the CLI and
+# the human form apply it to every line they print, where on a JSON line it is
+# JSON's own escape, so the document reads back unchanged.
+#
+# The width caps below count **shown** characters: an escaped character counts
+# six, so a cut string never shows more than its width. No shown character
+# encodes to more than 4 bytes of canonical JSON (a shown backslash is 2 bytes, so
+# an escape is 7 bytes for 6 characters; a character outside the BMP is 4), which
+# is what makes the digest's byte bound provable from the numbers alone.
+#
+# Every cut is counted where it happened, never silent: a cut string ends in
+# ``... [+N chars]``, N being the characters of the original text the reader does
+# not see (escapes are shown, not counted), and a cut list of lines ends in
+# ``... [+N more lines]``. The count travels as data, not as
+# text to be read back: a cut string is a :class:`Cut` (a ``str`` that also knows
+# its kept text and how much was cut), a cut list of lines is a :class:`Snippet`
+# (a tuple that knows how many lines were dropped). Cutting again (a parser cut a
+# line at 500 characters, the digest shows 300) adds to the count.
+#
+# Parsers cut with the same helpers (``ParseContext.snippet``,
+# ``ckdn.parsers.base.cap_line``) so their memory stays bounded whatever a tool prints.
+
 # Width caps, in shown characters (after cleaning; an escape shows as 6). No shown
 # character encodes to more than 4 bytes, which makes the byte bound provable from these.
 MESSAGE_WIDTH = 500  # finding message, note, status_reason
@@ -88,7 +87,7 @@ _patterns: dict[str, re.Pattern[str]] = {}
 def _pattern(name: str) -> re.Pattern[str]:
     found = _patterns.get(name)
     if found is None:
-        import re  # lazy: see above
+        import re  # here: `re` costs every run, and only some texts need a pattern
 
         found = _patterns[name] = re.compile(_SOURCES[name])
     return found

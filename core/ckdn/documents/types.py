@@ -1,16 +1,4 @@
-"""The shapes of the three documents, for type checkers: import under ``TYPE_CHECKING`` only.
-
-Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key
-(required keys required, optional keys ``NotRequired``);
-tests/core/test_document_types.py holds the two to each other, so a key added to a
-schema without its type (or the other way round) fails the suite. They cost
-nothing at run time: ``ckdn run`` never imports this module (it needs
-:mod:`typing`), and a TypedDict is a plain ``dict`` when the program runs.
-
-They are ``@final`` so that ``"alias" in doc`` tells a type checker which
-document it holds. The ``summary`` of a digest is free-form by contract (each parser names its own
-keys), so it is the one ``dict[str, Any]`` a document carries.
-"""
+"""The shapes of the three documents, for type checkers: import under ``TYPE_CHECKING`` only."""
 
 # No `from __future__ import annotations` here: TypedDict reads NotRequired from the
 # evaluated annotations (on 3.11 a string annotation would make every key required).
@@ -28,6 +16,17 @@ __all__ = [
     "MemberStatus",
     "Meta",
 ]
+
+# Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key
+# (required keys required, optional keys ``NotRequired``);
+# tests/core/test_document_types.py holds the two to each other, so a key added to a
+# schema without its type (or the other way round) fails the suite. They cost
+# nothing at run time: ``ckdn run`` never imports this module (it needs
+# :mod:`typing`), and a TypedDict is a plain ``dict`` when the program runs.
+#
+# They are ``@final`` so that ``"alias" in doc`` tells a type checker which
+# document it holds. The ``summary`` of a digest is free-form by contract (each parser names its own
+# keys), so it is the one ``dict[str, Any]`` a document carries.
 
 DigestStatus = Literal["pass", "fail", "error", "parse_mismatch"]
 MemberStatus = Literal["pass", "fail", "error", "parse_mismatch", "skipped"]

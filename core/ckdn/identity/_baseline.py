@@ -1,22 +1,28 @@
-"""The baseline file, ``ckdn.baseline/1``: the findings a project has accepted, per check.
-
-``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
-sorted, keys sorted, indent 2, no timestamps, no paths, no counts, so a baseline
-regenerated on two branches merges without conflicts (git merges the sorted
-lines). ckdn's own state, with no packaged schema (seed 001): it is read
-strictly here, and a file that is not one is refused in one line naming it.
-Written atomically; a symlinked baseline has its target rewritten.
-"""
+"""The baseline file, ``ckdn.baseline/1``: the findings a project has accepted, per check."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 
 from ckdn.errors import ConfigError
+from ckdn.store import write_atomic
 
-__all__ = ["SCHEMA_BASELINE", "BaselineFile", "read_baseline", "write_baseline"]
+__all__ = ["POLICY", "SCHEMA_BASELINE", "BaselineFile", "decide", "read_baseline", "worst_gate",
+           "write_baseline"]
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.documents.types import GateDoc
+
+# ``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
+# sorted, keys sorted, indent 2, no timestamps, no paths, no counts, so a baseline
+# regenerated on two branches merges without conflicts (git merges the sorted
+# lines). ckdn's own state, with no packaged schema (seed 001): it is read
+# strictly here, and a file that is not one is refused in one line naming it.
+# Written atomically; a symlinked baseline has its target rewritten.
 
 SCHEMA_BASELINE = "ckdn.baseline/1"
 #: A baseline larger than this is not read (a million fingerprints is about 50 MB).
@@ -36,7 +42,6 @@ class BaselineFile:
 
 def read_baseline(path: str, shown: str | None = None) -> BaselineFile:
     """The baseline at ``path``; :class:`ConfigError` naming ``shown`` if it is not one."""
-    import json  # lazy: only a run with findings to classify reads the baseline
 
     name = shown or path
     try:
@@ -83,7 +88,6 @@ def _problem(doc: object) -> str:
 
 def encode_baseline(checks: Mapping[str, Sequence[str]]) -> bytes:
     """The file's bytes: sorted everywhere, one fingerprint per line, newline at the end."""
-    import json
 
     doc = {"schema": SCHEMA_BASELINE,
            "checks": {name: sorted(checks[name]) for name in sorted(checks)}}
@@ -92,6 +96,67 @@ def encode_baseline(checks: Mapping[str, Sequence[str]]) -> bytes:
 
 def write_baseline(path: str, checks: Mapping[str, Sequence[str]]) -> None:
     """Write the baseline atomically; through a symlink, its target. Raises ``OSError``."""
-    from ckdn.store import write_atomic
 
     write_atomic(os.path.realpath(path), encode_baseline(checks))
+
+
+# -- the gate: the CI decision beside the status, never in place of it (seed 001) ------------
+
+# Policy ``no_new_findings``: a run passes the gate when everything that made it
+# red is known to the baseline. So the gate is
+#
+# * ``unavailable`` when the status is ``error`` or ``parse_mismatch`` (its
+#   findings cannot be trusted to be complete), or when not every finding could
+#   be classified;
+# * ``fail`` on any policy gate failure (coverage ``fail_under``, pylint's score:
+#   those are not findings a baseline can accept), on any new finding, and on a
+#   red run with nothing to classify (an exit code alone: the gate cannot account
+#   for it, so it never passes it);
+# * ``pass`` otherwise: a green run, or a red one whose findings are all known.
+
+POLICY = "no_new_findings"
+_UNTRUSTED = ("error", "parse_mismatch")
+
+
+def decide(status: str, rc: int, *, total: int, classified: int, new: int,
+           gate_failures: int, first_new: str = "") -> GateDoc:
+    """The digest's ``gate`` object."""
+    if status in _UNTRUSTED:
+        return _gate("unavailable", f"status is {status}: the run's evidence is not complete "
+                                    "enough to compare with the baseline")
+    if classified < total:
+        return _gate("unavailable", f"{total - classified} of {total} finding(s) could not be "
+                                    "classified")
+    if gate_failures:
+        return _gate("fail", f"{gate_failures} policy gate(s) failed (gate_failures): a "
+                             "baseline accepts findings, not a missed threshold")
+    if new:
+        named = f" (first: {first_new})" if first_new else ""
+        return _gate("fail", f"{new} new finding(s) not in the baseline{named}")
+    if status != "pass" and total == 0:
+        return _gate("fail", f"exit code {rc} with no finding to compare with the baseline")
+    return {"status": "pass", "policy": POLICY}
+
+
+def _gate(status: str, reason: str) -> GateDoc:
+    return {"status": status, "policy": POLICY, "reason": reason}
+
+
+_RANK = {"pass": 0, "unavailable": 1, "fail": 2}
+
+
+def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
+    """An alias's gate: its worst member's (fail, then unavailable, then pass), the
+    reason naming that member; a member that did not run (``None``: fail-fast skipped
+    it) leaves at least ``unavailable``: the gate never passes what was not checked."""
+    skipped = [name for name, gate in members if gate is None]
+    ran = [(name, gate) for name, gate in members if gate is not None]
+    worst = max(ran, key=lambda pair: _RANK.get(pair[1]["status"], 2), default=None)
+    if worst is not None and worst[1]["status"] == "fail":
+        return _gate("fail", f"{worst[0]}: {worst[1].get('reason', 'gate failed')}")
+    if skipped:
+        return _gate("unavailable", f"{len(skipped)} member(s) did not run "
+                                    f"(first: {skipped[0]})")
+    if worst is not None and worst[1]["status"] != "pass":
+        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}")
+    return {"status": "pass", "policy": POLICY}

@@ -1,25 +1,14 @@
-"""``findings.jsonl``: every finding of a red run with its fingerprint, as the run saw it.
-
-A fingerprint hashes the flagged source line, so it must be computed when the
-run ends: an hour later the line may be edited, and the run's identities with
-it. The file is written at seal time, for a run with findings only (a green
-run writes nothing and pays nothing), and is what ``ckdn diff`` compares::
-
-    {"schema":"ckdn.findings/1","check":"ruff","total":2}
-    {"fingerprint":"...","id":"src/a.py:1:8:F401","kind":"lint_violation","location":"src/a.py:1:8","message":"..."}
-
-one line per finding, in the parser's order, every one of them (not the
-digest's ``top``). Each string is cut to :data:`MAX_TEXT` characters, so a line
-is bounded; the reader refuses, in one line naming the file and the line, any
-line that is not one of these (a torn, hand-edited or planted file), and reads
-no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
-"""
+"""``findings.jsonl``: every finding of a red run with its fingerprint, as the run saw it."""
 
 from __future__ import annotations
 
+import json
+import json.encoder
+import os
 import re
 
 from ckdn.errors import UsageError
+from ckdn.evidence_files import open_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -30,6 +19,21 @@ if TYPE_CHECKING:
 
 __all__ = ["FINDINGS_FILE", "SCHEMA_FINDINGS", "FindingRow", "FindingsSpool", "encode_findings",
            "iter_findings", "read_findings"]
+
+# A fingerprint hashes the flagged source line, so it must be computed when the
+# run ends: an hour later the line may be edited, and the run's identities with
+# it. The file is written at seal time, for a run with findings only (a green
+# run writes nothing and pays nothing), and is what ``ckdn diff`` compares::
+#
+#     {"schema":"ckdn.findings/1","check":"ruff","total":2}
+#     {"fingerprint":"...","id":"src/a.py:1:8:F401","kind":"lint_violation",
+#      "location":"src/a.py:1:8","message":"..."}   (one line in the file)
+#
+# one line per finding, in the parser's order, every one of them (not the
+# digest's ``top``). Each string is cut to :data:`MAX_TEXT` characters, so a line
+# is bounded; the reader refuses, in one line naming the file and the line, any
+# line that is not one of these (a torn, hand-edited or planted file), and reads
+# no line longer than :data:`MAX_LINE` bytes and no more than :data:`MAX_ROWS`.
 
 FINDINGS_FILE = "findings.jsonl"
 SCHEMA_FINDINGS = "ckdn.findings/1"
@@ -103,7 +107,6 @@ def _line_hash(item: Fingerprinted | FindingRow) -> str:
 
 
 def _header_line(check: str, total: int) -> bytes:
-    import json
 
     header = {"schema": SCHEMA_FINDINGS, "check": check, "total": total}
     return (json.dumps(header, separators=(",", ":")) + "\n").encode("ascii")
@@ -114,7 +117,6 @@ def _tailer(shown: Callable[[str], str] | None) -> Callable[[FindingLike, str], 
     its line hash (keys in order: the line is the compact JSON of the sorted row).
     Each string goes through JSON's own C escaper (ASCII: a lone surrogate a parser kept
     is escaped, so the file always reads back): the bytes of ``dumps``, 3x faster."""
-    import json.encoder  # lazy: only a run with findings writes the file
 
     quoted = json.encoder.encode_basestring_ascii
 
@@ -145,7 +147,6 @@ class FindingsSpool:
     __slots__ = ("_buffer", "_handle", "_tail", "count", "path", "problem")
 
     def __init__(self, path: str, shown: Callable[[str], str] | None = None) -> None:
-        import os
 
         self.path = path
         self.count = 0
@@ -192,7 +193,6 @@ class FindingsSpool:
         self.close()
         if self.problem:
             raise OSError(self.problem)
-        from ckdn.regular import open_regular
 
         yield _header_line(check, self.count)
         marks = known if known is not None else (False,) * self.count
@@ -213,7 +213,6 @@ class FindingsSpool:
 
     def discard(self) -> None:
         """Remove the spool (after the file is written, or when it is not)."""
-        import os
 
         self.close()
         if os.path.lexists(self.path):
@@ -236,7 +235,6 @@ def iter_findings(path: str, shown: str, check: str) -> Iterator[FindingRow]:
     """The rows of the file at ``path`` one by one, in bounded memory (a report of 100,000
     findings never holds them all); the same refusals as :func:`read_findings`, a torn
     file's only when its end is reached."""
-    from ckdn.regular import open_regular
 
     try:
         fd = open_regular(path)
@@ -253,7 +251,6 @@ def iter_findings(path: str, shown: str, check: str) -> Iterator[FindingRow]:
 
 def _rows(handle: BinaryIO, shown: str, total: int) -> Iterator[FindingRow]:
     """The finding lines after the header, parsed one by one (each line is its own JSON)."""
-    import json
 
     # raw_decode on each line: json.loads's per-call overhead was half the time
     scan = json.JSONDecoder().raw_decode
@@ -317,7 +314,6 @@ def _line(handle: BinaryIO, shown: str, number: int) -> bytes:
 
 def _header(raw: bytes, shown: str) -> tuple[str, int]:
     """``(check, total)`` of the header line."""
-    import json
 
     try:
         head = json.loads(raw) if raw else None

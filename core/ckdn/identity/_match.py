@@ -1,15 +1,4 @@
-"""Matching this run's findings to a baseline's fingerprints, in passes.
-
-1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
-   content): lines inserted above, reindentation, a reworded message;
-2. **renamed**: a finding in a file git says was renamed (``git mv``, or a rename
-   in recent history) is tried under the old path;
-3. **same message**: what is left, by rule, path and normalised message, as
-   many as the baseline had (PHPStan's count): the flagged line itself was
-   edited. A second copy of a known finding finds no entry left here.
-
-Whatever baseline entry is left over is stale: a fixed finding.
-"""
+"""Matching this run's findings to a baseline's fingerprints, in passes."""
 
 from __future__ import annotations
 
@@ -24,10 +13,20 @@ if TYPE_CHECKING:
 
 __all__ = ["BaselineIndex", "Matched", "Rowed", "match"]
 
+# 1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
+#    content): lines inserted above, reindentation, a reworded message;
+# 2. **renamed**: a finding in a file git says was renamed (``git mv``, or a rename
+#    in recent history) is tried under the old path;
+# 3. **same message**: what is left, by rule, path and normalised message, as
+#    many as the baseline had (PHPStan's count): the flagged line itself was
+#    edited. A second copy of a known finding finds no entry left here.
+#
+# Whatever baseline entry is left over is stale: a fixed finding.
+
 
 class Identities(Protocol):
     """What matching reads of a run's identities, by position: a list of
-    :class:`Fingerprinted` or an :class:`~ckdn.identity._table.IdentityTable`."""
+    :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
 
     def __len__(self) -> int: ...
     def key(self, index: int) -> bytes: ...

@@ -1,16 +1,10 @@
-"""The parser registry: built-in names first, then the ``ckdn.parsers`` entry points.
-
-Built-ins are named by import path and imported only when a check uses them, so
-``ckdn run`` pays for exactly the parsers its config names. Entry points are
-discovered only when a configured name is not built in (``importlib.metadata``
-is not cheap), and a built-in name can never be shadowed by a plugin.
-"""
+"""The parser registry: built-in names first, then the ``ckdn.parsers`` entry points."""
 
 from __future__ import annotations
 
 import sys
 
-from ckdn.errors import ConfigError
+from ckdn.errors import ConfigError, suggest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -19,6 +13,11 @@ if TYPE_CHECKING:
     from ckdn.parsers.base import Parser
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers"]
+
+# Built-ins are named by import path and imported only when a check uses them, so
+# ``ckdn run`` pays for exactly the parsers its config names. Entry points are
+# discovered only when a configured name is not built in (``importlib.metadata``
+# is not cheap), and a built-in name can never be shadowed by a plugin.
 
 ENTRY_POINT_GROUP = "ckdn.parsers"
 #: The parsers whose checks write a JUnit report of every test into the run dir
@@ -51,7 +50,7 @@ def known_parsers() -> list[str]:
 
 
 def _builtin_available(name: str) -> bool:
-    import importlib.util  # lazy: `ckdn run` never needs it
+    import importlib.util  # here: `ckdn run` never lists the parsers, and it costs every run
 
     module = BUILTIN[name].partition(":")[0]
     return importlib.util.find_spec(module) is not None
@@ -86,15 +85,14 @@ def _load_builtin(name: str, target: str) -> Parser:
 
 
 def _load_plugin(name: str) -> Parser:
+    # Imported here, the registry's one boundary: entry points are read only for a name
+    # that is not built in (importlib.metadata costs more than a whole run).
     from importlib.metadata import entry_points
 
     matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
     if not matches:
-        import difflib
-
         names = sorted(set(BUILTIN) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(names)})"
+        hint = suggest(name, names) or f" (known: {', '.join(names)})"
         raise ConfigError(f"unknown parser '{name}'{hint}")
     ep = matches[0]
     try:

@@ -1,15 +1,4 @@
-"""Reading coverage.py's reports: totals checked against themselves, and the uncovered files.
-
-Both readers return the same :class:`Totals` for the same measurement: the
-Cobertura XML is streamed (its per-line elements re-counted against its declared
-totals and rate), and so is the JSON report, file by file (its per-file summaries
-added up against its totals, and each file's line and branch lists against its
-summary; what a file entry holds beyond those, such as ``contexts`` or
-``functions``, is stepped over unread).
-Every file that is not fully covered goes through a :class:`~ckdn.parsers.gates.FileTally`
-into a bounded :class:`~ckdn.parsers.gates.WorstFiles`. A report that disagrees
-with itself raises :class:`Unusable`, whose message is the parser's note.
-"""
+"""Reading coverage.py's reports: totals checked against themselves, and the uncovered files."""
 
 from __future__ import annotations
 
@@ -23,6 +12,16 @@ from ckdn.parsers.base import ParseContext, cap_line
 from ckdn.parsers.gates import MISSING_LINES_PREVIEW, FileTally, WorstFiles
 
 __all__ = ["DEFAULT_JSON", "DEFAULT_XML", "Totals", "Unusable", "read_json", "read_xml"]
+
+# Both readers return the same :class:`Totals` for the same measurement: the
+# Cobertura XML is streamed (its per-line elements re-counted against its declared
+# totals and rate), and so is the JSON report, file by file (its per-file summaries
+# added up against its totals, and each file's line and branch lists against its
+# summary; what a file entry holds beyond those, such as ``contexts`` or
+# ``functions``, is stepped over unread).
+# Every file that is not fully covered goes through a :class:`~ckdn.parsers.gates.FileTally`
+# into a bounded :class:`~ckdn.parsers.gates.WorstFiles`. A report that disagrees
+# with itself raises :class:`Unusable`, whose message is the parser's note.
 
 DEFAULT_XML = "coverage.xml"
 DEFAULT_JSON = "coverage.json"

@@ -1,27 +1,4 @@
-"""Reading a JSON report in bounded memory: its structure walked, its values one at a time.
-
-``json.load`` turns a report into objects all at once: a 500 MB SARIF log costs
-3.6 GB, and a report that is one 1 GiB string costs three times that. A parser
-needs far less: the items of a few arrays, one at a time, and a few small
-values. So :class:`JsonStream` walks the document's structure itself (objects,
-arrays and the separators between their members) over a bounded buffer of the
-file's text, and hands every value a parser asks for to ``json``'s own C
-decoder, which decodes it from the buffer. A parser says what it wants where:
-
-* :meth:`~JsonStream.items` decodes an array's items one by one;
-* :meth:`~JsonStream.members` yields an object's keys, the parser then reading
-  each member's value in any of these ways (one it leaves alone is skipped);
-* :meth:`~JsonStream.value` decodes one value whole;
-* :meth:`~JsonStream.skip` steps over one value of any size without keeping it.
-
-Nothing decoded is larger than ``cap`` characters of JSON text (:data:`VALUE_CAP`):
-a larger value is refused with :class:`TooLarge` before it is decoded, so the
-parser says so (``parser_ok=False``) instead of loading it. Memory is the buffer
-plus one value; time is linear in the file (a value is decoded once, a skipped
-string is scanned with ``str.find``). What ``json.loads`` refuses, this refuses
-too (``ValueError``), except inside a skipped string longer than the buffer,
-which is only checked for its end and for control characters.
-"""
+"""Reading a JSON report in bounded memory: its structure walked, its values one at a time."""
 
 from __future__ import annotations
 
@@ -29,6 +6,30 @@ import io
 import json
 import os
 import re
+
+from ckdn.parsers.base import ArtifactError, ParseContext
+
+# ``json.load`` turns a report into objects all at once: a 500 MB SARIF log costs
+# 3.6 GB, and a report that is one 1 GiB string costs three times that. A parser
+# needs far less: the items of a few arrays, one at a time, and a few small
+# values. So :class:`JsonStream` walks the document's structure itself (objects,
+# arrays and the separators between their members) over a bounded buffer of the
+# file's text, and hands every value a parser asks for to ``json``'s own C
+# decoder, which decodes it from the buffer. A parser says what it wants where:
+#
+# * :meth:`~JsonStream.items` decodes an array's items one by one;
+# * :meth:`~JsonStream.members` yields an object's keys, the parser then reading
+#   each member's value in any of these ways (one it leaves alone is skipped);
+# * :meth:`~JsonStream.value` decodes one value whole;
+# * :meth:`~JsonStream.skip` steps over one value of any size without keeping it.
+#
+# Nothing decoded is larger than ``cap`` characters of JSON text (:data:`VALUE_CAP`):
+# a larger value is refused with :class:`TooLarge` before it is decoded, so the
+# parser says so (``parser_ok=False``) instead of loading it. Memory is the buffer
+# plus one value; time is linear in the file (a value is decoded once, a skipped
+# string is scanned with ``str.find``). What ``json.loads`` refuses, this refuses
+# too (``ValueError``), except inside a skipped string longer than the buffer,
+# which is only checked for its end and for control characters.
 
 try:
     from _json import scanstring  # json's own C string scanner
@@ -40,9 +41,11 @@ except ImportError:  # pragma: no cover - an interpreter without json's C accele
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
     from typing import IO, Any
 
-__all__ = ["CHUNK", "MAX_DEPTH", "VALUE_CAP", "JsonStream", "TooLarge"]
+__all__ = ["CHUNK", "MAX_DEPTH", "VALUE_CAP", "JsonStream", "NameSet", "TooLarge", "find_report",
+           "kind_of", "unreadable"]
 
 #: The largest value decoded, in characters of its JSON text. Decoded, a value takes
 #: several times its text (a list of small numbers about nine times), so 2 Mi
@@ -384,3 +387,93 @@ class JsonStream:
         found = self.peek()
         if found:
             raise self._error(f"unexpected data after the JSON document: {found!r}")
+
+
+# -- finding and reading a JSON report in the run dir --------------------------------------
+
+# bandit, pylint, pip-audit, ruff and SARIF producers all write one JSON file whose
+# absence or damage has the same causes (the flag that writes it is missing, the
+# tool stopped before writing, the file is cut short, a value in it is too large
+# to read), so the notes that explain them are written once here. Reports are
+# streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), never loaded whole:
+# what the document must contain, and how it is walked, stays with each parser.
+
+#: What a :class:`NameSet` may hold, counted as characters plus an overhead per name.
+NAMES_BUDGET = 8 * 1024 * 1024
+_PER_NAME = 100
+#: The type ``json.load`` gives a value, by its first character (numbers are decoded).
+_KINDS = {"[": "list", "{": "dict", '"': "str", "t": "bool", "f": "bool", "n": "NoneType"}
+
+
+def find_report(ctx: ParseContext, *, default: str, label: str, needs: str,
+                log_tail: Callable[[], str], why: str = "",
+                empty: str | None = None) -> tuple[str, Path] | str:
+    """``(file name, path)`` of the report named by the ``report`` option, or why there is none.
+
+    ``label`` names the report in notes ("bandit report"), ``needs`` is what the
+    command must do to write it ("include -f json -o {run_dir}/"), ``why`` explains
+    the exit code, ``log_tail`` quotes the log's last words (read only on the error
+    path), and ``empty``, when given, is how an empty file is explained (the tool
+    stopped before writing) instead of as unreadable JSON. Open the path with
+    :meth:`JsonStream.open`; turn what reading it raises into a note with
+    :func:`unreadable`.
+    """
+    try:
+        path = ctx.artifact("report", default)
+    except ArtifactError as exc:
+        return str(exc)
+    if not path.is_file():
+        return (f"{label} {path.name} not found in the run dir (exit code {ctx.rc}{why}); "
+                f"the command must {needs}{path.name}{log_tail()}")
+    if empty is not None and path.stat().st_size == 0:
+        return f"{label} {path.name} is empty (exit code {ctx.rc}{why}): {empty}{log_tail()}"
+    return path.name, path
+
+
+def unreadable(label: str, name: str, exc: Exception, log_tail: Callable[[], str], *,
+               expected: str = "readable JSON") -> str:
+    """The note for a report that could not be read to its end: it counts for nothing."""
+    if isinstance(exc, TooLarge):
+        return (f"{label} {name} holds {exc}: refused unread, so the report counts for "
+                "nothing (a real report has no value near that size)")
+    return f"{label} {name} is not {expected}: {type(exc).__name__}: {exc}{log_tail()}"
+
+
+def kind_of(reader: JsonStream) -> str:
+    """The Python type name ``json.load`` would give the next value, without reading it
+    (a number, short by nature, is decoded to tell ``int`` from ``float``)."""
+    first = reader.peek()
+    if first in _KINDS:
+        return _KINDS[first]
+    return type(reader.value()).__name__ if first else "nothing"
+
+
+class NameSet:
+    """Distinct names (file names, package pins) a report lists, kept up to a budget.
+
+    A report may list millions; past :data:`NAMES_BUDGET` the rest are only counted
+    and ``complete`` turns false, so a parser knows its set comparison is no longer
+    exact and falls back to counts.
+    """
+
+    __slots__ = ("complete", "count", "names", "room")
+
+    def __init__(self, budget: int = NAMES_BUDGET) -> None:
+        self.names: set[object] = set()
+        self.count = 0
+        self.room = budget
+        self.complete = True
+
+    def add(self, name: object) -> None:
+        self.count += 1
+        if name in self.names:
+            return
+        cost = len(str(name)) + _PER_NAME
+        if cost > self.room:
+            self.complete = False
+            return
+        self.room -= cost
+        self.names.add(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names

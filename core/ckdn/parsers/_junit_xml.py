@@ -1,21 +1,32 @@
-"""Streaming one pytest JUnit XML report into counts and ordered findings.
+"""Reading one JUnit XML report into counts and ordered findings, for pytest and coverage.
 
-The element rules, in one place: every ``<testcase>`` is counted, and its
-``<failure>``/``<error>``/``<skipped>`` children decide its outcome; a
-``<failure>`` or ``<error>`` outside any testcase is still a finding (named
-after its suite); a testcase inside a testcase, or a failure inside a failure,
-is not pytest's shape and the report is refused as unreadable. Only the findings
-that will be shown have their text read (:class:`~ckdn.parsers.pytest_order.Smallest`).
+A report that cannot be read to its end, or whose declared totals disagree with it,
+contributes nothing trusted: a torn report's first half is not a smaller run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers._pytest_text import FailureText, clean, first_line, node_id
 from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
-from ckdn.parsers.base import Finding, ParseContext, cap_line
+from ckdn.parsers.base import (
+    ArtifactError,
+    Finding,
+    Option,
+    ParseContext,
+    ParseResult,
+    cap_line,
+)
+from ckdn.parsers.gates import (
+    ALLOW_NO_TESTS_HINT,
+    NO_TESTS_COLLECTED_STATUS,
+    no_tests_collected,
+    no_tests_gate,
+)
 from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, TEST, Smallest, numbered, order_key
 
 _FAILED = 1
@@ -276,3 +287,95 @@ class JUnitReader(XmlReader):
             if raw is not None and raw.isdigit():
                 found[key] = int(raw)
         return found
+
+
+DEFAULT_JUNIT = "junit.xml"
+
+#: Options shared by every parser that reads JUnit (``pytest``, ``coverage``).
+JUNIT_OPTIONS: Mapping[str, Option] = {
+    "junit": Option("str", help="JUnit XML file in the run dir (default junit.xml)"),
+    "allow_no_tests": Option(
+        "bool", help="accept a run in which no test ran (none collected, or all skipped)"
+    ),
+}
+
+#: What became of a report (:func:`read_report`).
+READ = "read"
+INCONSISTENT = "inconsistent"  # well-formed, but its declared totals disagree with it
+UNREADABLE = "unreadable"
+MISSING = "missing"
+
+
+def missing_report_note(name: str, rc: int) -> str:
+    """Why the JUnit report ``name`` is missing, and what to do about it."""
+    if stopped(rc):
+        how = (f"killed by signal {-rc}" if rc < 0 else
+               "timed out" if rc == 124 else f"stopped, exit code {rc}")
+        return (f"JUnit report {name} not found: pytest was {how} before it wrote its report "
+                "(pytest writes it at the end of the session)")
+    return (f"JUnit report {name} not found in the run directory (exit code {rc}); "
+            f"the command must write it: --junitxml {{run_dir}}/{Path(name).name}")
+
+
+def read_report(ctx: ParseContext, *, option: str = "junit",
+                default: str = DEFAULT_JUNIT) -> tuple[str, ParseResult]:
+    """What one JUnit report in the run dir says, and how well it could be read.
+
+    The state is :data:`READ`, :data:`INCONSISTENT` (its declared totals disagree
+    with its elements: ``parser_ok=False``, the elements reported), or
+    :data:`UNREADABLE` / :data:`MISSING` (``parser_ok=False`` and nothing else:
+    no finding and no count comes from a report that could not be read to its end).
+    """
+    try:
+        path = ctx.artifact(option, default)
+    except ArtifactError as exc:
+        return UNREADABLE, ParseResult(parser_ok=False, notes=[str(exc)])
+    name = str(ctx.options.get(option, default))
+    if not path.is_file():
+        if path.exists():
+            return UNREADABLE, ParseResult(parser_ok=False, notes=[
+                f"JUnit report {name} is not a regular file"])
+        return MISSING, ParseResult(parser_ok=False, notes=[missing_report_note(name, ctx.rc)])
+    reader = JUnitReader(ctx, name)
+    try:
+        reader.read(path)
+    except XmlError as exc:
+        return UNREADABLE, ParseResult(parser_ok=False, notes=[cap_line(
+            f"{name} is not readable JUnit XML: {exc}; a report that cannot be read to its "
+            "end contributes no findings and no counts")])
+    except OSError as exc:
+        return UNREADABLE, ParseResult(parser_ok=False, notes=[
+            f"{name} could not be read: {exc.strerror or exc}"])
+    counts = reader.counts()
+    notes = reader.mismatches()
+    state = INCONSISTENT if notes else READ
+    excess = reader.excess_note()
+    if excess is not None:
+        notes.append(excess)
+    gate_failures: list[str] = []
+    if ctx.rc == NO_TESTS_COLLECTED_STATUS:
+        notes.append(no_tests_collected())
+    elif ctx.rc == 0 and state == READ and ctx.options.get("allow_no_tests") is not True:
+        # only where pytest believed it finished well: any other exit code has its own cause
+        gate = no_tests_gate(reader.tests, reader.tests - reader.only_skipped)
+        if gate is not None:
+            gate_failures.append(gate)
+            notes.append(f"{gate} according to {name}; {ALLOW_NO_TESTS_HINT}")
+    return state, ParseResult(findings=reader.findings(), findings_total=reader.kept.total,
+                              summary={"counts": counts}, parser_ok=state == READ, notes=notes,
+                              gate_failures=gate_failures)
+
+
+def read_junit(ctx: ParseContext, *, option: str = "junit", default: str = DEFAULT_JUNIT,
+               missing_ok: bool = False) -> ParseResult | None:
+    """Facts from one JUnit XML report in the run dir (:func:`read_report`).
+
+    ``None`` when the report does not exist and ``missing_ok`` (the ``coverage``
+    parser reads JUnit only if the command wrote it); otherwise a missing report
+    is ``parser_ok=False``: pytest always writes it when asked to, so its absence
+    means the run never got that far or the command lacks ``--junitxml``.
+    """
+    state, result = read_report(ctx, option=option, default=default)
+    if state == MISSING and missing_ok:
+        return None
+    return result

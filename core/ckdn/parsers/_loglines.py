@@ -1,40 +1,39 @@
-"""Reading ``full.log`` line by line in bounded memory: a line longer than the width is cut.
-
-A tool can print one line of any length (a gigabyte of minified output, a
-progress bar that never prints a newline), and ``for line in handle`` would hold
-all of it, three times over once decoded and stripped. So the log is read in
-1 MiB blocks, split into lines by ``bytes.split`` (the loop in C); of a line
-longer than :data:`LINE_BYTES` only the first bytes are kept, decoded, and the
-rest is counted as characters while it is read, block by block, and dropped. A
-cut line is a :class:`~ckdn.documents.textcap.Cut` (its ``body`` the kept start,
-``omitted`` the characters after it), so whatever a parser quotes of it counts
-the cut.
-
-Why 64 KiB: what a parser needs of a line is its start (where every pattern is
-anchored) and, for a few, its end (mypy's ``  [code]``, pre-commit's
-``Passed``), so the width must exceed any line a tool really prints: diagnostics
-run to a few hundred characters, a message quoting a huge type to a few
-kilobytes, and the longest line of any recorded fixture log is 2,693 bytes
-(ty's SARIF on stdout). A line this wide costs at most 256 KiB as a string, and
-every pattern a parser runs on it is linear, so the width bounds memory and does
-not change the cost per byte. The digest shows at most 500 characters of any line anyway.
-
-The log is opened without following a symlink and only when it is a regular
-file (a check can replace its own ``full.log``); a missing log has no lines.
-"""
+"""Reading ``full.log`` line by line in bounded memory: a line longer than the width is cut."""
 
 from __future__ import annotations
 
 import codecs
 
 from ckdn.documents.textcap import Cut
-from ckdn.regular import open_log
+from ckdn.evidence_files import open_log
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["LINE_BYTES", "count_lines", "log_lines", "numbered_lines", "open_log"]
+
+# A tool can print one line of any length (a gigabyte of minified output, a
+# progress bar that never prints a newline), and ``for line in handle`` would hold
+# all of it, three times over once decoded and stripped. So the log is read in
+# 1 MiB blocks, split into lines by ``bytes.split`` (the loop in C); of a line
+# longer than :data:`LINE_BYTES` only the first bytes are kept, decoded, and the
+# rest is counted as characters while it is read, block by block, and dropped. A
+# cut line is a :class:`~ckdn.documents.textcap.Cut` (its ``body`` the kept start,
+# ``omitted`` the characters after it), so whatever a parser quotes of it counts
+# the cut.
+#
+# Why 64 KiB: what a parser needs of a line is its start (where every pattern is
+# anchored) and, for a few, its end (mypy's ``  [code]``, pre-commit's
+# ``Passed``), so the width must exceed any line a tool really prints: diagnostics
+# run to a few hundred characters, a message quoting a huge type to a few
+# kilobytes, and the longest line of any recorded fixture log is 2,693 bytes
+# (ty's SARIF on stdout). A line this wide costs at most 256 KiB as a string, and
+# every pattern a parser runs on it is linear, so the width bounds memory and does
+# not change the cost per byte. The digest shows at most 500 characters of any line anyway.
+#
+# The log is opened without following a symlink and only when it is a regular
+# file (a check can replace its own ``full.log``); a missing log has no lines.
 
 #: The most bytes of one line a parser is given (so at most this many characters).
 LINE_BYTES = 64 * 1024

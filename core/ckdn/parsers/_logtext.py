@@ -1,22 +1,4 @@
-"""Reading a tool's terminal text: the pieces every log-reading parser shares.
-
-Several tools leave no report file, or explain a failure only in their log, so
-their parsers read the log: stripped of colour escapes, streamed line by line,
-keeping only what a digest can show. A line longer than the reading width
-(:data:`~ckdn.parsers._loglines.LINE_BYTES`) arrives cut, as a
-:class:`~ckdn.documents.textcap.Cut`; the helpers here keep it one (:func:`quote`,
-:func:`group`, :func:`joined`), so whatever a digest shows of it counts the whole
-cut, and :class:`LongLines` makes a log read only in part loud: a parser cannot
-vouch for a line it did not read. A diagnostic's detail can be arbitrarily
-long, so it is bounded while it arrives (:class:`DetailLines`,
-:class:`PendingFinding`); a run nothing explains gets the first lines no pattern
-recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
-is where a tool that stopped early says why; and a type checker that failed on
-warnings or notes alone has them promoted to findings the same way for every
-type checker (:class:`Lesser`). Keeping these rules in one place keeps those notes
-identical across parsers; the ``-->`` location line of the layout ty and
-``ruff format`` share (:data:`ARROW`) is here for the same reason.
-"""
+"""Reading a tool's terminal text: the pieces every log-reading parser shares."""
 
 from __future__ import annotations
 
@@ -31,9 +13,9 @@ from ckdn.parsers.base import Finding, FindingSink, ParseContext, ParseResult, S
 __all__ = [
     "ARROW",
     "DetailLines",
-    "Lesser",
     "LogSample",
     "LongLines",
+    "MinorDiagnostics",
     "PendingFinding",
     "after",
     "crashed",
@@ -44,6 +26,23 @@ __all__ = [
     "plain_lines",
     "quote",
 ]
+
+# Several tools leave no report file, or explain a failure only in their log, so
+# their parsers read the log: stripped of colour escapes, streamed line by line,
+# keeping only what a digest can show. A line longer than the reading width
+# (:data:`~ckdn.parsers._loglines.LINE_BYTES`) arrives cut, as a
+# :class:`~ckdn.documents.textcap.Cut`; the helpers here keep it one (:func:`quote`,
+# :func:`group`, :func:`joined`), so whatever a digest shows of it counts the whole
+# cut, and :class:`LongLines` makes a log read only in part loud: a parser cannot
+# vouch for a line it did not read. A diagnostic's detail can be arbitrarily
+# long, so it is bounded while it arrives (:class:`DetailLines`,
+# :class:`PendingFinding`); a run nothing explains gets the first lines no pattern
+# recognised (:class:`LogSample`) or the log's last line (:func:`log_ends`), which
+# is where a tool that stopped early says why; and a type checker that failed on
+# warnings or notes alone has them promoted to findings the same way for every
+# type checker (:class:`MinorDiagnostics`). Keeping these rules in one place keeps those notes
+# identical across parsers; the ``-->`` location line of the layout ty and
+# ``ruff format`` share (:data:`ARROW`) is here for the same reason.
 
 #: Terminal escape sequences: CSI (colours, cursor moves) and the two-byte ones
 #: such as the charset reset ``ESC ( B`` mypy's colours end with. A tool forced
@@ -260,7 +259,7 @@ class LogSample:
         return f"first unrecognised log line(s): {shown}"
 
 
-class Lesser:
+class MinorDiagnostics:
     """Diagnostics below the severity a tool normally fails on, kept in case it failed on them.
 
     A type checker's warnings and notes carry no exit-code weight in most runs, so

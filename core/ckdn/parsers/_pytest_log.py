@@ -1,27 +1,28 @@
-"""What the end of a pytest log says when no report could: usage errors and early stops.
-
-pytest writes its JUnit report (and the plugin its evidence) at the end of the
-session, so a run refused at its command line, or stopped early, leaves facts
-only in ``full.log``. Two of them are read, from the log's last
-:data:`TAIL_BYTES` only (constant cost, whatever the log's size), and only in
-the shapes pytest itself prints them:
-
-* a usage error: ``ERROR: usage: pytest ...`` then ``PROG: error: MESSAGE``
-  (argparse: ``unrecognized arguments: --ckdn-digest``), or
-  ``ERROR: file or directory not found: X``;
-* an early stop: the ``!!!!! stopping after N failures !!!!!`` separator pytest
-  prints just before its closing summary line (``-x``, ``--maxfail``; under
-  pytest-xdist also ``... Interrupted: stopping after N failures ...``).
-
-A usage error naming one of the ckdn plugin's own options means the plugin is
-not installed where pytest ran, which is what the note then says, with how to
-fix it.
-"""
+"""What the end of a pytest log says when no report could: usage errors and early stops."""
 
 from __future__ import annotations
 
 import os
 import re
+
+from ckdn.evidence_files import open_regular
+
+# pytest writes its JUnit report (and the plugin its evidence) at the end of the
+# session, so a run refused at its command line, or stopped early, leaves facts
+# only in ``full.log``. Two of them are read, from the log's last
+# :data:`TAIL_BYTES` only (constant cost, whatever the log's size), and only in
+# the shapes pytest itself prints them:
+#
+# * a usage error: ``ERROR: usage: pytest ...`` then ``PROG: error: MESSAGE``
+#   (argparse: ``unrecognized arguments: --ckdn-digest``), or
+#   ``ERROR: file or directory not found: X``;
+# * an early stop: the ``!!!!! stopping after N failures !!!!!`` separator pytest
+#   prints just before its closing summary line (``-x``, ``--maxfail``; under
+#   pytest-xdist also ``... Interrupted: stopping after N failures ...``).
+#
+# A usage error naming one of the ckdn plugin's own options means the plugin is
+# not installed where pytest ran, which is what the note then says, with how to
+# fix it.
 
 #: How much of the end of the log is read.
 TAIL_BYTES = 64 * 1024
@@ -49,7 +50,6 @@ def stopped(rc: int) -> bool:
 
 def _tail_lines(log_path: str) -> list[str]:
     """The last lines of the log, decoded leniently; none when it cannot be read."""
-    from ckdn.regular import open_regular
 
     try:
         fd = open_regular(log_path)

@@ -1,11 +1,4 @@
-"""What pytest writes inside a JUnit report: node ids, and the text of a failure.
-
-pytest's JUnit XML names a test by ``classname`` and ``name`` (``xunit1`` adds
-``file``); :func:`node_id` rebuilds the pytest node id from them, the same id the
-pytest plugin gives. A ``<failure>`` holds pytest's whole failure text;
-:class:`FailureText` streams it and keeps only what a digest shows: the ``E``
-lines, the crash location, and the last line inside the test's own file.
-"""
+"""What pytest writes inside a JUnit report: node ids, and the text of a failure."""
 
 from __future__ import annotations
 
@@ -13,6 +6,12 @@ import re
 from pathlib import Path
 
 from ckdn.parsers.base import Snippet, cap_line
+
+# pytest's JUnit XML names a test by ``classname`` and ``name`` (``xunit1`` adds
+# ``file``); :func:`node_id` rebuilds the pytest node id from them, the same id the
+# pytest plugin gives. A ``<failure>`` holds pytest's whole failure text;
+# :class:`FailureText` streams it and keeps only what a digest shows: the ``E``
+# lines, the crash location, and the last line inside the test's own file.
 
 #: ``path:line: rest`` - a traceback entry's location line in pytest's failure
 #: text (long style ends with ``path:line: ExcType``; short style ``path:line: in f``).

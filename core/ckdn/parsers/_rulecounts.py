@@ -1,18 +1,17 @@
-"""Counting findings per rule in bounded memory, for a summary's ``by_rule``.
-
-Consumers of the published parsers read per-rule counts (ruff's, SARIF's
-``by_rule``), and a reader wants to see which rules dominate a red run without
-reading findings. A hostile report can name a new rule on every one of ten
-million results, so the table keeps the first :data:`MAX_RULES` distinct rules
-(each name cut to :data:`RULE_WIDTH` characters) and only counts what falls past
-them: a real run names a few dozen rules; ruff has under a thousand in all.
-"""
+"""Counting findings per rule in bounded memory, for a summary's ``by_rule``."""
 
 from __future__ import annotations
 
 from ckdn.parsers.base import cap_line
 
 __all__ = ["MAX_RULES", "RULE_WIDTH", "RuleCounts"]
+
+# Consumers of the published parsers read per-rule counts (ruff's, SARIF's
+# ``by_rule``), and a reader wants to see which rules dominate a red run without
+# reading findings. A hostile report can name a new rule on every one of ten
+# million results, so the table keeps the first :data:`MAX_RULES` distinct rules
+# (each name cut to :data:`RULE_WIDTH` characters) and only counts what falls past
+# them: a real run names a few dozen rules; ruff has under a thousand in all.
 
 #: Distinct rules counted by name; results of any further rule are counted together.
 MAX_RULES = 200

@@ -1,23 +1,4 @@
-"""What a SARIF producer's log says beside its SARIF file, per producer.
-
-A SARIF file can be clean while the run was not: a rerun wrote the log, the
-producer failed after writing the file, or the file came from elsewhere. So the
-``sarif`` parser reads the log too and holds it against the file. What "the
-log says failures" means depends on the producer, named by each run's
-``tool.driver.name``:
-
-* every producer: a Python traceback or fatal-error report at column 0 (the
-  producer, or the Python program around it, crashed);
-* semgrep: its stated count ("Ran 3 rules on 1 file: 5 findings.", "• Findings:
-  5 (5 blocking)") must equal the file's results, and an ``[ERROR]`` or
-  ``semgrep error:`` line is a failure;
-* ruff: an ``error: ...`` line or ``ruff failed``; "Found N errors." must equal
-  the file's results;
-* ty: ``ty failed``; "Found N diagnostics" must equal the file's results.
-
-When the SARIF file *is* the log (``report = "full.log"``, ty printing SARIF to
-stdout), there is nothing beside it to compare.
-"""
+"""What a SARIF producer's log says beside its SARIF file, per producer."""
 
 from __future__ import annotations
 
@@ -28,6 +9,24 @@ from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers.base import ParseContext
 
 __all__ = ["log_disagreements"]
+
+# A SARIF file can be clean while the run was not: a rerun wrote the log, the
+# producer failed after writing the file, or the file came from elsewhere. So the
+# ``sarif`` parser reads the log too and holds it against the file. What "the
+# log says failures" means depends on the producer, named by each run's
+# ``tool.driver.name``:
+#
+# * every producer: a Python traceback or fatal-error report at column 0 (the
+#   producer, or the Python program around it, crashed);
+# * semgrep: its stated count ("Ran 3 rules on 1 file: 5 findings.", "• Findings:
+#   5 (5 blocking)") must equal the file's results, and an ``[ERROR]`` or
+#   ``semgrep error:`` line is a failure;
+# * ruff: an ``error: ...`` line or ``ruff failed``; "Found N errors." must equal
+#   the file's results;
+# * ty: ``ty failed``; "Found N diagnostics" must equal the file's results.
+#
+# When the SARIF file *is* the log (``report = "full.log"``, ty printing SARIF to
+# stdout), there is nothing beside it to compare.
 
 _SEMGREP_RAN: Final = re.compile(r"^Ran \d+ rules? on \d+ files?: (\d+) findings?\.")
 _SEMGREP_FINDINGS: Final = re.compile(r"^\s*\u2022 Findings: (\d+)\b")

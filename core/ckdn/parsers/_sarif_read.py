@@ -1,25 +1,8 @@
-"""Reading a SARIF log in bounded memory: what describes each run first, then its results.
-
-A SARIF log can hold a million results, and how each one counts depends on
-parts of its run that producers write anywhere in it (ruff and semgrep put
-``tool``, whose rules give a result its level, after ``results``). So the log is
-read twice, streamed both times (:class:`~ckdn.parsers._jsonstream.JsonStream`):
-
-1. :func:`read_runs`: each run without its results, kept compact: the rules'
-   ids, levels and message texts (cut), the rule configuration overrides, the
-   artifact locations, the base URIs, and what the invocations say about the
-   run (``executionSuccessful``, error notifications: the first few quoted,
-   all counted). What a run may keep is bounded (:data:`MAX_RULES`,
-   :data:`MAX_RUNS`; artifacts up to :data:`ARTIFACT_BUDGET` characters), and a
-   log past a bound is refused rather than read in part.
-2. :func:`read_results`: every result, one at a time, with its run's number.
-
-Time is two reads of the file; memory is the compact runs plus one result.
-"""
+"""Reading a SARIF log in bounded memory: what describes each run first, then its results."""
 
 from __future__ import annotations
 
-from ckdn.parsers._jsonreport import kind_of
+from ckdn.parsers._jsonstream import kind_of
 from ckdn.parsers.base import cap_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -30,6 +13,22 @@ if TYPE_CHECKING:
     from ckdn.parsers._jsonstream import JsonStream
 
 __all__ = ["MAX_RULES", "MAX_RUNS", "Log", "Refused", "RunFacts", "read_results", "read_runs"]
+
+# A SARIF log can hold a million results, and how each one counts depends on
+# parts of its run that producers write anywhere in it (ruff and semgrep put
+# ``tool``, whose rules give a result its level, after ``results``). So the log is
+# read twice, streamed both times (:class:`~ckdn.parsers._jsonstream.JsonStream`):
+#
+# 1. :func:`read_runs`: each run without its results, kept compact: the rules'
+#    ids, levels and message texts (cut), the rule configuration overrides, the
+#    artifact locations, the base URIs, and what the invocations say about the
+#    run (``executionSuccessful``, error notifications: the first few quoted,
+#    all counted). What a run may keep is bounded (:data:`MAX_RULES`,
+#    :data:`MAX_RUNS`; artifacts up to :data:`ARTIFACT_BUDGET` characters), and a
+#    log past a bound is refused rather than read in part.
+# 2. :func:`read_results`: every result, one at a time, with its run's number.
+#
+# Time is two reads of the file; memory is the compact runs plus one result.
 
 #: Rules (and rule configuration overrides) kept across all runs and tool components, and
 #: the characters of JSON they may take, compact.

@@ -1,33 +1,33 @@
-"""Hardened, streaming XML reading for report parsers (JUnit, Cobertura).
-
-Reports come from tools the project runs, which means from code we do not
-trust to be well-behaved: a report could declare entities (an expansion bomb),
-point at external entities (file or network reads), or be gigabytes long. So
-this reader talks to expat directly instead of building a tree:
-
-* any ``<!DOCTYPE`` is refused outright, so no entity can ever be declared,
-  expanded or fetched; parameter-entity parsing is switched off besides;
-* elements are never kept: a subclass sees start/end events and, only while it
-  asks for it, character data in bounded chunks, so memory does not grow with
-  the number of testcases or the size of one failure text;
-* the file is fed in fixed-size chunks, never read whole;
-* what expat must hold whole is bounded: a single token (a start tag with its
-  attributes, a comment, a processing instruction) still unfinished after
-  :data:`TOKEN_CAP` bytes is refused (expat would buffer all of it, and before
-  2.6 rescan it on every chunk: quadratic), and so is nesting deeper than
-  :data:`MAX_DEPTH` elements (expat keeps every open element).
-
-Any refusal or well-formedness error surfaces as :class:`XmlError`, which the
-parsers turn into ``parser_ok=False`` with a note.
-"""
+"""Hardened, streaming XML reading for report parsers (JUnit, Cobertura)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import NoReturn
+from xml.parsers import expat
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
            "is_namespaced"]
+
+# Reports come from tools the project runs, which means from code we do not
+# trust to be well-behaved: a report could declare entities (an expansion bomb),
+# point at external entities (file or network reads), or be gigabytes long. So
+# this reader talks to expat directly instead of building a tree:
+#
+# * any ``<!DOCTYPE`` is refused outright, so no entity can ever be declared,
+#   expanded or fetched; parameter-entity parsing is switched off besides;
+# * elements are never kept: a subclass sees start/end events and, only while it
+#   asks for it, character data in bounded chunks, so memory does not grow with
+#   the number of testcases or the size of one failure text;
+# * the file is fed in fixed-size chunks, never read whole;
+# * what expat must hold whole is bounded: a single token (a start tag with its
+#   attributes, a comment, a processing instruction) still unfinished after
+#   :data:`TOKEN_CAP` bytes is refused (expat would buffer all of it, and before
+#   2.6 rescan it on every chunk: quadratic), and so is nesting deeper than
+#   :data:`MAX_DEPTH` elements (expat keeps every open element).
+#
+# Any refusal or well-formedness error surfaces as :class:`XmlError`, which the
+# parsers turn into ``parser_ok=False`` with a note.
 
 #: Bytes fed to expat per call.
 CHUNK = 1 << 16
@@ -83,7 +83,6 @@ class XmlReader:
     """
 
     def __init__(self) -> None:
-        from xml.parsers import expat
 
         parser = expat.ParserCreate()
         parser.buffer_text = True

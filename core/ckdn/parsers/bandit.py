@@ -1,32 +1,11 @@
-"""The ``bandit`` parser: ``bandit -f json -o {run_dir}/bandit.json``.
-
-Every entry of ``results`` is a ``security_issue``: bandit's exit code counts
-exactly the results its own severity / confidence filters let into the report,
-so the parser never filters again (it must not hide what the exit code knows).
-
-bandit exits 0 after failing to parse a file: the file lands in ``errors`` and
-nothing in the exit code says it was never scanned. Files it could not scan,
-and a run that scanned no file at all, are unverified, not clean: a gate
-failure unless ``allow_skipped = true``.
-
-Guards: ``metrics._totals`` counts every issue bandit found before its filters,
-so the report's results per severity and confidence can never exceed those
-counts; exit code 1 needs a result, and any other code but 0 is not a bandit
-result (2 is its usage or config error); a missing or empty report is
-``parser_ok=False`` with a note quoting the log's last line.
-
-The log is read too: bandit logs a plugin that crashed on a file ("Bandit
-internal error running: B...") at ``ERROR`` level and leaves that file's
-results out of a report that looks clean, with exit code 0. An ``ERROR`` or
-``CRITICAL`` log line, or a Python traceback, makes the report untrusted.
-"""
+"""The ``bandit`` parser: ``bandit -f json -o {run_dir}/bandit.json``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
+from ckdn.parsers._jsonstream import JsonStream, NameSet, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
@@ -38,6 +17,26 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["BanditParser"]
+
+# Every entry of ``results`` is a ``security_issue``: bandit's exit code counts
+# exactly the results its own severity / confidence filters let into the report,
+# so the parser never filters again (it must not hide what the exit code knows).
+#
+# bandit exits 0 after failing to parse a file: the file lands in ``errors`` and
+# nothing in the exit code says it was never scanned. Files it could not scan,
+# and a run that scanned no file at all, are unverified, not clean: a gate
+# failure unless ``allow_skipped = true``.
+#
+# Guards: ``metrics._totals`` counts every issue bandit found before its filters,
+# so the report's results per severity and confidence can never exceed those
+# counts; exit code 1 needs a result, and any other code but 0 is not a bandit
+# result (2 is its usage or config error); a missing or empty report is
+# ``parser_ok=False`` with a note quoting the log's last line.
+#
+# The log is read too: bandit logs a plugin that crashed on a file ("Bandit
+# internal error running: B...") at ``ERROR`` level and leaves that file's
+# results out of a report that looks clean, with exit code 0. An ``ERROR`` or
+# ``CRITICAL`` log line, or a Python traceback, makes the report untrusted.
 
 KIND = "security_issue"
 LEVELS: Final = ("HIGH", "MEDIUM", "LOW", "UNDEFINED")

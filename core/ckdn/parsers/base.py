@@ -1,29 +1,24 @@
-"""The parser protocol: what a parser is given, and the facts it hands back.
+"""The parser protocol in one module: what a parser is given, what it hands back, its guard.
 
-A parser reports facts (findings, summary counts, notes, gate failures, whether
-it could read its evidence); it never decides a status. :func:`ckdn.reconcile.reconcile`
-is the only place a status is decided, so a parser that is confused must say so
-with ``parser_ok=False`` rather than by returning no findings.
-
-Everything here is stdlib-only and cheap to import: ``ckdn run`` imports this
-module on every run.
+A parser reports facts and never decides a status (:func:`ckdn.reconcile.reconcile` does),
+so a confused parser says ``parser_ok=False``; ``ckdn run`` imports this on every run.
 """
 
 from __future__ import annotations
 
+import abc
+import math
 import os
 
 from ckdn._lite.record import Record, record
 from ckdn.documents.textcap import Snippet, cut, snippet
+from ckdn.parsers._loglines import log_lines, numbered_lines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
-    from typing import Any, ClassVar
-
-    from ckdn.parsers._protocol import Parser
-    from ckdn.parsers._sink import FindingSink
+    from typing import Any, ClassVar, Protocol, runtime_checkable
 
 __all__ = [
     "ArtifactError",
@@ -37,6 +32,9 @@ __all__ = [
     "Parser",
     "Snippet",
     "cap_line",
+    "crash_result",
+    "guarded",
+    "option_names",
 ]
 
 _set = object.__setattr__  # how a frozen record's __init__ stores a field
@@ -139,8 +137,30 @@ class ParseResult(Record):
         return len(self.findings) if self.findings_total is None else self.findings_total
 
 
-#: ``(path, cwd) -> shown path``, as :meth:`ParseContext.location` last worked them out.
+#: ``(path, cwd) -> shown path``: a report names each file many times (relpath per finding
+#: was a third of re-reading 100,000 ruff diagnostics); bounded, cleared when full.
 _LOCATED: dict[tuple[str, str], str] = {}
+
+
+def shown_path(text: str, cwd: str) -> str:
+    """``text`` relative to ``cwd`` with forward slashes (absolute when outside it)."""
+    shown = _LOCATED.get((text, cwd))
+    if shown is not None:
+        return shown
+    shown = text
+    if os.path.isabs(text):
+        absolute = os.path.normpath(text)
+        try:
+            shown = os.path.relpath(absolute, cwd)
+        except ValueError:  # another drive on Windows
+            shown = absolute
+        if shown.startswith(".." + os.sep) and not os.path.exists(os.path.join(cwd, shown)):
+            shown = absolute
+    shown = shown.replace(os.sep, "/").removeprefix("./")
+    if len(_LOCATED) >= 4096:  # bounded: a report naming a new file per finding
+        _LOCATED.clear()
+    _LOCATED[text, cwd] = shown
+    return shown
 
 
 @record
@@ -173,8 +193,6 @@ class ParseContext(Record):
 
     def sink(self) -> FindingSink:
         """The sink of the run's findings: keeps ``top``, hands every one to ``tap``."""
-        from ckdn.parsers._sink import FindingSink
-
         return FindingSink(self.top, self.tap)
 
     @property
@@ -190,7 +208,9 @@ class ParseContext(Record):
         which the caller turns into ``parser_ok=False``: reports are read only from
         inside the run directory.
         """
-        from pathlib import Path  # lazy: the generic parser reads no artifact
+        # Imported here: pathlib costs every green run (generic reads no artifact), and the
+        # method must return a Path, the type every parser that reads an artifact uses.
+        from pathlib import Path
 
         raw = str(self.options.get(option, default)).replace("{run_dir}", self.run_dir)
         candidate = Path(self.run_dir, raw)  # an absolute raw replaces run_dir
@@ -202,17 +222,8 @@ class ParseContext(Record):
 
     def location(self, path: str | os.PathLike[str], line: int | None = None,
                  col: int | None = None) -> str:
-        """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based.
-        (Called twice per finding of a 100,000-finding report: its paths are remembered.)"""
-        key = (os.fspath(path), self.cwd)
-        text = _LOCATED.get(key)
-        if text is None:
-            from ckdn.parsers._locations import shown_path  # lazy: only a finding needs it
-
-            text = shown_path(*key)
-            if len(_LOCATED) >= 4096:  # bounded: a report naming a new file per finding
-                _LOCATED.clear()
-            _LOCATED[key] = text
+        """``path[:line[:col]]`` relative to cwd with forward slashes; line/col 1-based."""
+        text = shown_path(os.fspath(path), self.cwd)
         if line is not None and line >= 1:
             text += f":{line}"
             if col is not None and col >= 1:
@@ -227,14 +238,10 @@ class ParseContext(Record):
     def log_lines(self) -> Iterator[str]:
         """The log, line by line, decoded leniently, streamed in bounded memory: a line past
         64 KiB is cut there, a counted :class:`~ckdn.documents.textcap.Cut` (``_loglines``)."""
-        from ckdn.parsers._loglines import log_lines  # lazy: not every parser reads the log
-
         return log_lines(self.log_path)
 
     def log_spans(self) -> Iterator[tuple[int, int, str]]:
         """``(start, end, line)``: :meth:`log_lines` with each line's span of bytes in the log."""
-        from ckdn.parsers._loglines import numbered_lines  # lazy, as log_lines
-
         return numbered_lines(self.log_path)
 
 
@@ -243,20 +250,93 @@ def cap_line(line: str, width: int = LINE_CAP) -> str:
     return cut(line, width)
 
 
-if not TYPE_CHECKING:
+class FindingSink:
+    """Keeps the first ``keep`` findings and counts all of them (constant memory, true total).
 
-    def __getattr__(name: str) -> object:
-        """``Parser`` and ``FindingSink`` are imported when first asked for (PEP 562): a
-        Protocol needs :mod:`typing`, which ``ckdn run`` does not load otherwise, and the
-        generic parser, on every green run's path, keeps no findings."""
-        if name == "Parser":
-            from ckdn.parsers._protocol import Parser as found
-        elif name == "FindingSink":
-            from ckdn.parsers._sink import FindingSink as found  # type: ignore[assignment]
-        else:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        globals()[name] = found
-        return found
+    ``tap`` (the context's, :meth:`ParseContext.sink`) is handed every finding as it is
+    added; a tap with ``positions`` (a set) and ``take(position, finding)`` picks those
+    alone, and the others are counted without being built (:meth:`wants`).
+    """
+
+    __slots__ = ("_picks", "keep", "kept", "tap", "total")
+
+    def __init__(self, keep: int, tap: Callable[[Finding], object] | None = None) -> None:
+        self.keep = keep
+        self.kept: list[Finding] = []
+        self.total = 0
+        self.tap = tap
+        self._picks: Any = getattr(tap, "positions", None)
+
+    def add(self, finding: Finding) -> None:
+        self.total += 1
+        if self.tap is not None:
+            if self._picks is None:
+                self.tap(finding)
+            elif self.total - 1 in self._picks:
+                self.tap.take(self.total - 1, finding)  # type: ignore[attr-defined]
+        if len(self.kept) < self.keep:
+            self.kept.append(finding)
+
+    def keeps(self) -> bool:
+        """Whether the next finding is kept (the digest may show it: worth its detail)."""
+        return len(self.kept) < self.keep or self._picks is not None
+
+    def wants(self) -> bool:
+        """Whether the next finding is looked at (kept, tapped or picked): a parser builds it
+        only then, and else counts it (``total += 1``)."""
+        if len(self.kept) < self.keep:
+            return True
+        return self.tap is not None and (self._picks is None or self.total in self._picks)
+
+    def result(self, **kwargs: Any) -> ParseResult:
+        """A ParseResult carrying the kept findings and the true total."""
+        return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)
+
+
+def crash_result(parser: str, exc: BaseException) -> ParseResult:
+    """The facts when parser ``parser`` broke on this run's evidence: loud, never clean."""
+    return ParseResult(parser_ok=False, notes=[cap_line(
+        f"parser '{parser}' crashed on this run's evidence: {type(exc).__name__}: {exc}")])
+
+
+def guarded(parser: str, parse: Callable[[ParseContext], ParseResult],
+            ctx: ParseContext) -> ParseResult:
+    """``parse(ctx)``, or :func:`crash_result` when it raises: the one place the never-raise
+    policy is written (only :class:`Exception`: Ctrl-C and SystemExit still stop the run)."""
+    try:
+        return parse(ctx)
+    except Exception as exc:  # the policy: a loud note and parser_ok=False, never silent
+        return crash_result(parser, exc)
+
+
+if not TYPE_CHECKING:
+    class Protocol(metaclass=abc.ABCMeta):  # noqa: B024 - the run-time stand-in of typing's
+        """``typing.Protocol`` at run time, without :mod:`typing` (``ckdn run`` never loads
+        it): ``isinstance`` holds for any object whose class has every public member."""
+
+        @classmethod
+        def __subclasshook__(cls, other: type) -> bool:
+            names = [name for name in vars(cls) if not name.startswith("_")]
+            found = all(any(name in vars(base) for base in other.__mro__) for name in names)
+            return True if found else NotImplemented
+
+    def runtime_checkable(cls: type) -> type:
+        """Every run-time protocol here is checkable already (:meth:`Protocol.__subclasshook__`)."""
+        return cls
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """A parser: a name and a ``parse`` that turns a finished run into facts.
+
+    Optionally ``validate_options(options)``, raising :class:`OptionError` for an option
+    it does not take (without it any option is accepted); :class:`BaseParser` gives both.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def parse(self, ctx: ParseContext) -> ParseResult: ...
 
 
 @record
@@ -307,8 +387,6 @@ class Option(Record):
             for item in value:
                 self._check_choice(key, item)
         elif kind == "bool_or_names":
-            from ckdn.parsers._packagename import first_bad_name  # lazy: one option needs it
-
             bad = None if isinstance(value, bool) else first_bad_name(value)
             if bad is not None:
                 raise OptionError(key, f"option '{key}' must be true, false or a list of "
@@ -323,9 +401,24 @@ class Option(Record):
 
 
 def _finite(value: float) -> bool:
-    import math  # lazy: a shared library that only a float option needs
-
     return math.isfinite(value)
+
+
+def first_bad_name(value: Any) -> str | None:
+    """``None`` for a list of package names as PEP 508 allows them; else why not (``""`` for
+    a non-list): a typo like ``"requests>=2"`` is refused when the config loads."""
+    if not isinstance(value, list):
+        return ""
+    for item in value:
+        if not (isinstance(item, str) and _is_package_name(item)):
+            return f" ({cut(repr(item), 60)} is not a package name)"
+    return None
+
+
+def _is_package_name(name: str) -> bool:
+    """PEP 508's ``[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]``, case-blind, without :mod:`re`."""
+    return (name.isascii() and name[:1].isalnum() and name[-1:].isalnum()
+            and all(c.isalnum() or c in "._-" for c in name))
 
 
 def _tname(value: Any) -> str:
@@ -337,7 +430,7 @@ class BaseParser:
     """Convenience base: declares options in ``OPTIONS``, validates them, guards the parse.
 
     Subclasses set ``name`` and ``OPTIONS`` and implement :meth:`read`; :meth:`parse`
-    runs it under the crash guard (:mod:`ckdn.parsers.guard`), written here once
+    runs it under the crash guard (:func:`guarded`), written here once
     for every parser that derives from this base, so an exception nobody foresaw is
     loud facts, never a traceback, whoever calls the parser. A subclass that
     overrides ``parse`` itself keeps working (ckdn guards every parser it runs).
@@ -356,8 +449,6 @@ class BaseParser:
 
     def parse(self, ctx: ParseContext) -> ParseResult:
         """:meth:`read` under the crash guard: what ckdn calls."""
-        from ckdn.parsers.guard import guarded  # here: the guard module imports this one
-
         return guarded(self.name, self.read, ctx)
 
     def read(self, ctx: ParseContext) -> ParseResult:
@@ -374,7 +465,5 @@ def _known(options: Mapping[str, Option]) -> str:
 
 def option_names(parser: object) -> Sequence[str]:
     """Names of the options a parser declares, for did-you-mean suggestions."""
-    from collections.abc import Mapping  # lazy: only a refused option needs it
-
-    options = getattr(parser, "OPTIONS", None)
-    return sorted(options) if isinstance(options, Mapping) else []
+    options: Any = getattr(parser, "OPTIONS", None)
+    return sorted(options) if callable(getattr(options, "keys", None)) else []

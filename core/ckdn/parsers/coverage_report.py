@@ -1,32 +1,4 @@
-"""The ``coverage`` parser: coverage.py's total, its ``fail_under`` gate, and test findings.
-
-It reads coverage.py's native JSON report (``coverage_json``, used when present)
-and its Cobertura XML (``coverage_xml``), plus JUnit XML (``junit``) when the
-command wrote it, which gives exactly the ``pytest`` parser's test findings.
-
-The gate compares the total the way coverage.py does (``should_fail_under`` in
-``coverage/results.py``, reproduced in :mod:`ckdn.parsers.gates`): the total is
-``100 * (covered lines + covered branches) / (lines + branches)``, 100 when there
-is nothing to measure; it is
-rounded to the report precision (at least as many decimals as ``fail_under``
-itself has) before the comparison, and ``fail_under = 100`` needs exactly 100.
-So ckdn and ``coverage report --fail-under`` never disagree at the boundary.
-The precision is the ``precision`` option when set, else what the JSON report
-shows (its ``percent_covered_display``), else coverage.py's default 0.
-
-A failed gate names the worst-covered files with their missing lines, and the
-summary lists the ``top`` worst with a preview of each file's missing lines and
-branches (``overall``, ``uncovered_files_total``, ``top_uncovered_files``): from
-the JSON report when present, else the XML (:mod:`ckdn.parsers._coverage_reports`
-reads both).
-
-Guards: each report is checked against itself (the XML's per-line elements
-against its declared totals and rate; the JSON's per-file summaries against its
-totals, each file's line lists against its summary, and its percentage against
-the counts) and, when both are there, against each other. A disagreement, an
-unreadable or unrecognised report, or no coverage report at all is
-``parser_ok=False`` with a note.
-"""
+"""The ``coverage`` parser: coverage.py's total, its ``fail_under`` gate, and test findings."""
 
 from __future__ import annotations
 
@@ -43,6 +15,7 @@ from ckdn.parsers._coverage_reports import (
     read_json,
     read_xml,
 )
+from ckdn.parsers._junit_xml import JUNIT_OPTIONS, read_junit
 from ckdn.parsers.base import (
     ArtifactError,
     BaseParser,
@@ -57,9 +30,35 @@ from ckdn.parsers.gates import (
     fail_under_message,
     should_fail_under,
 )
-from ckdn.parsers.junit import JUNIT_OPTIONS, read_junit
 
 __all__ = ["CoverageParser", "Totals", "worst_files"]
+
+# It reads coverage.py's native JSON report (``coverage_json``, used when present)
+# and its Cobertura XML (``coverage_xml``), plus JUnit XML (``junit``) when the
+# command wrote it, which gives exactly the ``pytest`` parser's test findings.
+#
+# The gate compares the total the way coverage.py does (``should_fail_under`` in
+# ``coverage/results.py``, reproduced in :mod:`ckdn.parsers.gates`): the total is
+# ``100 * (covered lines + covered branches) / (lines + branches)``, 100 when there
+# is nothing to measure; it is
+# rounded to the report precision (at least as many decimals as ``fail_under``
+# itself has) before the comparison, and ``fail_under = 100`` needs exactly 100.
+# So ckdn and ``coverage report --fail-under`` never disagree at the boundary.
+# The precision is the ``precision`` option when set, else what the JSON report
+# shows (its ``percent_covered_display``), else coverage.py's default 0.
+#
+# A failed gate names the worst-covered files with their missing lines, and the
+# summary lists the ``top`` worst with a preview of each file's missing lines and
+# branches (``overall``, ``uncovered_files_total``, ``top_uncovered_files``): from
+# the JSON report when present, else the XML (:mod:`ckdn.parsers._coverage_reports`
+# reads both).
+#
+# Guards: each report is checked against itself (the XML's per-line elements
+# against its declared totals and rate; the JSON's per-file summaries against its
+# totals, each file's line lists against its summary, and its percentage against
+# the counts) and, when both are there, against each other. A disagreement, an
+# unreadable or unrecognised report, or no coverage report at all is
+# ``parser_ok=False`` with a note.
 
 
 class CoverageParser(BaseParser):

@@ -1,25 +1,9 @@
-"""The gates a test run must pass to count as verification, decided here once.
-
-The ``pytest`` and ``coverage`` parsers (reading JUnit XML and coverage reports)
-and the pytest plugin (reading pytest's own hooks) see the same runs from two
-sides; the rules that turn what they saw into gate failures live here so the
-two can never drift:
-
-* **zero tests is not green**: a run in which no test ran (none collected, or
-  every one skipped) checked nothing, unless the check sets ``allow_no_tests``;
-  pytest's own exit status 5 ("no tests collected") is not a gate at all but
-  the run's error, said in a note (a nonzero exit code is never upgraded, so
-  ``allow_no_tests`` cannot turn it green either);
-* **max-warnings**: pytest's exit status 6 means ``--max-warnings`` was
-  exceeded, and that is a failed gate, not an unexplained exit code;
-* **coverage**: a total below ``fail_under`` fails, with coverage.py's own
-  rounding and wording reproduced exactly (pytest-cov's ``--cov-fail-under``
-  and ckdn's ``fail_under`` are each checked); the failure names the
-  worst-covered files with their missing lines (:class:`WorstFiles`), so the
-  reader knows where the gap is without opening the report.
-"""
+"""The gates a test run must pass to count as verification, decided here once."""
 
 from __future__ import annotations
+
+import bisect
+from decimal import Decimal
 
 from ckdn._lite.record import Record, record
 
@@ -46,6 +30,24 @@ __all__ = [
     "should_fail_under",
     "stopped_early",
 ]
+
+# The ``pytest`` and ``coverage`` parsers (reading JUnit XML and coverage reports)
+# and the pytest plugin (reading pytest's own hooks) see the same runs from two
+# sides; the rules that turn what they saw into gate failures live here so the
+# two can never drift:
+#
+# * **zero tests is not green**: a run in which no test ran (none collected, or
+#   every one skipped) checked nothing, unless the check sets ``allow_no_tests``;
+#   pytest's own exit status 5 ("no tests collected") is not a gate at all but
+#   the run's error, said in a note (a nonzero exit code is never upgraded, so
+#   ``allow_no_tests`` cannot turn it green either);
+# * **max-warnings**: pytest's exit status 6 means ``--max-warnings`` was
+#   exceeded, and that is a failed gate, not an unexplained exit code;
+# * **coverage**: a total below ``fail_under`` fails, with coverage.py's own
+#   rounding and wording reproduced exactly (pytest-cov's ``--cov-fail-under``
+#   and ckdn's ``fail_under`` are each checked); the failure names the
+#   worst-covered files with their missing lines (:class:`WorstFiles`), so the
+#   reader knows where the gap is without opening the report.
 
 #: pytest's ``ExitCode.MAX_WARNINGS_ERROR``.
 MAX_WARNINGS_STATUS = 6
@@ -164,7 +166,6 @@ def _fail_under_precision(fail_under: float, precision: int) -> int:
     # coverage.py: at least enough decimal places to represent the threshold.
     if fail_under == int(fail_under):
         return precision
-    from decimal import Decimal
 
     exponent = Decimal(str(fail_under)).as_tuple().exponent
     assert isinstance(exponent, int)  # a finite number, checked when the config loaded
@@ -336,7 +337,6 @@ class WorstFiles:
         self.total += 1
         if not self.top:
             return
-        import bisect  # lazy: only a report with an uncovered file needs it
 
         # the count breaks a tie between two entries of one name (a tally never compares)
         bisect.insort(self.kept, ((*tally.rank(), self.total), tally), key=lambda kt: kt[0])

@@ -1,25 +1,24 @@
-"""The ``generic`` parser: exit code only.
-
-It promises no findings, so a nonzero exit code with nothing extracted is a
-plain ``fail`` (not ``error``), and it always asks for the log tail: without
-findings, the tail is the only evidence a reader gets. Its summary holds the
-log's size in lines (``log_lines``, a key consumers of the published parser
-read): it tells a reader how much the tail left out. Counting is one pass over
-the bytes in 1 MiB blocks, never decoded (about 5 ms per 10 MB, cached).
-"""
+"""The ``generic`` parser: exit code only."""
 
 from __future__ import annotations
 
+from ckdn.parsers._loglines import count_lines
 from ckdn.parsers.base import BaseParser, ParseContext, ParseResult
 
 __all__ = ["GenericParser"]
+
+# It promises no findings, so a nonzero exit code with nothing extracted is a
+# plain ``fail`` (not ``error``), and it always asks for the log tail: without
+# findings, the tail is the only evidence a reader gets. Its summary holds the
+# log's size in lines (``log_lines``, a key consumers of the published parser
+# read): it tells a reader how much the tail left out. Counting is one pass over
+# the bytes in 1 MiB blocks, never decoded (about 5 ms per 10 MB, cached).
 
 
 class GenericParser(BaseParser):
     name = "generic"
 
     def read(self, ctx: ParseContext) -> ParseResult:
-        from ckdn.parsers._loglines import count_lines  # lazy, as every log reader
 
         result = ParseResult(evidence_expected=False, wants_log_tail=True)
         try:

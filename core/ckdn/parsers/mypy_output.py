@@ -1,30 +1,4 @@
-"""The ``mypy`` parser: mypy's text output, or its NDJSON (``--output json``, mypy >= 1.11).
-
-Both go to stdout, so the log is the evidence; it is read line by line. Every
-line is tried as either form, because mypy prints some errors as text even
-under ``--output json`` ("x.py: error: Cannot read file", "Found 1 error ...").
-Errors are ``type_error`` findings; notes (and warnings) are counted, and a note
-right after an error becomes part of that error's detail.
-
-Every line must be mypy's: a diagnostic, an NDJSON record, "Found N errors",
-"Success: ...", mypy's messages about its invocation ("mypy: ...", argparse's
-"usage:" block, "There are no .py[i] files ..."), its configuration warnings
-("mypy.ini: [mypy]: Unrecognized option: ..."), its "Warning: ..." about a
-deprecated flag (quoted in a note), ``-v``'s "LOG:" lines or a report's
-"Generated ... report" line. Any other line (a traceback, a crash
-message, another tool's log) makes the log unreadable, at any exit code: in
-JSON mode a clean run prints nothing at all, so nothing else can tell such a
-log from a clean one. Guards besides: "Found N errors" and "Success: no issues
-found" are cross-checked; in text mode exit code 0 needs the "Success:" line;
-a message about the invocation or the configuration is never green (mypy did
-not check what was asked, or not as configured).
-
-``mypy --output json`` exits 1 when its only output is a note (``reveal_type``):
-mypy counts any line without ": note:" as an error, and an NDJSON record has
-none. Then the notes are what it failed on, so they become the findings
-(``type_note``; :class:`~ckdn.parsers._logtext.Lesser`). A torn NDJSON record
-makes the whole log unreadable: it contributes no findings and no counts.
-"""
+"""The ``mypy`` parser: mypy's text output, or its NDJSON (``--output json``, mypy >= 1.11)."""
 
 from __future__ import annotations
 
@@ -36,9 +10,9 @@ from typing import Any, ClassVar, Final, TypeGuard
 from ckdn.parsers._logtext import (
     BLANKS,
     DetailLines,
-    Lesser,
     LogSample,
     LongLines,
+    MinorDiagnostics,
     after,
     group,
     joined,
@@ -55,6 +29,31 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["MypyParser"]
+
+# Both go to stdout, so the log is the evidence; it is read line by line. Every
+# line is tried as either form, because mypy prints some errors as text even
+# under ``--output json`` ("x.py: error: Cannot read file", "Found 1 error ...").
+# Errors are ``type_error`` findings; notes (and warnings) are counted, and a note
+# right after an error becomes part of that error's detail.
+#
+# Every line must be mypy's: a diagnostic, an NDJSON record, "Found N errors",
+# "Success: ...", mypy's messages about its invocation ("mypy: ...", argparse's
+# "usage:" block, "There are no .py[i] files ..."), its configuration warnings
+# ("mypy.ini: [mypy]: Unrecognized option: ..."), its "Warning: ..." about a
+# deprecated flag (quoted in a note), ``-v``'s "LOG:" lines or a report's
+# "Generated ... report" line. Any other line (a traceback, a crash
+# message, another tool's log) makes the log unreadable, at any exit code: in
+# JSON mode a clean run prints nothing at all, so nothing else can tell such a
+# log from a clean one. Guards besides: "Found N errors" and "Success: no issues
+# found" are cross-checked; in text mode exit code 0 needs the "Success:" line;
+# a message about the invocation or the configuration is never green (mypy did
+# not check what was asked, or not as configured).
+#
+# ``mypy --output json`` exits 1 when its only output is a note (``reveal_type``):
+# mypy counts any line without ": note:" as an error, and an NDJSON record has
+# none. Then the notes are what it failed on, so they become the findings
+# (``type_note``; :class:`~ckdn.parsers._logtext.MinorDiagnostics`). A torn NDJSON record
+# makes the whole log unreadable: it contributes no findings and no counts.
 
 KIND = "type_error"
 LESSER_KINDS: Final = {"note": "type_note", "warning": "type_warning"}
@@ -137,7 +136,7 @@ class _Scan:
         self.ctx = ctx
         self.json_mode = ctx.options.get("format", "text") == "json"
         self.sink = ctx.sink()
-        self.lesser = Lesser(ctx.top)
+        self.minor = MinorDiagnostics(ctx.top)
         self.errors = 0
         self.notes = 0
         self.warnings = 0
@@ -176,10 +175,10 @@ class _Scan:
             if pending is not None and (path, line) == (pending.path, pending.line):
                 pending.detail.add(joined(f"{severity}: ", message))
                 return
-            lesser = _Error(path, line, self.ctx.location(path, line, col), message=message,
+            minor = _Error(path, line, self.ctx.location(path, line, col), message=message,
                             code=code, limit=self.ctx.max_snippet_lines,
                             kind=LESSER_KINDS.get(severity, "type_warning"))
-            self.lesser.add(lesser.finding())
+            self.minor.add(minor.finding())
             return
         self.flush()
         if path == _TOOL and line is None:
@@ -305,7 +304,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
     return result
 
 
-def _lesser(scan: _Scan) -> str:
+def _minor_counts(scan: _Scan) -> str:
     parts = [f"{scan.notes} note(s)"] if scan.notes else []
     if scan.warnings:
         parts.append(f"{scan.warnings} warning(s)")
@@ -343,8 +342,8 @@ def _guards(ctx: ParseContext, scan: _Scan, result: ParseResult) -> None:
     elif ctx.rc != 0 and not scan.errors and scan.tool_count:
         result.parser_ok = False  # mypy stopped before checking; its messages are quoted above
     elif ctx.rc != 0 and not scan.errors:
-        promoted = scan.lesser.promote(result, tool="mypy", rc=ctx.rc, found_rc=FOUND_RC,
-                                       what=_lesser(scan))
+        promoted = scan.minor.promote(result, tool="mypy", rc=ctx.rc, found_rc=FOUND_RC,
+                                       what=_minor_counts(scan))
         if not promoted and not scan.unknown.count:
             result.parser_ok = False
             notes.append(f"exit code {ctx.rc} but no mypy diagnostic in the log; "

@@ -1,19 +1,4 @@
-"""Every test's outcome in a pytest JUnit XML report, by node id.
-
-A digest lists failures; a shard merge must also know which tests *passed*, so
-that a test one shard passed and another failed is caught (a merge of the two
-is not green, nor red for a known reason: the shards disagree about the same
-test). The report a run of a ``pytest`` or ``coverage`` check wrote into its run
-dir has every testcase; this reads it again, streaming, for ids and outcomes
-only (no message, no text), with the node ids the ``pytest`` parser gives its
-findings (:func:`~ckdn.parsers._pytest_text.node_id`).
-
-A testcase's outcome is the worst of its elements: ``error`` (an ``<error>``,
-e.g. a failing fixture), then ``failed``, ``skipped`` (``xfailed`` for pytest's
-xfail marker), else ``passed``. The same id twice in one report (a setup error
-and a call failure are one testcase; parametrised ids are distinct) keeps the
-worst too, so one report never disagrees with itself.
-"""
+"""Every test's outcome in a pytest JUnit XML report, by node id."""
 
 from __future__ import annotations
 
@@ -24,6 +9,20 @@ from ckdn.parsers._pytest_text import node_id
 from ckdn.parsers._xml import XmlError, XmlReader
 
 __all__ = ["OUTCOMES", "TEST_PARSERS", "XmlError", "read_outcomes", "worse"]
+
+# A digest lists failures; a shard merge must also know which tests *passed*, so
+# that a test one shard passed and another failed is caught (a merge of the two
+# is not green, nor red for a known reason: the shards disagree about the same
+# test). The report a run of a ``pytest`` or ``coverage`` check wrote into its run
+# dir has every testcase; this reads it again, streaming, for ids and outcomes
+# only (no message, no text), with the node ids the ``pytest`` parser gives its
+# findings (:func:`~ckdn.parsers._pytest_text.node_id`).
+#
+# A testcase's outcome is the worst of its elements: ``error`` (an ``<error>``,
+# e.g. a failing fixture), then ``failed``, ``skipped`` (``xfailed`` for pytest's
+# xfail marker), else ``passed``. The same id twice in one report (a setup error
+# and a call failure are one testcase; parametrised ids are distinct) keeps the
+# worst too, so one report never disagrees with itself.
 
 #: Outcomes from best to worst; a merge compares them by name.
 OUTCOMES = ("passed", "skipped", "xfailed", "failed", "error")

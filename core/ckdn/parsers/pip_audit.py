@@ -1,32 +1,4 @@
-"""The ``pip_audit`` parser: ``pip-audit -f json -o {run_dir}/pip-audit.json``.
-
-Each known vulnerability of an audited dependency is a ``vulnerability``
-finding, except those ``--fix`` already upgraded away (pip-audit then exits 0;
-they are counted as ``fixed``).
-
-pip-audit exits 0 and says "No known vulnerabilities found" when it could not
-audit a dependency at all (not on PyPI, service answered 404): such a
-dependency lands in the report with a ``skip_reason``. Skipped dependencies,
-and a run that audited none, are unverified, not clean: a gate failure.
-``allow_skipped = true`` accepts every skipped dependency (and a run that audited
-none); ``allow_skipped = ["name", ...]`` accepts only those packages being
-skipped, names compared as PEP 503 normalises them (``Foo_Bar`` is ``foo-bar``);
-``allow_all_skipped = true`` accepts a run that audited no dependency (all
-skipped, or none listed) without accepting a skip otherwise.
-
-Guards: the count pip-audit prints ("Found N known vulnerabilities", "No known
-vulnerabilities found") must match the report; exit code 1 needs an unfixed
-vulnerability in the report, and any other code but 0 is not a pip-audit
-result. When the vulnerability service is unreachable, pip-audit exits 1 with a
-traceback and writes no report; the note quotes the log's last line, which
-names the cause.
-
-pip-audit prints its summary ("No known vulnerabilities found", "Found N known
-vulnerabilities ...") whenever it gets as far as writing the report, so exit
-code 0 needs that line: the audit's own completion evidence. An ``ERROR:`` or
-``CRITICAL:`` log line, or a Python traceback, beside the report makes it
-untrusted.
-"""
+"""The ``pip_audit`` parser: ``pip-audit -f json -o {run_dir}/pip-audit.json``."""
 
 from __future__ import annotations
 
@@ -34,9 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, NameSet, find_report, kind_of, unreadable
+from ckdn.parsers._jsonstream import JsonStream, NameSet, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
-from ckdn.parsers._packagename import normalise
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -47,6 +18,41 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["PipAuditParser"]
+
+# Each known vulnerability of an audited dependency is a ``vulnerability``
+# finding, except those ``--fix`` already upgraded away (pip-audit then exits 0;
+# they are counted as ``fixed``).
+#
+# pip-audit exits 0 and says "No known vulnerabilities found" when it could not
+# audit a dependency at all (not on PyPI, service answered 404): such a
+# dependency lands in the report with a ``skip_reason``. Skipped dependencies,
+# and a run that audited none, are unverified, not clean: a gate failure.
+# ``allow_skipped = true`` accepts every skipped dependency (and a run that audited
+# none); ``allow_skipped = ["name", ...]`` accepts only those packages being
+# skipped, names compared as PEP 503 normalises them (``Foo_Bar`` is ``foo-bar``);
+# ``allow_all_skipped = true`` accepts a run that audited no dependency (all
+# skipped, or none listed) without accepting a skip otherwise.
+#
+# Guards: the count pip-audit prints ("Found N known vulnerabilities", "No known
+# vulnerabilities found") must match the report; exit code 1 needs an unfixed
+# vulnerability in the report, and any other code but 0 is not a pip-audit
+# result. When the vulnerability service is unreachable, pip-audit exits 1 with a
+# traceback and writes no report; the note quotes the log's last line, which
+# names the cause.
+#
+# pip-audit prints its summary ("No known vulnerabilities found", "Found N known
+# vulnerabilities ...") whenever it gets as far as writing the report, so exit
+# code 0 needs that line: the audit's own completion evidence. An ``ERROR:`` or
+# ``CRITICAL:`` log line, or a Python traceback, beside the report makes it
+# untrusted.
+
+_SEPARATOR_RUNS: Final = re.compile(r"[-_.]+")
+
+
+def normalise(name: str) -> str:
+    """A package name as PEP 503 compares it: runs of ``-_.`` are one ``-``, lower case."""
+    return _SEPARATOR_RUNS.sub("-", name).lower()
+
 
 KIND = "vulnerability"
 #: pip-audit's summary on stderr: "Found 2 known vulnerabilities, ignored 1 in 1 package".

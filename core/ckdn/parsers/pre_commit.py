@@ -1,38 +1,9 @@
-"""The ``pre_commit`` parser: the text ``pre-commit run`` prints.
-
-pre-commit has no report file, so this parser reads its hook lines from the
-log, streamed::
-
-    check yaml...............................................................Passed
-    ruff.....................................................................Failed
-    - hook id: ruff
-    - exit code: 1
-    <blank line, the hook's output, blank line>
-    mypy.................................................(no files to check)Skipped
-
-Each ``Failed`` hook is a ``hook_failure`` (id: the hook id; detail: its output,
-bounded).
-
-pre-commit prints no closing summary, so the parser recognises the run by its
-shape instead, and reads anything else as not pre-commit's output: every hook
-line of one run is padded with dots to the same width, at least 79 columns
-(pre-commit's ``_compute_cols``: the longest hook name + 30, at least 80, less
-one); a hook's ``- hook id:`` lines and its output block (framed by blank
-lines) follow it; pre-commit's own log lines start with ``[INFO]``,
-``[WARNING]`` or ``[ERROR]``; its own failure ("An error has occurred: ...")
-ends the run. A line that fits none of these, a hook line of another width,
-an output block without its closing blank line and a last line without its
-newline (a log cut short) make the log unreadable. Further guards: a nonzero
-exit code must come with a ``Failed`` hook, and a run where every hook was
-skipped checked nothing (a gate failure unless ``allow_all_skipped = true``).
-
-Every test here is a string method, not a regular expression with nested
-repetition: one 200,000-character line costs what reading it costs.
-"""
+"""The ``pre_commit`` parser: the text ``pre-commit run`` prints."""
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
@@ -55,6 +26,35 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["PreCommitParser", "hook_line"]
+
+# pre-commit has no report file, so this parser reads its hook lines from the
+# log, streamed::
+#
+#     check yaml...............................................................Passed
+#     ruff.....................................................................Failed
+#     - hook id: ruff
+#     - exit code: 1
+#     <blank line, the hook's output, blank line>
+#     mypy.................................................(no files to check)Skipped
+#
+# Each ``Failed`` hook is a ``hook_failure`` (id: the hook id; detail: its output,
+# bounded).
+#
+# pre-commit prints no closing summary, so the parser recognises the run by its
+# shape instead, and reads anything else as not pre-commit's output: every hook
+# line of one run is padded with dots to the same width, at least 79 columns
+# (pre-commit's ``_compute_cols``: the longest hook name + 30, at least 80, less
+# one); a hook's ``- hook id:`` lines and its output block (framed by blank
+# lines) follow it; pre-commit's own log lines start with ``[INFO]``,
+# ``[WARNING]`` or ``[ERROR]``; its own failure ("An error has occurred: ...")
+# ends the run. A line that fits none of these, a hook line of another width,
+# an output block without its closing blank line and a last line without its
+# newline (a log cut short) make the log unreadable. Further guards: a nonzero
+# exit code must come with a ``Failed`` hook, and a run where every hook was
+# skipped checked nothing (a gate failure unless ``allow_all_skipped = true``).
+#
+# Every test here is a string method, not a regular expression with nested
+# repetition: one 200,000-character line costs what reading it costs.
 
 KIND = "hook_failure"
 NO_FILES: Final = "(no files to check)"
@@ -110,7 +110,6 @@ def hook_line(line: str) -> tuple[str, str, int] | None:
 def _width(text: str) -> int:
     if text.isascii():
         return len(text)
-    import unicodedata  # lazy: only a hook name beyond ASCII needs it
 
     return sum(2 if unicodedata.east_asian_width(c) in "FW" else 1 for c in text)
 

@@ -1,31 +1,4 @@
-"""The ``pylint`` parser: pylint's ``json2`` report (pylint >= 3.0).
-
-pylint's exit code is a bitmask (1 fatal, 2 error, 4 warning, 8 refactor,
-16 convention, 32 usage error), so the report and the exit code can be checked
-against each other exactly: every weighted message type in the report sets its
-bit, and nothing else does. ``info`` messages never set a bit; they are counted,
-never findings.
-
-Guards: a missing or empty report is ``parser_ok=False`` with a note quoting the
-log's last line (pylint says there why it stopped); ``statistics.messageTypeCount``
-must match the messages; an exit code with the usage-error bit, or a bit pylint
-never sets, is not a pylint result; and the weighted types the exit code names
-must be the ones the report holds.
-
-pylint exits 0 with weighted messages only when its own policy accepted them
-(``--exit-zero``, or a score at or above ``--fail-under``). Those messages carry
-no exit-code weight in that run, so they are counted, not findings; a project
-that wants ckdn to judge the score sets ``score_fail_under``. But a module
-pylint could not lint at all (a fatal message such as F0001 "No module named",
-or E0001 "Parsing failed") was never checked, and a report with
-``modulesLinted`` 0 checked nothing: unverified, not clean, so a gate failure
-unless ``allow_skipped = true``.
-
-The log is read too, for what it says beside the report: pylint's text
-messages (with ``,text`` in the output format) may not outnumber the report's,
-and a Python traceback means pylint (or a plugin) crashed. Either makes the
-report untrusted.
-"""
+"""The ``pylint`` parser: pylint's ``json2`` report (pylint >= 3.0)."""
 
 from __future__ import annotations
 
@@ -34,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, find_report, kind_of, unreadable
+from ckdn.parsers._jsonstream import JsonStream, find_report, kind_of, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, log_ends, plain_lines, quote
 from ckdn.parsers.base import (
     BaseParser,
@@ -47,6 +20,32 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["PylintParser"]
+
+# pylint's exit code is a bitmask (1 fatal, 2 error, 4 warning, 8 refactor,
+# 16 convention, 32 usage error), so the report and the exit code can be checked
+# against each other exactly: every weighted message type in the report sets its
+# bit, and nothing else does. ``info`` messages never set a bit; they are counted,
+# never findings.
+#
+# Guards: a missing or empty report is ``parser_ok=False`` with a note quoting the
+# log's last line (pylint says there why it stopped); ``statistics.messageTypeCount``
+# must match the messages; an exit code with the usage-error bit, or a bit pylint
+# never sets, is not a pylint result; and the weighted types the exit code names
+# must be the ones the report holds.
+#
+# pylint exits 0 with weighted messages only when its own policy accepted them
+# (``--exit-zero``, or a score at or above ``--fail-under``). Those messages carry
+# no exit-code weight in that run, so they are counted, not findings; a project
+# that wants ckdn to judge the score sets ``score_fail_under``. But a module
+# pylint could not lint at all (a fatal message such as F0001 "No module named",
+# or E0001 "Parsing failed") was never checked, and a report with
+# ``modulesLinted`` 0 checked nothing: unverified, not clean, so a gate failure
+# unless ``allow_skipped = true``.
+#
+# The log is read too, for what it says beside the report: pylint's text
+# messages (with ``,text`` in the output format) may not outnumber the report's,
+# and a Python traceback means pylint (or a plugin) crashed. Either makes the
+# report untrusted.
 
 KIND = "lint_violation"
 #: Message type -> its bit in pylint's exit code (pylint.constants.MSG_TYPES_STATUS).

@@ -1,28 +1,4 @@
-"""The ``pyright`` parser: the JSON document ``pyright --outputjson`` prints to stdout.
-
-The document is in the log, so the log is the artifact, streamed: a candidate
-document starts at a line opening a JSON object and runs to the closing brace at
-column 0 (pyright indents its JSON); that span of the log is then read as JSON,
-streamed too (:class:`~ckdn.parsers._jsonstream.JsonStream`), its diagnostics one
-at a time, so a document of any size costs bounded memory, and a single value
-too large to read is refused with a note. Errors are ``type_error``
-findings; warnings and information are counted (pyright exits 0 on them),
-except that with ``--warnings`` pyright exits 1 on a warning-only run, and then
-those warnings are the findings (``type_warning``).
-
-The log must hold exactly what pyright printed: one pyright document (an
-object with ``version``, ``time``, a ``generalDiagnostics`` list and a
-``summary`` with pyright's counts), and around it only pyright-python's own
-log lines. A second document (a rerun, another tool's JSON), or any other text
-(pyright's own complaints about its configuration, which it prints beside a
-clean document with exit code 0; a traceback; another tool's log) make the log
-unreadable, with a note quoting them.
-
-Guards besides: ``summary.errorCount`` / ``warningCount`` / ``informationCount``
-must match the diagnostics read; a log with no pyright document is
-``parser_ok=False``; a run that analysed no file (``filesAnalyzed: 0``) is a
-gate failure unless ``allow_no_files``.
-"""
+"""The ``pyright`` parser: the JSON document ``pyright --outputjson`` prints to stdout."""
 
 from __future__ import annotations
 
@@ -34,7 +10,7 @@ from typing import IO, Any, ClassVar, Final, TypeGuard
 from ckdn.documents.textcap import Cut
 from ckdn.parsers._jsonstream import JsonStream, TooLarge
 from ckdn.parsers._loglines import open_log
-from ckdn.parsers._logtext import Lesser, LogSample, LongLines
+from ckdn.parsers._logtext import LogSample, LongLines, MinorDiagnostics
 from ckdn.parsers.base import (
     BaseParser,
     Finding,
@@ -45,6 +21,29 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["Documents", "PyrightParser", "find_documents"]
+
+# The document is in the log, so the log is the artifact, streamed: a candidate
+# document starts at a line opening a JSON object and runs to the closing brace at
+# column 0 (pyright indents its JSON); that span of the log is then read as JSON,
+# streamed too (:class:`~ckdn.parsers._jsonstream.JsonStream`), its diagnostics one
+# at a time, so a document of any size costs bounded memory, and a single value
+# too large to read is refused with a note. Errors are ``type_error``
+# findings; warnings and information are counted (pyright exits 0 on them),
+# except that with ``--warnings`` pyright exits 1 on a warning-only run, and then
+# those warnings are the findings (``type_warning``).
+#
+# The log must hold exactly what pyright printed: one pyright document (an
+# object with ``version``, ``time``, a ``generalDiagnostics`` list and a
+# ``summary`` with pyright's counts), and around it only pyright-python's own
+# log lines. A second document (a rerun, another tool's JSON), or any other text
+# (pyright's own complaints about its configuration, which it prints beside a
+# clean document with exit code 0; a traceback; another tool's log) make the log
+# unreadable, with a note quoting them.
+#
+# Guards besides: ``summary.errorCount`` / ``warningCount`` / ``informationCount``
+# must match the diagnostics read; a log with no pyright document is
+# ``parser_ok=False``; a run that analysed no file (``filesAnalyzed: 0``) is a
+# gate failure unless ``allow_no_files``.
 
 KIND = "type_error"
 WARNING_KIND = "type_warning"
@@ -78,7 +77,7 @@ class PyrightParser(BaseParser):
 class _Doc:
     """One JSON object of the log, read as it streamed: its diagnostics already graded."""
 
-    __slots__ = ("ctx", "lesser", "lists", "odd", "sink", "summary", "tally", "time", "version")
+    __slots__ = ("ctx", "lists", "minor", "odd", "sink", "summary", "tally", "time", "version")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.ctx = ctx
@@ -87,7 +86,7 @@ class _Doc:
         self.summary: Any = None
         self.lists = 0  # generalDiagnostics arrays: pyright writes one
         self.sink = ctx.sink()
-        self.lesser = Lesser(ctx.top)
+        self.minor = MinorDiagnostics(ctx.top)
         self.tally = {"error": 0, "warning": 0, "information": 0}
         self.odd = 0  # diagnostics with no known severity
 
@@ -108,7 +107,7 @@ class _Doc:
         path = diag.get("file") or diag.get("uri") or ""
         message = diag.get("message")
         message = message if isinstance(message, str) else ""
-        target = self.sink if severity == "error" else self.lesser.sink
+        target = self.sink if severity == "error" else self.minor.sink
         if not target.wants():  # build only what the digest (or the tap) takes
             target.total += 1
         elif severity == "error":
@@ -295,7 +294,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         return ParseResult(parser_ok=False, notes=[
             f"exit code {ctx.rc} but no pyright --outputjson document in the log (the command "
             f"must include --outputjson){drift}; " + found.around.describe()])
-    summary, tally, lesser = doc.summary, doc.tally, doc.lesser
+    summary, tally, minor = doc.summary, doc.tally, doc.minor
     counts = {"errors": tally["error"], "warnings": tally["warning"],
               "info": tally["information"]}
     analysed = summary.get("filesAnalyzed")
@@ -319,7 +318,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
         notes.append("pyright checked nothing (filesAnalyzed is 0); set allow_no_files = true "
                      "if that is expected")
     if ctx.rc != 0 and not tally["error"]:
-        promoted = lesser.promote(result, tool="pyright", rc=ctx.rc, found_rc=FOUND_RC,
+        promoted = minor.promote(result, tool="pyright", rc=ctx.rc, found_rc=FOUND_RC,
                                   what=f"{tally['warning']} warning(s) (--warnings)")
         if not promoted and not result.gate_failures:
             notes.append(f"pyright exited {ctx.rc} without an error diagnostic; "

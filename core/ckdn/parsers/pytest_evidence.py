@@ -1,69 +1,22 @@
-"""The pytest plugin's evidence file: what a pytest session under ``ckdn run`` hands the parser.
+"""The pytest plugin's evidence file: the facts a pytest session under `ckdn run` hands over.
 
-When pytest runs as a ``ckdn run`` check, the runner exports ``CKDN_RUN_DIR``; the
-plugin (``pytest --ckdn-digest``) then writes the facts it took from pytest's
-own session hooks into ``$CKDN_RUN_DIR/ckdn-pytest.json`` instead of creating a
-run dir of its own, and the ``pytest`` parser prefers that file over JUnit XML.
-The outer process still owns the exit code: the file records the exit status
-pytest itself ended with, and :func:`parse_evidence` turns a disagreement with
-the real exit code into ``parser_ok=False`` (agree-or-alarm).
-
-The file is ckdn's own, versioned by :data:`SCHEMA` and validated strictly on
-read: a reader that guessed at a half-written or foreign file could report a
-clean run that never happened, so anything malformed is a :class:`ValueError`.
-It is streamed (:class:`~ckdn.parsers._jsonstream.JsonStream`), in two passes
-because the schema, which says how to read a finding, is written after the
-findings: all of them are validated, only the first ``keep`` are built, so a
-file of any shape up to :data:`MAX_EVIDENCE_BYTES` costs bounded memory.
-
-Cuts travel as data here too: a string the plugin cut (a :class:`Cut`) is
-written as ``{"cut": KEPT, "omitted": N}`` and read back as one, and a finding
-says how many snippet lines it left out (``detail_omitted``), so the digest's
-counts stay exact across the file.
-
-Format history:
-
-* ``ckdn.pytest-evidence/1`` -- ``schema``, ``exitstatus``, ``findings``,
-  ``findings_total``, ``summary``, ``notes``, ``gate_failures``, ``parser_ok``,
-  ``evidence_expected``, ``wants_log_tail``; every key always present.
-* ``ckdn.pytest-evidence/2`` -- every finding also has ``detail_omitted`` (an
-  integer >= 0); a finding's ``message`` and ``detail`` lines, a note and a gate
-  failure may be ``{"cut": str, "omitted": int >= 1}`` instead of a string. Both
-  versions are read (a pytest env may hold an older ckdn than the outer run);
-  /2 is written. A session the plugin stopped on SIGTERM records exit status
-  143, which agrees with a run ckdn stopped (124, 130, 128 + N).
-
-**Progress.** The evidence is written when the session ends, so a pytest that
-is killed (SIGKILL after the grace period, the OOM killer, a test calling
-``os._exit``) leaves none. So the plugin also keeps ``ckdn-pytest-progress.json``
-in the run dir: one small JSON line (:data:`PROGRESS_SCHEMA`), rewritten in
-place (one ``pwrite``) as each test starts and ends, naming the tests running
-and how many started, finished and failed. Written without ``fsync``: a killed
-process's writes are already the kernel's. The parser reads it only when there
-is no final evidence, to name the test that was running.
-
-Both files are read without following a symlink (``O_NOFOLLOW``) and only when
-they are regular files: a planted link is refused with a note, never read.
+Read strictly, streamed, never through a symlink: a reader that guessed at a half-written
+or foreign file could report a clean run that never happened (docs/pytest.md).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, cut
-from ckdn.parsers._evidence_file import (
-    LIST,
-    items_of,
-    json_bytes,
-    members_but,
-    open_no_follow,
-    read_no_follow,
-)
+from ckdn.evidence_files import NotRegular, open_regular, read_regular
+from ckdn.parsers._jsonstream import JsonStream, kind_of
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 
@@ -72,6 +25,106 @@ __all__ = ["EVIDENCE_FILE", "MAX_EVIDENCE_BYTES", "PROGRESS_FILE", "PROGRESS_SCH
            "evidence_result", "parse_evidence", "read_evidence", "read_no_follow",
            "read_progress"]
 
+# -- reading ckdn's own files: regular files only, streamed in two passes (the schema,
+# which says how to read a finding, is written after the findings) --------------------
+
+LIST = object()  # in place of the streamed array in the first pass: it is an array
+OTHER = object()  # in place of a streamed member that is not an array, or a key not read
+
+
+def no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON: the plugin never writes them, so the file was tampered."""
+    raise ValueError(f"not JSON: {name}")
+
+
+def open_no_follow(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the regular file at ``path``; :class:`ValueError` for a symlink or
+    anything else (a FIFO does not block the open: ``O_NONBLOCK``)."""
+    try:
+        return open_regular(path)
+    except NotRegular as exc:
+        raise _refused(exc) from None
+
+
+def _refused(exc: NotRegular) -> ValueError:
+    if exc.errno in (errno.ELOOP, errno.EMLINK):
+        return ValueError("it is a symlink: refused (never read through a symlink)")
+    return ValueError("not a regular file: refused")
+
+
+def read_no_follow(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, never through a symlink.
+
+    :class:`ValueError` when it is refused (a symlink, not a regular file, larger
+    than ``limit`` bytes); :class:`OSError` when it cannot be read at all. A FIFO
+    does not block the open (``O_NONBLOCK``), it is refused like any non-file.
+    """
+    try:
+        data = read_regular(path, limit)
+    except NotRegular as exc:
+        raise _refused(exc) from None
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data
+
+
+def json_bytes(data: bytes) -> Any:
+    """A small file's JSON, strictly (UTF-8, no NaN): :class:`ValueError` saying what is wrong."""
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=no_constant)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (byte offset {exc.start})") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+
+
+def _stream(handle: IO[str]) -> JsonStream:
+    return JsonStream(handle, parse_constant=no_constant)
+
+
+def members_but(handle: IO[str], streamed: str, keys: frozenset[str]) -> dict[str, Any]:
+    """Pass 1: the top-level object's members in ``keys``, decoded, but ``streamed``
+    (:data:`LIST` or :data:`OTHER` in its place); others are :data:`OTHER`, unread."""
+    reader = _stream(handle)
+    kind = kind_of(reader)
+    if kind != "dict":
+        raise ValueError(f"top level must be an object, not {kind}")
+    doc: dict[str, Any] = {}
+    for key in reader.members():
+        if key in doc:
+            raise ValueError(f"key {key!r} appears twice")
+        if key == streamed:
+            doc[key] = LIST if reader.peek() == "[" else OTHER
+        else:
+            doc[key] = reader.value() if key in keys else OTHER
+    reader.finish()
+    return doc
+
+
+def items_of(handle: IO[str], streamed: str) -> Iterator[Any]:
+    """Pass 2: the items of the top-level array ``streamed``, one at a time."""
+    reader = _stream(handle)
+    for key in reader.members():
+        if key == streamed:
+            yield from reader.items()
+    reader.finish()
+
+
+# -- the evidence --------------------------------------------------------------------------
+
+# Format history:
+#
+# * ``ckdn.pytest-evidence/1`` -- ``schema``, ``exitstatus``, ``findings``,
+#   ``findings_total``, ``summary``, ``notes``, ``gate_failures``, ``parser_ok``,
+#   ``evidence_expected``, ``wants_log_tail``; every key always present.
+# * ``ckdn.pytest-evidence/2`` -- every finding also has ``detail_omitted`` (an
+#   integer >= 0); a finding's ``message`` and ``detail`` lines, a note and a gate
+#   failure may be ``{"cut": str, "omitted": int >= 1}`` instead of a string. Both
+#   versions are read (a pytest env may hold an older ckdn than the outer run);
+#   /2 is written. A session the plugin stopped on SIGTERM records exit status
+#   143, which agrees with a run ckdn stopped (124, 130, 128 + N).
 EVIDENCE_FILE = "ckdn-pytest.json"
 SCHEMA = "ckdn.pytest-evidence/2"
 _READ = frozenset({"ckdn.pytest-evidence/1", SCHEMA})

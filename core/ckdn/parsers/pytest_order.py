@@ -1,18 +1,4 @@
-"""The order of a pytest run's findings, the same whoever read the run: JUnit or the plugin.
-
-Reports arrive in execution order, which pytest-randomly shuffles and
-pytest-xdist races, so a digest ordered by arrival changes from run to run with
-the same failures. Findings are ordered by what names them instead:
-
-1. problems outside any test (collection errors, a JUnit ``<failure>`` outside a
-   ``<testcase>``), by id;
-2. tests, by node id (runs of digits compared as numbers, so ``test_p[2]``
-   comes before ``test_p[10]``), setup before call before teardown;
-3. pytest's own crash (``INTERNALERROR``) and anything else last.
-
-Only the first ``keep`` of that order are built and kept (:class:`Smallest`);
-the rest are counted, so a million failures cost constant memory.
-"""
+"""The order of a pytest run's findings, the same whoever read the run: JUnit or the plugin."""
 
 from __future__ import annotations
 
@@ -24,6 +10,19 @@ from typing import Any, Generic, TypeVar
 from ckdn.parsers.base import Finding
 
 __all__ = ["INTERNAL", "OUTSIDE", "PHASES", "TEST", "Smallest", "numbered", "order_key"]
+
+# Reports arrive in execution order, which pytest-randomly shuffles and
+# pytest-xdist races, so a digest ordered by arrival changes from run to run with
+# the same failures. Findings are ordered by what names them instead:
+#
+# 1. problems outside any test (collection errors, a JUnit ``<failure>`` outside a
+#    ``<testcase>``), by id;
+# 2. tests, by node id (runs of digits compared as numbers, so ``test_p[2]``
+#    comes before ``test_p[10]``), setup before call before teardown;
+# 3. pytest's own crash (``INTERNALERROR``) and anything else last.
+#
+# Only the first ``keep`` of that order are built and kept (:class:`Smallest`);
+# the rest are counted, so a million failures cost constant memory.
 
 #: The groups, in the order they are shown.
 OUTSIDE = 0

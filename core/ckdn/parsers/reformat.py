@@ -1,19 +1,4 @@
-"""The ``reformat`` parser: the text of ``black --check`` or ``ruff format --check``.
-
-Neither formatter writes a report, so the log is the evidence, read line by
-line. Files the formatter would change are ``format_violation`` findings; files
-it could not format at all (a syntax error, an undecodable file) are
-``format_error`` findings, because ``ruff format --check`` exits 2 on a syntax
-error while still printing "N files already formatted": the error line is the
-only thing telling that run apart from a clean one. The formatter's own summary
-is cross-checked against the lines found, and exit code 0 needs a clean marker
-("would be left unchanged", "already formatted"): a log with no verdict is never
-read as clean. Every line must be the formatter's: a finding and its detail, a
-summary, black's "All done!" / "Oh no!" banner, a ``warning:`` line; any other
-line (a traceback, an error this parser does not know, another tool's log)
-makes the log unreadable, and so does black's failure banner ("Oh no! 💥 💔 💥")
-with exit code 0.
-"""
+"""The ``reformat`` parser: the text of ``black --check`` or ``ruff format --check``."""
 
 from __future__ import annotations
 
@@ -33,6 +18,20 @@ from ckdn.parsers._logtext import (
 from ckdn.parsers.base import BaseParser, Option, ParseContext, ParseResult
 
 __all__ = ["ReformatParser"]
+
+# Neither formatter writes a report, so the log is the evidence, read line by
+# line. Files the formatter would change are ``format_violation`` findings; files
+# it could not format at all (a syntax error, an undecodable file) are
+# ``format_error`` findings, because ``ruff format --check`` exits 2 on a syntax
+# error while still printing "N files already formatted": the error line is the
+# only thing telling that run apart from a clean one. The formatter's own summary
+# is cross-checked against the lines found, and exit code 0 needs a clean marker
+# ("would be left unchanged", "already formatted"): a log with no verdict is never
+# read as clean. Every line must be the formatter's: a finding and its detail, a
+# summary, black's "All done!" / "Oh no!" banner, a ``warning:`` line; any other
+# line (a traceback, an error this parser does not know, another tool's log)
+# makes the log unreadable, and so does black's failure banner ("Oh no! 💥 💔 💥")
+# with exit code 0.
 
 VIOLATION = "format_violation"
 ERROR = "format_error"

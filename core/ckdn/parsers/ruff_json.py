@@ -1,21 +1,4 @@
-"""The ``ruff`` parser: ``ruff check --output-format json --output-file {run_dir}/ruff.json``.
-
-Every entry of ruff's JSON array is a ``lint_violation``: ruff exits 1 exactly
-when it reports something, so there is no severity to filter. The report is
-decoded element by element (:class:`~ckdn.parsers._jsonstream.JsonStream`)
-instead of with one ``json.load``: 100,000 diagnostics are ~45 MB of JSON, which
-``json.load`` turns into ~200 MB of objects (and no less time), while the digest
-keeps only ``top`` findings and a few counts; streamed, the parser stays near
-20 MB, and an entry too large to read (a 1 GiB message) is refused unread.
-
-Guards: a missing report is ``parser_ok=False`` with a note quoting the log's
-first lines (where ruff says why it stopped, such as an unknown rule selector);
-an entry without filename, message or location is format drift; the verdict
-ruff prints ("Found N errors.", "All checks passed!") must match the report;
-an error ruff reports in its log ("error: ...", "ruff failed", a crash) is
-never beside a report that can be trusted, whatever the report holds; and a
-run that found no Python files is a gate failure unless ``allow_no_files``.
-"""
+"""The ``ruff`` parser: ``ruff check --output-format json --output-file {run_dir}/ruff.json``."""
 
 from __future__ import annotations
 
@@ -24,8 +7,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
-from ckdn.parsers._jsonreport import JsonStream, unreadable
-from ckdn.parsers._jsonstream import CHUNK
+from ckdn.parsers._jsonstream import CHUNK, JsonStream, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers.base import (
@@ -40,6 +22,22 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["RuffParser", "iter_json_array"]
+
+# Every entry of ruff's JSON array is a ``lint_violation``: ruff exits 1 exactly
+# when it reports something, so there is no severity to filter. The report is
+# decoded element by element (:class:`~ckdn.parsers._jsonstream.JsonStream`)
+# instead of with one ``json.load``: 100,000 diagnostics are ~45 MB of JSON, which
+# ``json.load`` turns into ~200 MB of objects (and no less time), while the digest
+# keeps only ``top`` findings and a few counts; streamed, the parser stays near
+# 20 MB, and an entry too large to read (a 1 GiB message) is refused unread.
+#
+# Guards: a missing report is ``parser_ok=False`` with a note quoting the log's
+# first lines (where ruff says why it stopped, such as an unknown rule selector);
+# an entry without filename, message or location is format drift; the verdict
+# ruff prints ("Found N errors.", "All checks passed!") must match the report;
+# an error ruff reports in its log ("error: ...", "ruff failed", a crash) is
+# never beside a report that can be trusted, whatever the report holds; and a
+# run that found no Python files is a gate failure unless ``allow_no_files``.
 
 KIND = "lint_violation"
 #: ruff's own count, when the log carries it ("Found 3 errors.", "Found 3 errors

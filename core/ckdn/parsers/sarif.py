@@ -1,28 +1,4 @@
-"""The ``sarif`` parser: any SARIF 2.1.0 log (semgrep, ruff, ty, gitleaks, trivy, ...).
-
-``fail_levels`` is the project's policy: results at those levels are findings
-(``sarif_<level>``), every other result is counted in the summary. The level of
-a result is worked out the way SARIF 2.1.0 (section 3.27.10) says, because
-producers rely on it: semgrep writes no level on results at all, only
-``defaultConfiguration.level`` on its rules. So: the result's own ``level``;
-else ``none`` for a result whose ``kind`` is not ``fail``; else the level a run
-invocation's ``ruleConfigurationOverrides`` gives its rule; else the rule's
-``defaultConfiguration.level`` (the rule found by ``rule`` / ``ruleIndex`` /
-``ruleId`` in ``tool.driver`` or ``tool.extensions``); else ``warning``.
-
-A nonzero exit code with no result at ``fail_levels`` (ty and ``semgrep
---error`` fail on warnings) makes every result a finding: the exit code knows
-about them, and a parser never hides what the exit code knows.
-
-A log that is not SARIF 2.1.0, a run without a results array, and a tool that
-reports it did not execute successfully (``executionSuccessful: false`` or an
-``error``-level execution notification, as semgrep writes for a broken rule
-file) are unreadable evidence: ``parser_ok=False``, as is a missing or
-undecodable log (the note quotes the tool's last log line). So is a SARIF log
-beside a tool log that says otherwise (a crash, the producer's own error line,
-a count that differs from the results): what that means per producer is
-:mod:`ckdn.parsers._sarif_log`'s.
-"""
+"""The ``sarif`` parser: any SARIF 2.1.0 log (semgrep, ruff, ty, gitleaks, trivy, ...)."""
 
 from __future__ import annotations
 
@@ -32,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Final, TypeGuard
 from urllib.parse import unquote, urlsplit
 
-from ckdn.parsers._jsonreport import JsonStream, find_report, unreadable
+from ckdn.parsers._jsonstream import JsonStream, find_report, unreadable
 from ckdn.parsers._logtext import log_ends
 from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers._sarif_log import log_disagreements
@@ -47,6 +23,29 @@ from ckdn.parsers.base import (
 )
 
 __all__ = ["SarifParser", "effective_level"]
+
+# ``fail_levels`` is the project's policy: results at those levels are findings
+# (``sarif_<level>``), every other result is counted in the summary. The level of
+# a result is worked out the way SARIF 2.1.0 (section 3.27.10) says, because
+# producers rely on it: semgrep writes no level on results at all, only
+# ``defaultConfiguration.level`` on its rules. So: the result's own ``level``;
+# else ``none`` for a result whose ``kind`` is not ``fail``; else the level a run
+# invocation's ``ruleConfigurationOverrides`` gives its rule; else the rule's
+# ``defaultConfiguration.level`` (the rule found by ``rule`` / ``ruleIndex`` /
+# ``ruleId`` in ``tool.driver`` or ``tool.extensions``); else ``warning``.
+#
+# A nonzero exit code with no result at ``fail_levels`` (ty and ``semgrep
+# --error`` fail on warnings) makes every result a finding: the exit code knows
+# about them, and a parser never hides what the exit code knows.
+#
+# A log that is not SARIF 2.1.0, a run without a results array, and a tool that
+# reports it did not execute successfully (``executionSuccessful: false`` or an
+# ``error``-level execution notification, as semgrep writes for a broken rule
+# file) are unreadable evidence: ``parser_ok=False``, as is a missing or
+# undecodable log (the note quotes the tool's last log line). So is a SARIF log
+# beside a tool log that says otherwise (a crash, the producer's own error line,
+# a count that differs from the results): what that means per producer is
+# :mod:`ckdn.parsers._sarif_log`'s.
 
 LEVELS: Final = ("error", "warning", "note", "none")
 VERSION = "2.1.0"

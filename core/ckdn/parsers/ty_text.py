@@ -1,19 +1,4 @@
-"""The ``ty`` parser: ``ty check`` terminal text, full or ``--output-format concise``.
-
-ty writes no report file, so the log is read line by line. Error (and fatal)
-diagnostics are ``type_error`` findings. ty exits 1 on warnings too, unless
-``--exit-zero-on-warning``: so with exit code 1 its warnings are what it failed
-on, and they are findings as well (``type_warning``); with exit code 0 they are
-counted. Info diagnostics never fail a run: counted.
-
-ty ends every run with its verdict, "Found N diagnostics" or "All checks
-passed!", so a log without one was cut short (or ty stopped: "ty failed"): it
-is unreadable and contributes no findings and no counts. Outside a
-diagnostic's block every line must be ty's (the verdict, "WARN No python
-files found ...", ``-v``'s "INFO" / "DEBUG" / "TRACE" lines); any other line is
-another tool's, and the log is unreadable. "Found N diagnostics" must equal
-the diagnostics read.
-"""
+"""The ``ty`` parser: ``ty check`` terminal text, full or ``--output-format concise``."""
 
 from __future__ import annotations
 
@@ -35,6 +20,20 @@ from ckdn.parsers._logtext import (
 from ckdn.parsers.base import BaseParser, Option, ParseContext, ParseResult
 
 __all__ = ["TyParser"]
+
+# ty writes no report file, so the log is read line by line. Error (and fatal)
+# diagnostics are ``type_error`` findings. ty exits 1 on warnings too, unless
+# ``--exit-zero-on-warning``: so with exit code 1 its warnings are what it failed
+# on, and they are findings as well (``type_warning``); with exit code 0 they are
+# counted. Info diagnostics never fail a run: counted.
+#
+# ty ends every run with its verdict, "Found N diagnostics" or "All checks
+# passed!", so a log without one was cut short (or ty stopped: "ty failed"): it
+# is unreadable and contributes no findings and no counts. Outside a
+# diagnostic's block every line must be ty's (the verdict, "WARN No python
+# files found ...", ``-v``'s "INFO" / "DEBUG" / "TRACE" lines); any other line is
+# another tool's, and the log is unreadable. "Found N diagnostics" must equal
+# the diagnostics read.
 
 KIND = "type_error"
 WARNING_KIND = "type_warning"

@@ -1,26 +1,25 @@
-"""A cgroup v2 of the check's own, where ckdn may make one beside its own cgroup.
-
-Whatever session or process group a process moves to, it stays in its cgroup, and
-its children are born in it: so every process of the check found there is stopped
-(Linux 5.14+ kills all of it at once with ``cgroup.kill``), and a run that reclaims
-the lock of a dead one finds the whole of the dead run's tree in it.
-
-ckdn may make one where its own cgroup is writable: as root, or in a cgroup a
-service manager delegated to the user. Where not (most containers, most CI runners,
-an ordinary user session), there is none, and nothing but this lookup is tried.
-
-Moving a process between cgroups makes the kernel wait for an RCU grace period
-first (about 10 ms here, on a kernel without ``favordynmods``), so the tree is not
-moved at spawn time (a trivial run would pay it), but once the leader, still
-running after the first quiet look, has started a child, and only where ckdn could
-not become the tree's subreaper (``_strays.contain``). Processes that left the tree
-before then are not in it.
-"""
+"""A cgroup v2 of the check's own, where ckdn may make one beside its own cgroup."""
 
 from __future__ import annotations
 
 import errno
 import os
+
+# Whatever session or process group a process moves to, it stays in its cgroup, and
+# its children are born in it: so every process of the check found there is stopped
+# (Linux 5.14+ kills all of it at once with ``cgroup.kill``), and a run that reclaims
+# the lock of a dead one finds the whole of the dead run's tree in it.
+#
+# ckdn may make one where its own cgroup is writable: as root, or in a cgroup a
+# service manager delegated to the user. Where not (most containers, most CI runners,
+# an ordinary user session), there is none, and nothing but this lookup is tried.
+#
+# Moving a process between cgroups makes the kernel wait for an RCU grace period
+# first (about 10 ms here, on a kernel without ``favordynmods``), so the tree is not
+# moved at spawn time (a trivial run would pay it), but once the leader, still
+# running after the first quiet look, has started a child, and only where ckdn could
+# not become the tree's subreaper (``_strays.contain``). Processes that left the tree
+# before then are not in it.
 
 #: Where cgroup v2 may be mounted: a unified host, then a hybrid one.
 CGROUP_MOUNTS = ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")

@@ -1,20 +1,4 @@
-"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it.
-
-The child leads its own session, so one ``killpg`` reaches everything that stays in
-its group. What leaves the group (``setsid``, a double fork) is reached another way
-(:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
-loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
-
-Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
-pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
-reports through a pipe.
-
-Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
-tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
-child; anywhere else (spawning, stopping the tree, sealing the log) it just records
-the request, so a second Ctrl-C can never abort the clean-up. A host's
-:class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
-"""
+"""The child's tree (its exit as a pollable fd, its group, its cgroup) and what asks to stop it."""
 
 from __future__ import annotations
 
@@ -25,13 +9,33 @@ import signal
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from types import FrameType
+    from typing import Protocol
 
     from ckdn._lite.spawn import Process
     from ckdn.process._cgroup import Cgroup
-    from ckdn.process._strays import Reaper
     from ckdn.process.stop import StopRequest
+
+    class Subreaper(Protocol):
+        """ckdn as the tree's subreaper (``_strays.Reaper``), given back when the run ends."""
+
+        def restore(self) -> None: ...
+
+# The child leads its own session, so one ``killpg`` reaches everything that stays in
+# its group. What leaves the group (``setsid``, a double fork) is reached another way
+# (:class:`Tree`: ckdn as a child subreaper, a cgroup of the check's own); the lazily
+# loaded ``_strays`` finds and stops it, and only a tree with something left loads it.
+#
+# Waiting sleeps in ``poll`` on a pidfd (the exit wakes it at once, so a fast check
+# pays no polling floor); where there is no pidfd a thread blocks in ``waitpid`` and
+# reports through a pipe.
+#
+# Ctrl-C, SIGTERM and SIGHUP to ckdn while a check runs are a request to stop the
+# tree, never an abort (:class:`Stops`): the handler interrupts only the wait for the
+# child; anywhere else (spawning, stopping the tree, sealing the log) it just records
+# the request, so a second Ctrl-C can never abort the clean-up. A host's
+# :class:`~ckdn.process.stop.StopRequest` counts as Ctrl-C, with the host's reason.
 
 _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 #: Replaced by tests to exercise the waiter-thread fallback of other platforms.
@@ -71,7 +75,7 @@ class Child:
 
     def _start_waiter(self) -> int:
         """Elsewhere a thread blocks in waitpid and reports the exit through a pipe."""
-        import threading  # lazy: only without pidfd
+        import threading  # here: only a kernel without pidfd needs the thread
 
         read_fd, write_fd = os.pipe()
 
@@ -117,10 +121,28 @@ def live_members(pgid: int) -> int | None:
         return 0  # the cheap, usual answer: no scan of /proc
     except PermissionError:
         pass
-    from ckdn.process._strays import group_members  # lazy: only a group with members left
-
     members = group_members(pgid)
     return None if members is None else len(members)
+
+
+_GONE = (b"Z", b"X")  # a zombie writes nothing
+
+
+def group_members(pgid: int) -> list[int] | None:
+    """The live processes of group ``pgid``, from /proc; None without /proc."""
+    try:
+        names = os.listdir("/proc")
+    except FileNotFoundError:
+        return None
+    return [pid for pid, fields in live_processes(names) if int(fields[2]) == pgid]
+
+
+def live_processes(names: Iterable[str]) -> Iterable[tuple[int, list[bytes]]]:
+    """(pid, stat fields) of each live process named in ``names``."""
+    for name in names:
+        if name.isdigit() and (fields := stat_fields(int(name))) is not None \
+                and fields[0] not in _GONE:
+            yield int(name), fields
 
 
 def stat_fields(pid: int) -> list[bytes] | None:
@@ -190,7 +212,7 @@ class Tree:
     def __init__(self, on_spawn: Callable[[dict[str, object]], None] | None) -> None:
         self.on_spawn = on_spawn
         self.cgroup: Cgroup | None = None
-        self.reaper: Reaper | None = None
+        self.reaper: Subreaper | None = None
         self.found: dict[int, int] = {}
         self.decided = False
 
@@ -198,26 +220,21 @@ class Tree:
         if self.on_spawn is not None:
             self.on_spawn(identity(pid, self.cgroup))
 
-    def outside(self, child: Child) -> list[int]:
-        """The tree's live processes outside the group, as far as ckdn can see them."""
+    def may_reach_outside(self, child: Child) -> bool:
+        """Whether anything of the tree may be left outside the group (no /proc scan):
+        false, the usual answer, leaves the stopping code (``_strays``) unloaded."""
         if self.cgroup is not None:
-            if not self.cgroup.populated():
-                return []
-        elif not (self.reaper or self.found or child.proc.returncode is None
-                  or live_members(child.pid) != 0):
-            return []  # nothing of the tree is left where ckdn could look
-        from ckdn.process import _strays  # lazy: only a tree with something left needs it
+            return self.cgroup.populated()
+        return bool(self.reaper or self.found or child.proc.returncode is None
+                    or live_members(child.pid) != 0)
 
-        return _strays.outside(self, child)
-
-    def watch(self, child: Child) -> None:
-        """At a quiet look: once the leader has started a child, reach what leaves the group."""
+    def first_child_started(self, child: Child) -> bool:
+        """At a quiet look: whether the leader, still running, has now started a child
+        (true once), the moment to reach what leaves the group (``_strays.contain``)."""
         if self.decided or child.proc.returncode is not None or not has_children(child.pid):
-            return
+            return False
         self.decided = True
-        from ckdn.process import _strays
-
-        _strays.contain(self, child)
+        return True
 
     def close(self) -> None:
         if self.reaper:

@@ -1,18 +1,4 @@
-"""What is still running once a run is over: writers of its sealed log, a dead run's tree.
-
-Both are rare, and both are looked for by scanning ``/proc``, so this module is
-loaded only when there is something to look for:
-
-* The log is sealed only once nothing has it open for writing
-  (``LogHash.open_for_writing``: one ``fcntl``, so every run can ask). A process still
-  holding it, whatever ckdn's tree stop missed, is found by its descriptors and
-  stopped; one ckdn cannot or must not stop (another user's, or the host's own
-  process) leaves a sealed *copy* in the log's place, and writes on into the
-  original, which no longer has a name.
-* A run whose ``ckdn`` was SIGKILLed leaves its tree running. Its lock record
-  names the tree (``_group.identity``); the next run of the check stops what is
-  still alive of it before it starts (:func:`left_running`).
-"""
+"""What is still running once a run is over: writers of its sealed log, a dead run's tree."""
 
 from __future__ import annotations
 
@@ -20,13 +6,26 @@ import os
 
 from ckdn.process._cgroup import cgroup_pids, kill_all, made_by_ckdn, remove
 from ckdn.process._group import boot_id, stat_fields
-from ckdn.process._strays import how, stop_pids
+from ckdn.process._strays import stop_pids, stop_signals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ckdn.process._loghash import LogHash
+
+# Both are rare, and both are looked for by scanning ``/proc``, so this module is
+# loaded only when there is something to look for:
+#
+# * The log is sealed only once nothing has it open for writing
+#   (``LogHash.open_for_writing``: one ``fcntl``, so every run can ask). A process still
+#   holding it, whatever ckdn's tree stop missed, is found by its descriptors and
+#   stopped; one ckdn cannot or must not stop (another user's, or the host's own
+#   process) leaves a sealed *copy* in the log's place, and writes on into the
+#   original, which no longer has a name.
+# * A run whose ``ckdn`` was SIGKILLed leaves its tree running. Its lock record
+#   names the tree (``_group.identity``); the next run of the check stops what is
+#   still alive of it before it starts (:func:`left_running`).
 
 
 def stop_writers(log: LogHash, grace: float) -> list[str]:
@@ -41,7 +40,7 @@ def stop_writers(log: LogHash, grace: float) -> list[str]:
         killed, left = stop_pids(others, grace)
         if len(left) < len(others):
             notes.append(f"stopped {len(others) - len(left)} process(es) still writing into"
-                          f" the log after the check ended ({how(killed, grace)})")
+                          f" the log after the check ended ({stop_signals(killed, grace)})")
     still = log.open_for_writing()
     if still is None:  # the kernel cannot say here: look again
         still = bool(writers(where.st_dev, where.st_ino))
@@ -132,7 +131,7 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
         if cgroup is not None:
             kill_all(cgroup)
         notes.append(f"stopped {len(pids) - len(left)} process(es) the dead run left running"
-                     f" (its process group {pgid}; {how(killed, grace)})")
+                     f" (its process group {pgid}; {stop_signals(killed, grace)})")
         if left:
             notes.append(f"could not stop {len(left)} process(es) the dead run left running"
                          f" (pid {', '.join(map(str, sorted(left)))})")

@@ -1,11 +1,4 @@
-"""SHA-256 and size of ``full.log``, computed while the child writes it, and its seal.
-
-Sealing a 2 GB log then costs only its tail, in constant memory. A small log is
-hashed once at the end with the builtin SHA-256: loading OpenSSL costs more than
-hashing it (bench/bench_runner.py). The hash is only true if nothing writes into the
-log afterwards: :meth:`LogHash.open_for_writing` asks the kernel, in one ``fcntl``,
-whether anything still has it open for writing (``_leftovers`` deals with what does).
-"""
+"""SHA-256 and size of ``full.log``, computed while the child writes it, and its seal."""
 
 from __future__ import annotations
 
@@ -22,6 +15,12 @@ if TYPE_CHECKING:
         def update(self, data: memoryview, /) -> None: ...
 
         def hexdigest(self) -> str: ...
+
+# Sealing a 2 GB log then costs only its tail, in constant memory. A small log is
+# hashed once at the end with the builtin SHA-256: loading OpenSSL costs more than
+# hashing it (bench/bench_runner.py). The hash is only true if nothing writes into the
+# log afterwards: :meth:`LogHash.open_for_writing` asks the kernel, in one ``fcntl``,
+# whether anything still has it open for writing (``_leftovers`` deals with what does).
 
 _CHUNK = 1 << 20  # read size while following the log
 _SMALL_CHUNK = 64 << 10  # read size for a log hashed once at the end
@@ -40,7 +39,7 @@ def _sha256(*, small: bool) -> _Hash:
                 return hasher
             except ImportError:
                 continue
-    import hashlib  # lazy: loading OpenSSL is the cost avoided above
+    import hashlib  # here: loading OpenSSL is the cost avoided above
 
     return hashlib.sha256()
 

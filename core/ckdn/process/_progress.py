@@ -1,9 +1,4 @@
-"""The one live status line ``ckdn run`` draws on a terminal's stderr while a check runs.
-
-Check name, elapsed time and log size, redrawn in place a few times a second and
-erased before the digest is printed. Imported only when stderr is a terminal:
-agents and CI never load it.
-"""
+"""The one live status line ``ckdn run`` draws on a terminal's stderr while a check runs."""
 
 from __future__ import annotations
 
@@ -12,6 +7,10 @@ import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from typing import TextIO
+
+# Check name, elapsed time and log size, redrawn in place a few times a second and
+# erased before the digest is printed. Imported only when stderr is a terminal:
+# agents and CI never load it.
 
 
 _PROGRESS_EVERY = 0.25

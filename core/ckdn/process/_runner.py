@@ -1,25 +1,4 @@
-"""One check's process, as a pipeline: spawn, follow the log, wait, stop the tree, seal the log.
-
-Why it is built this way:
-
-* The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
-  grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
-  exactly the bytes the tool wrote.
-* The child leads its own session, so one ``killpg`` reaches everything that
-  stays in its group; what leaves it stays in the check's cgroup where ckdn may
-  make one, and is adopted by ckdn elsewhere (``_group``, ``_strays``). The tree
-  is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and after a clean exit
-  when something is still running; the log is sealed only once nothing has it
-  open for writing (``_loghash``, ``_leftovers``), so its hash stays true.
-* Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
-  check pays no polling floor (``_group``).
-* The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
-  in constant memory (``_loghash``).
-* A signal to ckdn is a request to stop the tree, never an abort (``_group``).
-
-How the process ended is data: an :class:`Exit` with the real code (or a synthetic
-124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
-"""
+"""One check's process, as a pipeline: spawn, follow the log, wait, stop the tree, seal the log."""
 
 from __future__ import annotations
 
@@ -36,10 +15,31 @@ from ckdn.process._loghash import LogHash
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from types import ModuleType
 
     from ckdn._lite.spawn import Process
     from ckdn.process._progress import Progress
     from ckdn.process.stop import StopRequest
+
+# Why it is built this way:
+#
+# * The child's stdout and stderr *are* ``full.log`` (never a pipe), so a
+#   grandchild that keeps the log open cannot hang ckdn, and the bytes on disk are
+#   exactly the bytes the tool wrote.
+# * The child leads its own session, so one ``killpg`` reaches everything that
+#   stays in its group; what leaves it stays in the check's cgroup where ckdn may
+#   make one, and is adopted by ckdn elsewhere (``_group``, ``_strays``). The tree
+#   is stopped on timeout, on Ctrl-C / SIGTERM / SIGHUP, and after a clean exit
+#   when something is still running; the log is sealed only once nothing has it
+#   open for writing (``_loghash``, ``_leftovers``), so its hash stays true.
+# * Waiting sleeps in ``poll`` on a pidfd: the exit wakes it at once, so a fast
+#   check pays no polling floor (``_group``).
+# * The log is hashed while it grows, so sealing a 2 GB log costs only its tail,
+#   in constant memory (``_loghash``).
+# * A signal to ckdn is a request to stop the tree, never an abort (``_group``).
+#
+# How the process ended is data: an :class:`Exit` with the real code (or a synthetic
+# 124 / 130 / 127 / 126), never prose; :mod:`ckdn.reconcile` reads it.
 
 #: The shell's codes for a command that timed out, was interrupted, was not
 #: found, or could not be executed: ckdn reports them as the run's ``rc``.
@@ -78,7 +78,7 @@ class Exit(Record):
 
 
 @record
-class Ran(Record):
+class FinishedRun(Record):
     """A finished run: how it ended, and the identity of the log it left."""
 
     __slots__ = ("exit", "finished_at", "log_bytes", "log_sha256", "started_at")
@@ -105,8 +105,8 @@ def run_process(
     stop: StopRequest | None = None,
     on_spawn: Callable[[dict[str, object]], None] | None = None,
     private: bool = True,
-) -> Ran:
-    """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always return a :class:`Ran`.
+) -> FinishedRun:
+    """Run ``argv`` (no shell) with stdout+stderr in ``log_path``; always a :class:`FinishedRun`.
 
     Whatever the child does (missing, crashing, hanging, ignoring SIGTERM, leaving
     processes behind in any session) and however ckdn is told to stop, the tree is
@@ -150,7 +150,7 @@ def run_process(
             ended = ended.noted(notes).called_off(stops.signum, stops.words())
     finally:
         log.close()
-    return Ran(ended.exit(timeout), sha256, size, started_at, finished_at)
+    return FinishedRun(ended.exit(timeout), sha256, size, started_at, finished_at)
 
 
 def stop_left_running(record: Mapping[str, object] | None, *, grace: float = 3.0) -> list[str]:
@@ -162,7 +162,7 @@ def stop_left_running(record: Mapping[str, object] | None, *, grace: float = 3.0
     """
     if not record:
         return []
-    from ckdn.process._leftovers import left_running  # lazy: only after a dead run
+    from ckdn.process._leftovers import left_running  # here: only after a dead run
 
     return left_running(record, grace)
 
@@ -171,6 +171,7 @@ def _seal(log: LogHash, grace: float) -> tuple[str, int, list[str]]:
     """The log's hash and size, once nothing can write into it any more; the notes."""
     notes = []
     if log.open_for_writing() is not False:  # the usual answer is one fcntl
+        # Imported here: only a log something still writes into needs the leftovers' code.
         from ckdn.process._leftovers import stop_writers
 
         notes = stop_writers(log, grace)
@@ -280,9 +281,7 @@ def _supervise(
             progress.clear()
         return _conclude(child, tree, cause, stops, start=start, timeout=timeout, grace=grace)
     except BaseException:
-        from ckdn.process._strays import stop_tree
-
-        stop_tree(child, tree, grace=0.0)  # a failure in ckdn itself must not orphan the tree
+        _stopping().stop_tree(child, tree, grace=0.0)  # ckdn's own failure must not orphan it
         raise
     finally:
         if progress is not None:
@@ -299,7 +298,7 @@ def _progress_line(label: str, start: float) -> Progress | None:
         terminal = False
     if not terminal:
         return None
-    from ckdn.process._progress import Progress
+    from ckdn.process._progress import Progress  # here: only a terminal shows the line
 
     return Progress(stream, label, start)
 
@@ -323,7 +322,8 @@ def _wait(
         busy = log.follow()
         now = time.monotonic()
         if now >= watch_at:
-            tree.watch(child)
+            if tree.first_child_started(child):
+                _stopping().contain(tree, child)
             watch_at = now + _IDLE_FIRST
         pause = 0.0 if busy else idle
         if progress is not None:
@@ -355,23 +355,22 @@ def _conclude(
     if cause == "exited":
         rc = child.reap()
         live = live_members(child.pid)
-        if live != 0 or tree.outside(child):
-            from ckdn.process._strays import how, stop_tree
-
-            killed = stop_tree(child, tree, grace)
+        if live != 0 or (tree.may_reach_outside(child) and _stopping().outside(tree, child)):
+            strays = _stopping()
+            killed = strays.stop_tree(child, tree, grace)
             count = "" if live is None else f"{live + len(tree.found)} "
             beyond = _outside(tree, ", {} of them outside its process group")
             notes.append(f"stopped {count}leftover process(es) still running after the command"
-                         f" exited{beyond} ({how(killed, grace)})")
+                         f" exited{beyond} ({strays.stop_signals(killed, grace)})")
     else:
-        from ckdn.process._strays import how, stop_tree
-
-        tree.outside(child)  # the processes that left the group, found while the leader lives
-        killed = stop_tree(child, tree, grace)
+        strays = _stopping()
+        strays.outside(tree, child)  # what left the group, found while the leader lives
+        killed = strays.stop_tree(child, tree, grace)
         signum = stops.signum or signal.SIGINT
         why = f"timed out after {timeout:g}s" if cause == "timeout" else stops.words()
         beyond = _outside(tree, " and {} process(es) outside it")
-        notes.append(f"{why}; stopped the process group{beyond} ({how(killed, grace)})")
+        notes.append(f"{why}; stopped the process group{beyond} "
+                     f"({strays.stop_signals(killed, grace)})")
         rc = RC_TIMEOUT if cause == "timeout" else 128 + signum
     return _Ended(
         rc,
@@ -380,6 +379,15 @@ def _conclude(
         timed_out=cause == "timeout",
         interrupted=cause == "signal",
     )
+
+
+def _stopping() -> ModuleType:
+    """The code that contains and stops a tree with something left (``_strays``)."""
+    # Imported here, the one way in: a run whose command exits cleanly and starts nothing
+    # else never needs it (nor the cgroup code it brings).
+    from ckdn.process import _strays
+
+    return _strays
 
 
 def _outside(tree: Tree, words: str) -> str:

@@ -1,24 +1,4 @@
-"""Stopping a check's tree, with the processes that left its group, and whatever still writes.
-
-Loaded only when something is left to stop (a timeout, Ctrl-C, leftovers after the
-command exited) or the leader has started a child: a run that ends cleanly and starts
-nothing else never imports it. What it finds:
-
-* the process group, by ``killpg``;
-* once ckdn is a child subreaper (:class:`Reaper`), every orphan of the tree: the
-  kernel hands it to ckdn instead of to init, so a process whose parent exited is
-  found under ckdn whatever session it moved to; where ckdn may not be one, every
-  process in a cgroup of the check's own, where ckdn may make one (``_cgroup``);
-* always, the descendants of what is left (the leader while it runs, the group's
-  live members).
-
-Both the subreaper and the cgroup are put in place by :func:`contain`, lazily: a
-process that leaves the tree before then (a double fork in the command's first
-milliseconds) is found only if it holds the log open (``_leftovers``).
-
-A process is known by its pid and start time, so a pid reused meanwhile is never
-signalled. Log writers and a dead run's leftovers are ``_leftovers``.
-"""
+"""Stopping a check's tree, with the processes that left its group, and whatever still writes."""
 
 from __future__ import annotations
 
@@ -28,15 +8,41 @@ import time
 
 from ckdn.process import _group
 from ckdn.process._cgroup import Cgroup, cgroup_pids
-from ckdn.process._group import _KILL_SETTLE, Child, Tree, stat_fields
+from ckdn.process._group import (
+    _GONE,
+    _KILL_SETTLE,
+    Child,
+    Tree,
+    group_members,
+    live_processes,
+    stat_fields,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+# Loaded only when something is left to stop (a timeout, Ctrl-C, leftovers after the
+# command exited) or the leader has started a child: a run that ends cleanly and starts
+# nothing else never imports it. What it finds:
+#
+# * the process group, by ``killpg``;
+# * once ckdn is a child subreaper (:class:`Reaper`), every orphan of the tree: the
+#   kernel hands it to ckdn instead of to init, so a process whose parent exited is
+#   found under ckdn whatever session it moved to; where ckdn may not be one, every
+#   process in a cgroup of the check's own, where ckdn may make one (``_cgroup``);
+# * always, the descendants of what is left (the leader while it runs, the group's
+#   live members).
+#
+# Both the subreaper and the cgroup are put in place by :func:`contain`, lazily: a
+# process that leaves the tree before then (a double fork in the command's first
+# milliseconds) is found only if it holds the log open (``_leftovers``).
+#
+# A process is known by its pid and start time, so a pid reused meanwhile is never
+# signalled. Log writers and a dead run's leftovers are ``_leftovers``.
+
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
-_GONE = (b"Z", b"X")  # a zombie writes nothing
 
 
 def stop_tree(child: Child, tree: Tree, grace: float) -> bool:
@@ -56,7 +62,8 @@ def stop_tree(child: Child, tree: Tree, grace: float) -> bool:
     return True
 
 
-def how(killed: bool, grace: float) -> str:
+def stop_signals(killed: bool, grace: float) -> str:
+    """The signals a stop sent, for its note: ``SIGTERM, then SIGKILL after 3s``."""
     return f"SIGTERM, then SIGKILL after {grace:g}s" if killed else "SIGTERM"
 
 
@@ -78,7 +85,7 @@ def _wait_empty(child: Child, tree: Tree, deadline: float, signum: int = 0) -> b
     With ``signum``, a process that turns up meanwhile (forked while the others died) gets
     it too."""
     pause = 0.001
-    while _group_alive(child.pid) or tree.outside(child):
+    while _group_alive(child.pid) or outside(tree, child):
         now = time.monotonic()
         if now >= deadline:
             return False
@@ -100,25 +107,10 @@ def _group_alive(pgid: int) -> bool:
     return members is None or bool(members)
 
 
-def group_members(pgid: int) -> list[int] | None:
-    """The live processes of group ``pgid``, from /proc; None without /proc."""
-    try:
-        names = os.listdir("/proc")
-    except FileNotFoundError:
-        return None
-    return [pid for pid, fields in _processes(names) if int(fields[2]) == pgid]
-
-
-def _processes(names: Iterable[str]) -> Iterable[tuple[int, list[bytes]]]:
-    """(pid, stat fields) of each live process named in ``names``."""
-    for name in names:
-        if name.isdigit() and (fields := stat_fields(int(name))) is not None \
-                and fields[0] not in _GONE:
-            yield int(name), fields
-
-
 def outside(tree: Tree, child: Child) -> list[int]:
     """The tree's live processes outside the group (the leader's), as far as ckdn can see."""
+    if not tree.may_reach_outside(child):
+        return []
     pgid, me = child.pid, os.getpid()
     roots = [me] if tree.reaper else [pgid, *(group_members(pgid) or ())]
     candidates = [*descendants(roots), *tree.found]
@@ -187,7 +179,7 @@ def children(pid: int) -> list[int]:
                 found.extend(int(each) for each in listing.read().split())
         except FileNotFoundError:
             if os.path.isdir(f"/proc/{pid}/task/{task}"):  # a kernel without the listing
-                return [kid for kid, fields in _processes(os.listdir("/proc"))
+                return [kid for kid, fields in live_processes(os.listdir("/proc"))
                         if int(fields[1]) == pid]
         except OSError:
             continue
@@ -234,7 +226,7 @@ class Reaper:
         try:
             if os.listdir("/proc/self/task") != [str(me)] or children(me) != [leader]:
                 return None
-            import ctypes  # lazy: a run whose command starts nothing else never pays for it
+            import ctypes  # here: a run whose command starts nothing else never pays for it
 
             prctl = ctypes.CDLL(None, use_errno=True).prctl
         except (OSError, ImportError, AttributeError):  # no /proc, no ctypes, not Linux

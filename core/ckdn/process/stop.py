@@ -1,21 +1,21 @@
-"""A host's way to stop a check that runs in one of its worker threads.
-
-Ctrl-C reaches ``ckdn run`` as a signal, and the runner stops the check's
-process group. A host that runs checks in worker threads (tox runs each env in
-one) gets the signal in its main thread, where ckdn's handler is not: it hands
-the run a :class:`StopRequest` and calls :meth:`~StopRequest.request` when it is
-interrupted. The run then ends exactly as after Ctrl-C: the tree stopped, rc 130,
-``interrupted``, the evidence written, with a note giving the host's reason.
-
-The request wakes the waiting runner at once: it is a pipe the runner polls
-beside the child's exit, not a flag it would have to look at on a timer.
-"""
+"""A host's way to stop a check that runs in one of its worker threads."""
 
 from __future__ import annotations
 
 import os
+import threading
 
 __all__ = ["StopRequest"]
+
+# Ctrl-C reaches ``ckdn run`` as a signal, and the runner stops the check's
+# process group. A host that runs checks in worker threads (tox runs each env in
+# one) gets the signal in its main thread, where ckdn's handler is not: it hands
+# the run a :class:`StopRequest` and calls :meth:`~StopRequest.request` when it is
+# interrupted. The run then ends exactly as after Ctrl-C: the tree stopped, rc 130,
+# ``interrupted``, the evidence written, with a note giving the host's reason.
+#
+# The request wakes the waiting runner at once: it is a pipe the runner polls
+# beside the child's exit, not a flag it would have to look at on a timer.
 
 
 class StopRequest:
@@ -25,7 +25,6 @@ class StopRequest:
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._write_fd, False)
         self.reason: str | None = None
-        import threading  # lazy: the process room is on `ckdn run`'s path; stop requests are not
 
         # request() may race close() from another thread: never write to a closed fd,
         # whose number may belong to another file by then.

@@ -1,153 +1,52 @@
 """Secrets kept out of what a reader sees: the digest, the findings file, meta's command.
 
-An agent reads the digest, and whatever a tool printed reaches the model, so
-every string a digest, an aggregate or ``findings.jsonl`` carries from a tool's
-output is redacted when the document is built (``[REDACTED:rule]`` in place of
-the secret), and the command meta.json and ``ckdn checks`` show has its
-secret-looking values redacted. The rules (docs/security.md):
-
-* ``env``: the values (8+ characters, not a path) of the variables in the
-  check's environment whose names look secret (:func:`secret_name`: ``*TOKEN*``,
-  ``*SECRET*``, ``*PASSWORD*``, ``*PASSWD*``, ``*KEY*``, and the names
-  ``[run.redact].names`` adds), and their URL-, JSON- and base64-encoded forms;
-* the providers' token shapes, keyed by a literal they contain
-  (:mod:`ckdn.redact._rules`), PEM private key blocks (:mod:`ckdn.redact._pem`);
-* ``[run.redact.patterns]``, and the generic ``high-entropy`` rule when asked.
-
-This module is what a green run needs of it, without ``re``: the settings, the
-name test, and :class:`Redaction`, which screens a text with string searches
-and builds the redactor (:mod:`ckdn.redact._text`) only for a text that may
-hold a secret. A green ``true`` check carries no such text; its command is
-screened token by token (:meth:`Redaction.argv`).
+:class:`Redaction` screens a text with string searches and builds the ``re``-based
+redactor only for a text that may hold a secret (a green run has none); docs/security.md.
 """
 
 from __future__ import annotations
 
+import os
+
+from ckdn.errors import CkdnError
+from ckdn.redact._settings import (
+    ANCHORS,
+    DEFAULT,
+    ENTROPY_RULE,
+    LOWERED_ANCHORS,
+    MIN_SECRET,
+    PASSWORD_PROGRAMS,
+    SECRET_WORDS,
+    RedactSettings,
+    marker,
+    secret_name,
+    secret_option,
+    secret_values,
+)
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from ckdn.redact._text import Redactor
 
 __all__ = [
+    "ANCHORS",
+    "ARGV_RULE",
     "DEFAULT",
     "ENTROPY_RULE",
+    "LOWERED_ANCHORS",
     "MIN_SECRET",
+    "PASSWORD_PROGRAMS",
     "SECRET_WORDS",
     "RedactSettings",
     "Redaction",
     "marker",
+    "redact_argv",
     "secret_name",
     "secret_option",
     "secret_values",
 ]
-
-#: Words that make a variable's name look secret (upper-cased name contains one).
-SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY")
-#: Shorter values are not redacted by name: too many ordinary words would go.
-MIN_SECRET = 8
-ENTROPY_RULE = "high-entropy"
-#: Literals one of which every built-in pattern match contains (the anchors of
-#: :data:`ckdn.redact._rules.BUILTIN` and the PEM rule; a test holds them equal).
-ANCHORS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-           "xox", "k_live_", "AIza", "npm_", "pypi-Ag", "eyJ", "://",
-           "PRIVATE KEY")
-#: Anchors of the case-insensitive rules, searched in the lowered text.
-LOWERED_ANCHORS = ("secret_access_key", "secretaccesskey", "secret-access-key", "_authtoken",
-                   "authorization", "bearer")
-
-
-def marker(rule: str) -> str:
-    """What a redacted secret reads as."""
-    return f"[REDACTED:{rule}]"
-
-
-class RedactSettings:
-    """``[run].redact``: on by default; ``full_log`` redacts full.log too; ``allow`` values
-    are never redacted; ``names`` are more variable names (``*`` globs) whose values are
-    secrets; ``patterns`` are ``(rule name, regular expression)`` pairs.
-
-    Frozen and compared by value, written out rather than a :mod:`ckdn._lite.record`:
-    this module is on every run's path, and making a record class costs as much as
-    the rest of the module.
-    """
-
-    __slots__ = ("allow", "enabled", "full_log", "high_entropy", "names", "patterns")
-    enabled: bool
-    full_log: bool
-    high_entropy: bool
-    allow: tuple[str, ...]
-    names: tuple[str, ...]
-    patterns: tuple[tuple[str, str], ...]
-
-    def __init__(self, enabled: bool = True, full_log: bool = False,  # noqa: PLR0917
-                 high_entropy: bool = False, allow: tuple[str, ...] = (),
-                 names: tuple[str, ...] = (),
-                 patterns: tuple[tuple[str, str], ...] = ()) -> None:
-        for name, value in zip(self.__slots__, (tuple(allow), enabled, full_log,
-                                                high_entropy, tuple(names), tuple(patterns)),
-                               strict=True):
-            object.__setattr__(self, name, value)
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"RedactSettings is frozen: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not RedactSettings:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"RedactSettings({fields})"
-
-
-DEFAULT = RedactSettings()
-
-
-def secret_name(name: str, extra: Iterable[str] = ()) -> bool:
-    """Whether a variable called ``name`` holds a secret: a secret word in it, or one of
-    the ``extra`` names (``*`` matches any run of characters; case-insensitive)."""
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS) or any(
-        _glob(pattern.upper(), upper) for pattern in extra)
-
-
-def _glob(pattern: str, name: str) -> bool:
-    """``fnmatch`` for ``*`` alone (fnmatch is not on the run path)."""
-    parts = pattern.split("*")
-    if len(parts) == 1:
-        return pattern == name
-    if not (name.startswith(parts[0]) and name.endswith(parts[-1])):
-        return False
-    position = len(parts[0])
-    for part in parts[1:-1]:
-        found = name.find(part, position)
-        if found < 0:
-            return False
-        position = found + len(part)
-    return position <= len(name) - len(parts[-1])
-
-
-def _path_like(value: str) -> bool:
-    return value.startswith(("/", "~", "./", "../"))
-
-
-def secret_values(env: Mapping[str, str], settings: RedactSettings = DEFAULT
-                  ) -> tuple[str, ...]:
-    """The values to redact of ``env``: secret names, 8+ characters, not a path, not
-    allowlisted; longest first, each once."""
-    allow = set(settings.allow)
-    found = {value for name, value in env.items()
-             if len(value) >= MIN_SECRET and value not in allow and not _path_like(value)
-             and secret_name(name, settings.names)}
-    return tuple(sorted(found, key=lambda value: (-len(value), value)))
 
 
 class Redaction:
@@ -179,8 +78,6 @@ class Redaction:
     @property
     def values(self) -> tuple[str, ...]:
         if self._values is None:
-            import os
-
             self._values = secret_values(os.environ if self._env is None else self._env,
                                          self.settings)
         return self._values
@@ -189,6 +86,8 @@ class Redaction:
     def redactor(self) -> Redactor:
         """The whole machinery, built on first need (imports ``re``)."""
         if self._redactor is None:
+            # Imported here, the one way in: `re` and the patterns cost every green run,
+            # and only a text that may hold a secret needs them.
             from ckdn.redact._text import Redactor
 
             self._redactor = Redactor(secrets=self.values, allow=self.settings.allow,
@@ -238,13 +137,11 @@ class Redaction:
         return self.redactor.lines(items, edges)
 
     def argv(self, argv: Sequence[str]) -> list[str]:
-        """A command with its secret-looking values redacted (:mod:`ckdn.redact._argv`)."""
+        """A command with its secret-looking values redacted (:func:`redact_argv`)."""
         if not self.settings.enabled:
             return list(argv)
         if not _argv_may_hold(argv, self):
             return list(argv)
-        from ckdn.redact._argv import redact_argv
-
         own = self.fork()
         shown = redact_argv(argv, own)
         self.command_counts = own.counts
@@ -264,7 +161,8 @@ class Redaction:
         raw log as it was sealed."""
         if not (self.settings.enabled and self.settings.full_log):
             return sha256, size
-        from ckdn.errors import CkdnError
+        # Imported here: rewriting full.log streams it through the redactor (`re`, threads),
+        # which only `[run.redact].full_log` asks for.
         from ckdn.redact._stream import rewrite
 
         own = self.fork()
@@ -294,34 +192,6 @@ def _counted(counts: Mapping[str, int]) -> str:
     return f"{total} secret{'s' if total != 1 else ''} ({rules})"
 
 
-#: Words of an option name (``--api-token``, ``--db_password``) that say its value is a
-#: secret; :data:`NOT_A_VALUE` endings say it takes a file or a flag instead.
-OPTION_WORDS = frozenset({"token", "secret", "password", "passwd", "passphrase", "apikey",
-                          "credential", "credentials", "auth"})
-OPTION_COMPOUNDS = ("api-key", "api_key", "access-key", "access_key", "private-key",
-                    "private_key", "secret-key", "secret_key")
-NOT_A_VALUE = ("-file", "_file", "-stdin", "-env", "-path", "-prompt", "-command", "-cmd",
-               "-helper", "-type", "-url", "_url", "-dir")
-#: Programs whose short options take a password (``-p`` is not one elsewhere:
-#: ``pytest -p plugin``); their tokens are screened by name.
-PASSWORD_PROGRAMS = frozenset({"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
-                               "mysqlcheck", "mariadb", "mariadb-dump", "mariadb-admin",
-                               "sshpass", "redis-cli", "curl", "wget", "docker", "podman",
-                               "openssl"})
-
-
-def secret_option(name: str) -> bool:
-    """Whether an option called ``name`` (``--api-token``, ``-password``, ``DB_PASSWORD``)
-    takes a secret as its value."""
-    low = name.lstrip("-").lower()
-    if not low or low.startswith(("no-", "no_")) or low.endswith(NOT_A_VALUE):
-        return False
-    if any(compound in low for compound in OPTION_COMPOUNDS):
-        return True
-    words = low.replace("_", "-").replace(".", "-").split("-")
-    return any(word in OPTION_WORDS for word in words)
-
-
 def _argv_may_hold(argv: Sequence[str], redaction: Redaction) -> bool:
     """Whether any rule could touch ``argv``: string searches only, no ``re``."""
     for token in argv:
@@ -335,3 +205,76 @@ def _argv_may_hold(argv: Sequence[str], redaction: Redaction) -> bool:
         if token.rpartition("/")[2] in PASSWORD_PROGRAMS:
             return True
     return False
+
+
+# -- a command line, for meta.json and `ckdn checks` ----------------------------------------
+
+ARGV_RULE = "argv"
+_MYSQL = frozenset(PASSWORD_PROGRAMS - {"sshpass", "redis-cli", "curl", "wget", "docker",
+                                        "podman", "openssl"})
+#: (program, short option): the next token (or the rest of this one) is a password.
+_SHORT = {"sshpass": "-p", "redis-cli": "-a", "docker login": "-p", "podman login": "-p"}
+_USER = ("-u", "--user", "--proxy-user")  # curl and wget: user:password
+
+
+def redact_argv(argv: Sequence[str], redaction: Redaction) -> list[str]:
+    """``argv`` with its secret-looking values redacted: each token through the text rules,
+    then the command-line ones (docs/security.md lists them)."""
+    out: list[str] = []
+    program = ""
+    pending = ""  # what the next token is: "" (itself), "value" (a secret), "user" (user:pw)
+    for token in argv:
+        base = token.rpartition("/")[2]
+        if base in PASSWORD_PROGRAMS and not token.startswith("-"):
+            program, pending = base, ""
+            out.append(token)
+        elif program in ("docker", "podman") and token == "login":  # noqa: S105
+            program += " login"  # `docker run -p 8080:80` publishes a port
+            out.append(token)
+        elif pending == "value" and not token.startswith("-"):
+            out.append(_hidden(redaction))
+            pending = ""
+        elif pending == "user":
+            out.append(_user(token, redaction))
+            pending = ""
+        else:
+            shown, pending = _token(token, program, redaction)
+            out.append(shown)
+    return out
+
+
+def _token(token: str, program: str, redaction: Redaction) -> tuple[str, str]:
+    """One token as shown, and what the next one is (see :func:`redact_argv`)."""
+    head, equals, value = token.partition("=")
+    named = head.lstrip("-")
+    if equals and value and named.replace("-", "_").isidentifier() and (
+            secret_option(head) or (head == named and secret_name(head, redaction.settings.names))):
+        return f"{head}={_hidden(redaction)}", ""
+    if token.startswith("--") and not equals and secret_option(token):
+        return token, "value"
+    short = "-p" if program in _MYSQL else _SHORT.get(program)
+    if short is not None and token.startswith(short) and not token.startswith("--"):
+        if token != short:
+            return short + _hidden(redaction), ""
+        # `mysql -p` alone prompts: the next token is a database, not a password
+        return token, "" if program in _MYSQL else "value"
+    if program in ("curl", "wget"):
+        if token in _USER:
+            return token, "user"
+        if token.startswith("-u") and not token.startswith("--"):
+            return "-u" + _user(token[2:], redaction), ""
+        if equals and head in _USER[1:]:
+            return f"{head}={_user(value, redaction)}", ""
+    if program == "openssl" and token.startswith("pass:") and len(token) > 5:
+        return "pass:" + _hidden(redaction), ""
+    return redaction.text(token), ""
+
+
+def _user(token: str, redaction: Redaction) -> str:
+    user, colon, password = token.partition(":")
+    return f"{user}:{_hidden(redaction)}" if colon and password else token
+
+
+def _hidden(redaction: Redaction) -> str:
+    redaction.counts[ARGV_RULE] = redaction.counts.get(ARGV_RULE, 0) + 1
+    return marker(ARGV_RULE)

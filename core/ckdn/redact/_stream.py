@@ -1,21 +1,15 @@
-"""Redacting a whole log as a stream, in bounded memory, whatever its size.
-
-The log is read in blocks and redacted a range of whole lines at a time (a
-secret never spans a line break, but a key block, whose open state is carried
-from one range to the next), so a token a block edge splits is redacted as if
-the log were read whole. A line longer than :data:`MAX_LINE` is cut into pieces
-at a space, tab or comma at least :data:`OVERLAP` characters before the piece's
-end, so only a run of more than that many characters with no such separator
-(no credential is one) can be split. Bytes round-trip exactly: the text is
-decoded with ``surrogateescape``, so invalid UTF-8 comes out as it went in.
-"""
+"""Redacting a whole log as a stream, in bounded memory, whatever its size."""
 
 from __future__ import annotations
 
-from ckdn.redact import marker
-from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
-from ckdn.redact._pem import pem_spans
-from ckdn.redact._text import PRIVATE_KEY, candidate_lines
+import hashlib
+import queue
+import re
+import threading
+
+from ckdn.evidence_files import open_regular
+from ckdn.redact._settings import marker
+from ckdn.redact._text import PEM_ANCHOR, PRIVATE_KEY, candidate_lines, pem_spans
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -24,6 +18,15 @@ if TYPE_CHECKING:
     from ckdn.redact._text import Redactor
 
 __all__ = ["BLOCK", "MAX_LINE", "OVERLAP", "redacted_chunks", "rewrite"]
+
+# The log is read in blocks and redacted a range of whole lines at a time (a
+# secret never spans a line break, but a key block, whose open state is carried
+# from one range to the next), so a token a block edge splits is redacted as if
+# the log were read whole. A line longer than :data:`MAX_LINE` is cut into pieces
+# at a space, tab or comma at least :data:`OVERLAP` characters before the piece's
+# end, so only a run of more than that many characters with no such separator
+# (no credential is one) can be split. Bytes round-trip exactly: the text is
+# decoded with ``surrogateescape``, so invalid UTF-8 comes out as it went in.
 
 BLOCK = 4 << 20
 MAX_LINE = 1 << 20
@@ -66,7 +69,6 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
     """Replace the log at ``path`` by its redacted copy through ``write`` (an atomic
     writer of chunks); its sha256 (hex) and size. ``OSError`` if it cannot be read: it
     is opened never through a symlink, and only as a regular file."""
-    import hashlib
 
     sha = hashlib.sha256()
     sizes = [0]
@@ -77,7 +79,6 @@ def rewrite(path: str, write: Callable[[str, Iterator[bytes]], object], redactor
             sizes[0] += len(chunk)
             yield chunk
 
-    from ckdn.regular import open_regular
 
     with open(open_regular(path), "rb") as handle:
         write(path, chunks(handle.read))
@@ -92,8 +93,6 @@ def _ahead(chunks: Iterator[bytes], depth: int = 2) -> Generator[bytes, None, No
     chunks; an error in the thread is raised here; a consumer that stops early
     (the write failed) stops the thread.
     """
-    import queue
-    import threading
 
     channel: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
     stop = threading.Event()
@@ -274,7 +273,6 @@ def _common_lines(raw: bytes, needles: list[tuple[bytes, bytes]]) -> dict[int, i
         if len(group) == 1:
             lines.update(candidate_lines(raw, group))
             continue
-        import re
 
         tails = b"|".join(re.escape(needle[2:]) for needle in group)
         for match in re.finditer(re.escape(head) + b"(?:" + tails + b")", raw):

@@ -1,29 +1,32 @@
-"""The redactor: every rule's spans in a text, merged, replaced by ``[REDACTED:rule]``.
-
-All rules look at the same original text and report spans; overlapping spans
-are merged and the merged span is replaced once, named after the rule whose
-span starts first (the earlier rule in :data:`ckdn.redact._rules.BUILTIN` on a
-tie). So a rule never reads another's marker, a secret two rules find is
-counted once, and the order of the rules decides nothing but a name.
-
-A span that covers line breaks keeps them (one marker per line), so a log
-redacted line by line or whole has the same lines, and a redacted full.log's
-line numbers are the raw log's.
-"""
+"""The redactor: every rule's spans in a text, merged, replaced by ``[REDACTED:rule]``."""
 
 from __future__ import annotations
 
-from ckdn.redact import ENTROPY_RULE, marker
-from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
-from ckdn.redact._pem import pem_spans
-from ckdn.redact._rules import BUILTIN, ENTROPY, PatternRule, compile_user, high_entropy
+import base64
+import json
+import math
+import re
+from urllib.parse import quote, quote_plus
+
+from ckdn.redact._settings import ENTROPY_RULE, marker
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import AnyStr
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import Any, AnyStr
 
-__all__ = ["ENV", "PRIVATE_KEY", "Redactor", "candidate_lines", "encoded_forms"]
+__all__ = ["BUILTIN", "ENTROPY", "ENV", "PEM_ANCHOR", "PRIVATE_KEY", "PatternRule", "Redactor",
+           "candidate_lines", "compile_user", "encoded_forms", "pem_spans"]
+
+# All rules look at the same original text and report spans; overlapping spans
+# are merged and the merged span is replaced once, named after the rule whose
+# span starts first (the earlier rule in :data:`BUILTIN` on a
+# tie). So a rule never reads another's marker, a secret two rules find is
+# counted once, and the order of the rules decides nothing but a name.
+#
+# A span that covers line breaks keeps them (one marker per line), so a log
+# redacted line by line or whole has the same lines, and a redacted full.log's
+# line numbers are the raw log's.
 
 PRIVATE_KEY = "private-key"
 ENV = "env"
@@ -39,9 +42,6 @@ def encoded_forms(value: str) -> list[str]:
     """``value`` as it may appear encoded: URL (``%XX``, ``+`` for space), JSON string
     escapes, and base64 (standard and URL-safe) at each of the three byte alignments it
     can have inside a longer encoded blob (only the characters the value alone decides)."""
-    import base64
-    import json
-    from urllib.parse import quote, quote_plus
 
     forms = {value, quote(value, safe=""), quote_plus(value, safe=""),
              json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
@@ -307,3 +307,311 @@ def rule_names() -> list[str]:
     """Every built-in rule's name, as markers and the digest's note show them."""
     names = [ENV, PRIVATE_KEY, *(rule.name for rule in BUILTIN), ENTROPY_RULE]
     return sorted(set(names))
+
+
+# -- the built-in rules: each a literal anchor, a pattern, the group it replaces ----------
+
+# Every pattern rule has *anchors*, literals one of which every match contains
+# (``AKIA``, ``ghp_``, ``://``...). A text is searched for its anchors first
+# (``str.find``, gigabytes a second) and a rule's regular expression runs only on
+# a text that holds one of them, so a log without credentials costs a few string
+# searches, not a regex scan per rule. Anchors of a case-insensitive rule are
+# searched in the lowered text.
+#
+# A rule replaces one group of its match (the credential, not the key name or
+# the ``Authorization:`` before it), and has an *edge* form: what is left of a
+# match at the end of a text that was cut (a parser kept the first 500
+# characters of a message; ``AKIA`` and 10 characters of the key are all that is
+# left), matched only there, so a cut can never show most of a credential.
+#
+# The shapes are the providers' documented token formats; none is tied to a
+# service's check digits, so a rule never needs the network and never misses a
+# token for failing a checksum.
+
+#: Characters of base64 (standard and URL-safe), the body of most tokens.
+_B64 = "A-Za-z0-9+/=_-"
+
+
+class PatternRule:
+    """One rule: its name (shown in ``[REDACTED:name]``), anchors, pattern and edge pattern."""
+
+    __slots__ = ("_edge", "_pattern", "anchors", "edge_source", "group", "lowered", "name",
+                 "requires", "source")
+
+    def __init__(self, name: str, anchors: Sequence[str], source: str, *, group: int = 0,
+                 edge: str | None = None, lowered: bool = False, requires: str = "") -> None:
+        self.name = name
+        self.anchors = tuple(anchors)
+        #: a literal every whole match also holds (``@`` of a URL's password): a line with
+        #: the anchor but not this is not searched (a log has many URLs, few passwords)
+        self.requires = requires
+        self.source = source
+        self.group = group
+        self.edge_source = edge
+        self.lowered = lowered
+        self._pattern: re.Pattern[str] | None = None
+        self._edge: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: most runs hit no anchor of most rules."""
+        if self._pattern is None:
+            self._pattern = re.compile(self.source, re.IGNORECASE if self.lowered else 0)
+        return self._pattern
+
+    @property
+    def edge(self) -> re.Pattern[str] | None:
+        if self._edge is None and self.edge_source is not None:
+            self._edge = re.compile(self.edge_source + r"\Z",
+                                    re.IGNORECASE if self.lowered else 0)
+        return self._edge
+
+    def present(self, text: str, lowered: str) -> bool:
+        """Whether ``text`` holds one of the anchors (searched in ``lowered`` if so)."""
+        haystack = lowered if self.lowered else text
+        return any(anchor in haystack for anchor in self.anchors)
+
+
+def _prefixed(name: str, prefixes: Sequence[str], body: str, least: int, most: int = 255
+              ) -> PatternRule:
+    """A token that starts with one of ``prefixes`` and goes on in ``body`` characters."""
+    escaped = [re.escape(prefix) for prefix in prefixes]
+    head = escaped[0] if len(escaped) == 1 else f"(?:{'|'.join(escaped)})"
+    return PatternRule(name, prefixes, f"{head}[{body}]{{{least},{most}}}",
+                       edge=f"{head}[{body}]*")
+
+
+def _keyed(name: str, anchors: Sequence[str], key: str, value: str, *, least: int,
+           most: int = 4096) -> PatternRule:
+    """A value after its key (``key = value``, ``"key": "value"``): the value only; the
+    key is matched case-insensitively (its anchors are searched lowered)."""
+    head = rf"{key}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?"
+    return PatternRule(name, anchors, rf"{head}([{value}]{{{least},{most}}})", group=1,
+                       lowered=True, edge=rf"{head}([{value}]*)")
+
+
+#: The scheme an ``Authorization`` header names before its credential.
+_SCHEME = r"(?:bearer|basic|token|digest|negotiate)[ \t]{1,8}"
+
+BUILTIN: tuple[PatternRule, ...] = (
+    # AWS access key ids (long-term AKIA, temporary ASIA): 4 + 16 upper-case alphanumerics.
+    _prefixed("aws-access-key", ("AKIA", "ASIA"), "A-Z0-9", 16, 16),
+    # The secret access key has no prefix: 40 base64 characters named by its key.
+    _keyed("aws-secret-key", ("secret_access_key", "secretaccesskey", "secret-access-key"),
+           r"secret[_-]?access[_-]?key", "A-Za-z0-9/+=", least=40, most=40),
+    _prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9", 30),
+    _prefixed("github-token", ("github_pat_",), "A-Za-z0-9_", 22),
+    _prefixed("gitlab-token", ("glpat-",), "A-Za-z0-9_-", 20),
+    PatternRule("slack-token", ("xox",), r"xox[a-z]-[A-Za-z0-9-]{10,255}",
+                edge=r"xox[a-z]-[A-Za-z0-9-]*"),
+    PatternRule("stripe-key", ("k_live_",), r"[sr]k_live_[A-Za-z0-9]{10,255}",
+                edge=r"[sr]k_live_[A-Za-z0-9]*"),
+    _prefixed("google-api-key", ("AIza",), "A-Za-z0-9_-", 35, 35),
+    _prefixed("npm-token", ("npm_",), "A-Za-z0-9", 36, 36),
+    _keyed("npm-token", ("_authtoken",), "_authToken", "^\\s\"'", least=8),
+    _prefixed("pypi-token", ("pypi-Ag",), "A-Za-z0-9_-", 50, 4096),
+    # header.payload.signature, the first two base64url JSON objects ({"...)
+    PatternRule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}"
+                r"\.[A-Za-z0-9_-]{0,4096}",
+                edge=r"eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}"),
+    # The credential after an Authorization header's scheme; a bare Bearer token.
+    PatternRule("authorization", ("authorization",),
+                rf"authorization[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?{_SCHEME}"
+                r"([^\s\"',;]{4,4096})", group=1, lowered=True,
+                edge=rf"authorization[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?{_SCHEME}"
+                     r"([^\s\"',;]*)"),
+    PatternRule("authorization", ("bearer",), r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]{8,4096}=*)",
+                group=1, lowered=True, edge=r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]*=*)"),
+    # scheme://user:password@host: the password only
+    PatternRule("url-password", ("://",), r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>]{1,1024})@",
+                group=1, edge=r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>@]*)", requires="@"),
+)
+
+#: The generic rule, off by default: a long token mixing cases and digits with
+#: high Shannon entropy. It also takes base64 test data and random ids, hence off.
+ENTROPY = PatternRule(ENTROPY_RULE, (), rf"[{_B64}]{{24,}}")
+#: The bits per character an ENTROPY match needs.
+ENTROPY_BITS = 4.0
+
+
+def compile_user(name: str, source: str) -> PatternRule:
+    """A ``[run.redact.patterns]`` entry: no anchors, so it runs on every text."""
+    return PatternRule(name, (), source)
+
+
+def high_entropy(token: str) -> bool:
+    """Mixed case and digits, not hex, and at least :data:`ENTROPY_BITS` bits a character."""
+    if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)
+            and any(c.isupper() for c in token)):
+        return False
+
+    counts: dict[str, int] = {}
+    for char in token:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(token)
+    bits = -sum(n / size * math.log2(n / size) for n in counts.values())
+    return bits >= ENTROPY_BITS
+
+
+# -- PEM private key blocks, line by line (in str or in a log's bytes) ---------------------
+
+# A block is ``-----BEGIN ... PRIVATE KEY-----``, its body lines (base64, the
+# ``Proc-Type:``/``DEK-Info:`` headers, blank lines) and ``-----END ... PRIVATE
+# KEY-----``. Tools print keys with a prefix on every line (pytest's ``E   ``, a
+# logger's stamp), so a body line may carry the BEGIN line's prefix. What is
+# redacted:
+#
+# * BEGIN to END on one line (a key printed as a ``repr``, ``\\n`` escaped);
+# * else BEGIN to the end of its line, then the body lines after it, through the
+#   END line's marker, or up to the last body line when the END never comes (the
+#   log was cut, the key printed in part): a stray BEGIN takes no ordinary line;
+# * an END with no BEGIN before it (a log tail that starts inside the key) takes
+#   the body lines just above it.
+#
+# Only lines are looked at, never a window of characters, so the same log gives
+# the same spans whether it is read whole or a line range at a time: a stream
+# carries the one fact a range can end inside (an open block and its prefix).
+
+PEM_ANCHOR = "PRIVATE KEY"
+_HEADERS = ("Proc-Type:", "DEK-Info:", "Comment:", "Version:")
+_BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
+
+class _Marks:
+    """The markers as ``str`` or as ``bytes``: a log range is searched as it was read."""
+
+    __slots__ = ("anchor", "base64", "begin", "dashes", "end", "headers", "newline")
+
+    def __init__(self, kind: type[str] | type[bytes]) -> None:
+        def cast(text: str) -> Any:
+            return text if kind is str else text.encode()
+
+        self.anchor, self.begin, self.end = cast(PEM_ANCHOR), cast("-----BEGIN"), cast("-----END")
+        self.dashes, self.newline = cast("-----"), cast("\n")
+        self.headers = tuple(cast(header) for header in _HEADERS)
+        self.base64 = cast(_BASE64)
+
+
+_STR, _BYTES = _Marks(str), _Marks(bytes)
+
+
+def pem_spans(text: AnyStr, open_prefix: AnyStr | None = None
+              ) -> tuple[list[tuple[int, int]], AnyStr | None]:
+    """The spans of ``text`` (``str``, or ``bytes`` as a log is read) to redact, and the
+    prefix of a block still open at its end.
+
+    ``open_prefix`` is that value from the text before (a stream's previous range):
+    ``text`` then starts inside a block, on a line boundary.
+    """
+    marks = _STR if isinstance(text, str) else _BYTES
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    if open_prefix is not None:
+        end, still_open = _walk(text, 0, open_prefix, marks)
+        if end > 0:
+            spans.append((0, end))
+        if still_open:
+            return spans, open_prefix
+        pos = end
+    size = len(text)
+    while True:
+        found = text.find(marks.anchor, pos)
+        if found < 0:
+            return spans, None
+        line_start = text.rfind(marks.newline, 0, found) + 1
+        line_end = text.find(marks.newline, found)
+        if line_end < 0:
+            line_end = size
+        begin = text.rfind(marks.begin, max(pos, line_start), found)
+        end_mark = text.rfind(marks.end, max(pos, line_start), found)
+        if begin >= 0 and end_mark < begin:
+            closing = _closing(text, found, line_end, marks)
+            if closing >= 0:  # BEGIN and END on one line
+                spans.append((begin, closing))
+                pos = closing
+                continue
+            prefix = text[line_start:begin]
+            end, still_open = _walk(text, line_end + 1, prefix, marks)
+            spans.append((begin, max(end, line_end)))
+            if still_open:
+                return spans, prefix
+            pos = max(end, line_end)
+            continue
+        if end_mark >= 0:  # an END whose BEGIN is not in this text
+            stop = _marker_end(text, found, line_end, marks)
+            prefix = text[line_start:end_mark]
+            spans.append((_walk_back(text, line_start, prefix, marks), stop))
+            pos = stop
+            continue
+        pos = found + len(marks.anchor)
+
+
+def _closing(text: Any, after: int, line_end: int, marks: _Marks) -> int:
+    """The end of a ``-----END ... PRIVATE KEY-----`` on the same line, or -1."""
+    end_mark = text.find(marks.end, after, line_end)
+    if end_mark < 0:
+        return -1
+    anchor = text.find(marks.anchor, end_mark, line_end)
+    if anchor < 0:
+        return -1
+    return _marker_end(text, anchor, line_end, marks)
+
+
+def _marker_end(text: Any, anchor: int, line_end: int, marks: _Marks) -> int:
+    """Just past the dashes that close the marker whose ``PRIVATE KEY`` is at ``anchor``."""
+    dashes = text.find(marks.dashes, anchor, line_end)
+    return line_end if dashes < 0 else dashes + len(marks.dashes)
+
+
+def _lines(text: Any, start: int, marks: _Marks) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each line from ``start`` on (end excludes the newline)."""
+    size = len(text)
+    while start < size:
+        end = text.find(marks.newline, start)
+        if end < 0:
+            end = size
+        yield start, end
+        start = end + 1
+
+
+def _walk(text: Any, start: int, prefix: Any, marks: _Marks) -> tuple[int, bool]:
+    """The end of the body lines from ``start`` (through an END line's marker), and
+    whether the text ended with the block still open."""
+    last = start - 1 if start > 0 else 0
+    for line_start, line_end in _lines(text, start, marks):
+        content = _content(text[line_start:line_end], prefix)
+        if marks.end in content and marks.anchor in content:
+            anchor = text.find(marks.anchor, line_start, line_end)
+            return _marker_end(text, anchor, line_end, marks), False
+        if not _is_body(content, marks):
+            return last, False
+        last = line_end
+    return len(text), True
+
+
+def _walk_back(text: Any, line_start: int, prefix: Any, marks: _Marks) -> int:
+    """The start of the body lines just above the line at ``line_start`` (the END line)."""
+    first = line_start
+    while first > 0:
+        previous = text.rfind(marks.newline, 0, first - 1) + 1
+        if not _is_body(_content(text[previous:first - 1], prefix), marks):
+            break
+        first = previous
+    return first
+
+
+def _content(line: Any, prefix: Any) -> Any:
+    if prefix and line.startswith(prefix):
+        line = line[len(prefix):]
+    return line.strip()
+
+
+def _is_body(content: Any, marks: _Marks) -> bool:
+    if not content:
+        return True
+    if isinstance(content, str):
+        return _BODY.issuperset(content) or content.startswith(_HEADERS)
+    return not content.translate(None, marks.base64) or content.startswith(marks.headers)
+
+
+_BODY = frozenset(_BASE64)

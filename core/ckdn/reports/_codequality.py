@@ -1,15 +1,9 @@
-"""GitLab Code Quality: a JSON array of issues, each with a fingerprint of its own.
-
-GitLab keys an issue by its ``fingerprint`` and collapses duplicates, so two
-findings sharing one would show as one. Each fingerprint here hashes the check
-and the finding's identity (:mod:`ckdn.identity`: rule, path, the flagged line's
-content and an occurrence index), so it is unique within a run and stable across
-runs, and a collision is made unique all the same. Bounded like the SARIF log:
-at most :data:`CODEQUALITY_LIMITS` issues and bytes; one ``info`` issue more says
-how many findings are left out and in which run dirs.
-"""
+"""GitLab Code Quality: a JSON array of issues, each with a fingerprint of its own."""
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
@@ -18,8 +12,17 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["CODEQUALITY_LIMITS", "codequality"]
+__all__ = ["CODEQUALITY_LIMITS", "codequality", "render"]
+
+# GitLab keys an issue by its ``fingerprint`` and collapses duplicates, so two
+# findings sharing one would show as one. Each fingerprint here hashes the check
+# and the finding's identity (:mod:`ckdn.identity`: rule, path, the flagged line's
+# content and an occurrence index), so it is unique within a run and stable across
+# runs, and a collision is made unique all the same. Bounded like the SARIF log:
+# at most :data:`CODEQUALITY_LIMITS` issues and bytes; one ``info`` issue more says
+# how many findings are left out and in which run dirs.
 
 CODEQUALITY_LIMITS = {"issues": 10_000, "bytes": 10_000_000}
 _SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
@@ -28,10 +31,13 @@ MESSAGE_CHARS = 1000
 NOTE_BYTES = 16 << 10
 
 
+def render(report: Report, rendering: Rendering) -> str:
+    """The Code Quality format's reporter."""
+    return codequality(report)
+
+
 def codequality(report: Report) -> str:
     """The Code Quality report of ``report`` (JSON text)."""
-    import hashlib
-    import json
 
     dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode
     issues: list[str] = []

@@ -1,19 +1,20 @@
-"""Escaping for the places a report goes: GitHub workflow commands, Markdown, HTML.
-
-Whatever a stored digest holds (a tool's message is any text: ``%``, ``::``, a
-line break, a pipe, a backtick, a control byte) is shown as text and never acts:
-it cannot end a workflow command and start another, close a table cell, open a
-link or an HTML element, or move a terminal's cursor. Every function first makes
-the text inert (:func:`ckdn.documents.textcap.inert`: a control character is
-shown as ``\\uXXXX``), then applies the place's own escaping.
-"""
+"""Escaping for the places a report goes: GitHub workflow commands, Markdown, HTML."""
 
 from __future__ import annotations
+
+import re
 
 from ckdn.documents.textcap import inert
 
 __all__ = ["decode_data", "decode_property", "escape_data", "escape_property", "html",
            "markdown"]
+
+# Whatever a stored digest holds (a tool's message is any text: ``%``, ``::``, a
+# line break, a pipe, a backtick, a control byte) is shown as text and never acts:
+# it cannot end a workflow command and start another, close a table cell, open a
+# link or an HTML element, or move a terminal's cursor. Every function first makes
+# the text inert (:func:`ckdn.documents.textcap.inert`: a control character is
+# shown as ``\\uXXXX``), then applies the place's own escaping.
 
 _DATA = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
 _PROPERTY = (*_DATA, (":", "%3A"), (",", "%2C"))
@@ -26,7 +27,6 @@ def _inert_lines(text: str) -> str:
     """``text`` inert but for its CRs and LFs, which the escaping below carries."""
     if text.isascii() and text.isprintable():
         return text
-    import re
 
     return "".join(part if part in ("\r", "\n") else inert(part)
                    for part in re.split(r"([\r\n])", text))

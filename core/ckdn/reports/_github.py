@@ -1,14 +1,4 @@
-"""GitHub workflow commands: annotations within GitHub's budgets, and nothing lost silently.
-
-GitHub shows at most 10 error and 10 warning annotations per step and 50 per
-job, and drops the rest without a word. So this view chooses: the annotations it
-prints are the ones a reviewer should see first (a red run with no finding to
-point at, then new findings before those the baseline knows, then by level,
-kind and place), at most :data:`GITHUB_LIMITS` of each level and never more than
-the job has left; and when anything is left out, one notice says how many
-findings are not shown and in which run dir they are. Every message and
-property is escaped as GitHub's toolkit does (:mod:`ckdn.reports._escape`).
-"""
+"""GitHub workflow commands: annotations within GitHub's budgets, and nothing lost silently."""
 
 from __future__ import annotations
 
@@ -21,8 +11,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["GITHUB_LIMITS", "github"]
+__all__ = ["GITHUB_LIMITS", "github", "render"]
+
+# GitHub shows at most 10 error and 10 warning annotations per step and 50 per
+# job, and drops the rest without a word. So this view chooses: the annotations it
+# prints are the ones a reviewer should see first (a red run with no finding to
+# point at, then new findings before those the baseline knows, then by level,
+# kind and place), at most :data:`GITHUB_LIMITS` of each level and never more than
+# the job has left; and when anything is left out, one notice says how many
+# findings are not shown and in which run dir they are. Every message and
+# property is escaped as GitHub's toolkit does (:mod:`ckdn.reports._escape`).
 
 #: GitHub's per-step display limits by level, and its per-job limit.
 GITHUB_LIMITS = {"error": 10, "warning": 10, "notice": 10, "job": 50}
@@ -55,6 +55,17 @@ class _Best:
         self.items.sort(key=lambda pair: pair[0])
         del self.items[self.size:]
         return self.items
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The GitHub format's reporter: within what the job's ledger says is left, which it
+    then charges with the annotations printed."""
+    ledger, step = rendering.ledger, rendering.step
+    job_used, step_used = ledger.used(step) if ledger is not None else (0, {})
+    out, counts = github(report, job_left=GITHUB_LIMITS["job"] - job_used, step_used=step_used)
+    if ledger is not None and any(counts.values()):
+        ledger.spend(step, counts)
+    return out
 
 
 def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],

@@ -1,14 +1,9 @@
-"""What a report is made of: the stored documents of one run, and every finding's row.
-
-A :class:`Report` is the run a user named: one digest, or an aggregate with the
-digests of its members. Each digest that was read is a :class:`Checked`, whose
-:meth:`~Checked.rows` give its findings as :class:`~ckdn.identity.FindingRow`
-(fingerprint, id, kind, location, message, baselined): every finding of the run
-when it left a ``findings.jsonl``, streamed (a 100,000-finding run is never held
-whole), else the digest's own. The views choose and cut; nothing here decides.
-"""
+"""What a report is made of: the stored documents of one run, and every finding's row."""
 
 from __future__ import annotations
+
+from ckdn.errors import CkdnError
+from ckdn.identity import rule_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -17,10 +12,15 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
 
-__all__ = ["FORMATS", "Checked", "Report", "headline", "level_of", "rule_id", "where"]
+__all__ = ["Checked", "Report", "headline", "level_of", "rule_id", "where"]
 
-#: The views ``ckdn annotate --format`` knows, in the order its help lists them.
-FORMATS = ("text", "github", "summary", "sarif", "codequality")
+# A :class:`Report` is the run a user named: one digest, or an aggregate with the
+# digests of its members. Each digest that was read is a :class:`Checked`, whose
+# :meth:`~Checked.rows` give its findings as :class:`~ckdn.identity.FindingRow`
+# (fingerprint, id, kind, location, message, baselined): every finding of the run
+# when it left a ``findings.jsonl``, streamed (a 100,000-finding run is never held
+# whole), else the digest's own. The views choose and cut; nothing here decides.
+
 #: A digest's ``status`` that means its findings were read and can be believed.
 GREEN = "pass"
 
@@ -73,7 +73,6 @@ class Checked:
 
     def each(self) -> Iterator[FindingRow]:
         """The rows, a read that goes wrong ending them with a problem noted, never raising."""
-        from ckdn.errors import CkdnError
 
         try:
             yield from self.rows()
@@ -156,7 +155,6 @@ def rule_id(finding: Any, path: str) -> str:
     the rule its fingerprint hashes). A test's id is its node id, and one rule per
     test is no rule, so a test finding's rule is its kind.
     """
-    from ckdn.identity import rule_of
 
     kind = str(finding.kind)
     if kind.startswith("test_"):

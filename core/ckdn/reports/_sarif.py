@@ -1,25 +1,10 @@
-"""SARIF 2.1.0 for code scanning: one run per check, within GitHub's ingestion limits.
-
-What GitHub's code scanning needs of a log, and how each is met here:
-
-* ``tool.driver`` names the tool (the parser that read it) and lists the rules
-  the results use; each result names its rule by ``ruleId`` and ``ruleIndex``;
-* every result has a place: ``artifactLocation.uri`` relative to the repository
-  (``uriBaseId`` ``%SRCROOT%``, percent-encoded) and a region when the finding
-  gives a line; a finding without a location is put on the project's ``ckdn.toml``;
-* ``partialFingerprints`` carries the finding's identity (:mod:`ckdn.identity`),
-  so an alert follows its code across runs as the baseline does;
-* ``baselineState`` (``new`` / ``unchanged``) when the baseline gate classified the run;
-* ``automationDetails.id`` is ``ckdn/CHECK/``, one category per check, so a green
-  run of a check closes that check's alerts and no other's;
-* at most :data:`SARIF_LIMITS` results per run (GitHub shows 5,000), runs per log,
-  and bytes in all (under the 10 MB GitHub accepts gzipped, even uncompressed):
-  what is left out is counted in the run's ``toolExecutionNotifications``.
-
-Levels are the tool's own where the parser knows them (:func:`level_of`).
-"""
+"""SARIF 2.1.0 for code scanning: one run per check, within GitHub's ingestion limits."""
 
 from __future__ import annotations
+
+import json
+import os
+from urllib.parse import quote
 
 from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
 
@@ -29,8 +14,27 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["SARIF_LIMITS", "sarif"]
+__all__ = ["SARIF_LIMITS", "render", "sarif"]
+
+# What GitHub's code scanning needs of a log, and how each is met here:
+#
+# * ``tool.driver`` names the tool (the parser that read it) and lists the rules
+#   the results use; each result names its rule by ``ruleId`` and ``ruleIndex``;
+# * every result has a place: ``artifactLocation.uri`` relative to the repository
+#   (``uriBaseId`` ``%SRCROOT%``, percent-encoded) and a region when the finding
+#   gives a line; a finding without a location is put on the project's ``ckdn.toml``;
+# * ``partialFingerprints`` carries the finding's identity (:mod:`ckdn.identity`),
+#   so an alert follows its code across runs as the baseline does;
+# * ``baselineState`` (``new`` / ``unchanged``) when the baseline gate classified the run;
+# * ``automationDetails.id`` is ``ckdn/CHECK/``, one category per check, so a green
+#   run of a check closes that check's alerts and no other's;
+# * at most :data:`SARIF_LIMITS` results per run (GitHub shows 5,000), runs per log,
+#   and bytes in all (under the 10 MB GitHub accepts gzipped, even uncompressed):
+#   what is left out is counted in the run's ``toolExecutionNotifications``.
+#
+# Levels are the tool's own where the parser knows them (:func:`level_of`).
 
 #: Results a run, runs a log, bytes a log (uncompressed), and bytes kept aside for each
 #: run's envelope (tool, notes, properties: each of their strings is cut to fit in it).
@@ -55,9 +59,13 @@ TOOL_URIS = {
 _KEY = "ckdn/v1"
 
 
+def render(report: Report, rendering: Rendering) -> str:
+    """The SARIF format's reporter."""
+    return sarif(report)
+
+
 def sarif(report: Report) -> str:
     """The SARIF log of ``report`` (its JSON text, one run per check that ran)."""
-    import json
 
     dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), sort_keys=True).encode
     checks = list(report.checks)
@@ -220,7 +228,6 @@ class _Shown:
 
 def _inside(path: str, root: str) -> str | None:
     """``path`` relative to the repository root (the check's cwd); None when outside it."""
-    import os
 
     if os.path.isabs(path):
         if not root:
@@ -235,6 +242,5 @@ def _inside(path: str, root: str) -> str | None:
 def _uri(path: str) -> str:
     """A relative URI reference for ``path``: percent-encoded, so ``:`` or a space in a
     file name never reads as a scheme or ends the URI."""
-    from urllib.parse import quote
 
     return quote(path, safe="/")

@@ -1,17 +1,8 @@
-"""Markdown for ``$GITHUB_STEP_SUMMARY``: a table of the checks, then each red one's findings.
-
-GitHub keeps a step's summary only while it is at most 1 MiB, and loses an
-oversized one whole. So the summary is written against a byte budget
-(:data:`SUMMARY_BYTES` by default, less what the step's summary file already
-holds): each part is added only while it fits, and when one does not, a footer
-says how much was left out and where it is. Findings come from the digests
-(their ``top``, bounded), with their first detail lines folded in ``<details>``.
-Stored text is escaped as Markdown (and as HTML inside ``<pre>``), so it shows as
-written and never becomes a link, an image, a table cell or markup.
-"""
+"""Markdown for ``$GITHUB_STEP_SUMMARY``: a table of the checks, then each red one's findings."""
 
 from __future__ import annotations
 
+from ckdn.documents.textcap import inert
 from ckdn.reports._escape import html, markdown
 from ckdn.reports._model import GREEN, level_of
 
@@ -21,8 +12,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["SUMMARY_BYTES", "summary"]
+__all__ = ["SUMMARY_BYTES", "render", "summary"]
+
+# GitHub keeps a step's summary only while it is at most 1 MiB, and loses an
+# oversized one whole. So the summary is written against a byte budget
+# (:data:`SUMMARY_BYTES` by default, less what the step's summary file already
+# holds): each part is added only while it fits, and when one does not, a footer
+# says how much was left out and where it is. Findings come from the digests
+# (their ``top``, bounded), with their first detail lines folded in ``<details>``.
+# Stored text is escaped as Markdown (and as HTML inside ``<pre>``), so it shows as
+# written and never becomes a link, an image, a table cell or markup.
 
 #: GitHub's limit for one step's summary: 1 MiB.
 SUMMARY_BYTES = 1 << 20
@@ -55,6 +56,11 @@ class _Budget:
         self.parts.append(part)
         self.used += size
         return True
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The summary format's reporter, within the rendering's byte budget (default 1 MiB)."""
+    return summary(report, budget=rendering.summary_budget or SUMMARY_BYTES)
 
 
 def summary(report: Report, *, budget: int = SUMMARY_BYTES) -> str:
@@ -158,6 +164,5 @@ def _finding(finding: Mapping[str, Any]) -> str:
 
 def _code(text: str) -> str:
     """Text for inside a code span: one line, inert, no backtick to end it early."""
-    from ckdn.documents.textcap import inert
 
     return inert(" ".join(text.splitlines())).replace("`", "'")[:TEXT_CHARS]

@@ -1,13 +1,4 @@
-"""The text view: what a person at a terminal reads of a run.
-
-A status line, the counts, the findings with their place and first detail line,
-the notes and gate failures, and where the evidence is; for an aggregate, one
-line per member and then each red member's digest. It shows the digests' own
-findings (their ``top``: already bounded) and says how many more the run has.
-Every stored string is made inert (:func:`~ckdn.documents.textcap.inert`), so
-the only control bytes in the text are the colours this view adds itself, and
-only when asked for (a terminal, without ``NO_COLOR``).
-"""
+"""The text view: what a person at a terminal reads of a run."""
 
 from __future__ import annotations
 
@@ -20,8 +11,17 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.reports._model import Checked, Report
+    from ckdn.reports._reporter import Rendering
 
-__all__ = ["text"]
+__all__ = ["render", "text"]
+
+# A status line, the counts, the findings with their place and first detail line,
+# the notes and gate failures, and where the evidence is; for an aggregate, one
+# line per member and then each red member's digest. It shows the digests' own
+# findings (their ``top``: already bounded) and says how many more the run has.
+# Every stored string is made inert (:func:`~ckdn.documents.textcap.inert`), so
+# the only control bytes in the text are the colours this view adds itself, and
+# only when asked for (a terminal, without ``NO_COLOR``).
 
 _COLOURS = {"pass": "32", "fail": "31", "error": "33", "parse_mismatch": "33",
             "skipped": "2", "new": "1", "dim": "2"}
@@ -40,6 +40,11 @@ class _Paint:
     def __call__(self, text: str, what: str) -> str:
         code = _COLOURS.get(what)
         return f"\x1b[{code}m{text}\x1b[0m" if self.on and code else text
+
+
+def render(report: Report, rendering: Rendering) -> str:
+    """The text format's reporter (colours when the rendering asks for them)."""
+    return text(report, color=rendering.color)
 
 
 def text(report: Report, *, color: bool = False) -> str:

@@ -1,24 +1,23 @@
-"""Run-dir names: what a run dir is called, and what its name says about it.
-
-A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
-``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
-same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
-number is one more than the highest already on disk for that second and label,
-not the first free one, so a name created after pruning removed earlier names of
-that second still sorts after the survivors. ``-`` sorts before ``.`` and the
-sequence is zero-padded to three digits, so plain string order is creation
-order for one label up to 999 runs in one second; ckdn itself orders by the
-parsed key (timestamp, sequence, name), which stays right beyond that.
-
-The one way a path is shown (relative to cwd when it lies under it) lives
-here too: a run dir is what digests, listings and refusals show most.
-"""
+"""Run-dir names: what a run dir is called, and what its name says about it."""
 
 from __future__ import annotations
 
 import os
 
 from ckdn.errors import UsageError, quote
+
+# A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
+# ``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
+# same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
+# number is one more than the highest already on disk for that second and label,
+# not the first free one, so a name created after pruning removed earlier names of
+# that second still sorts after the survivors. ``-`` sorts before ``.`` and the
+# sequence is zero-padded to three digits, so plain string order is creation
+# order for one label up to 999 runs in one second; ckdn itself orders by the
+# parsed key (timestamp, sequence, name), which stays right beyond that.
+#
+# The one way a path is shown (relative to cwd when it lies under it) lives
+# here too: a run dir is what digests, listings and refusals show most.
 
 TIMESTAMP = "%Y%m%dT%H%M%SZ"
 #: Leaves room for the timestamp, a sequence and ``.lock`` under NAME_MAX (255).

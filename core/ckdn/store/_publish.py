@@ -1,24 +1,23 @@
-"""Making a file or a run appear whole: the runs dir, the one atomic writer, and ``latest``.
-
-A reader (an agent polling ``latest``, ``ckdn show`` in another terminal, the
-next run's prune) must see either the old state or the new one, never half a
-document: every document is written to a dot-entry in its own directory,
-fsynced, then renamed into place, and ``latest`` is a symlink renamed over the
-old one (or, where symlinks are unavailable, a ``LATEST`` file written the same
-way). A runs dir ckdn creates gets a ``.gitignore`` of ``*`` at once, as
-pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
-"""
+"""Making a file or a run appear whole: the runs dir, the one atomic writer, and ``latest``."""
 
 from __future__ import annotations
 
 import os
 
-from ckdn.regular import read_regular
+from ckdn.evidence_files import read_regular
 from ckdn.store._names import parse_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+# A reader (an agent polling ``latest``, ``ckdn show`` in another terminal, the
+# next run's prune) must see either the old state or the new one, never half a
+# document: every document is written to a dot-entry in its own directory,
+# fsynced, then renamed into place, and ``latest`` is a symlink renamed over the
+# old one (or, where symlinks are unavailable, a ``LATEST`` file written the same
+# way). A runs dir ckdn creates gets a ``.gitignore`` of ``*`` at once, as
+# pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
 
 LATEST_LINK = "latest"
 LATEST_FILE = "LATEST"

@@ -1,16 +1,4 @@
-"""Reading the store: which runs there are, what a reference names, what a run left.
-
-Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
-are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
-run. A run reference from a user is resolved through ``realpath`` and must land
-on a run dir directly inside the runs dir, so no reference can escape it.
-
-``latest`` is the most recent top-level run, finished or not: the run the
-pointer names (an alias publishes its own run dir when it starts, its members
-never publish), unless a run newer than that one is still unfinished (running,
-or killed before it could publish), which is then the latest. A reader is never
-skipped back to an older green.
-"""
+"""Reading the store: which runs there are, what a reference names, what a run left."""
 
 from __future__ import annotations
 
@@ -25,6 +13,17 @@ from ckdn.store._publish import LATEST_FILE, LATEST_LINK, published
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+# Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
+# are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
+# run. A run reference from a user is resolved through ``realpath`` and must land
+# on a run dir directly inside the runs dir, so no reference can escape it.
+#
+# ``latest`` is the most recent top-level run, finished or not: the run the
+# pointer names (an alias publishes its own run dir when it starts, its members
+# never publish), unless a run newer than that one is still unfinished (running,
+# or killed before it could publish), which is then the latest. A reader is never
+# skipped back to an older green.
 
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"

@@ -1,12 +1,4 @@
-"""The per-check kernel lock that keeps two runs of one check apart.
-
-One lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
-``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
-when the holder dies, and the check's child process never inherits it. The
-holder writes its pid and run dir name into the file and a clean release
-truncates it, so a lock acquired with content still in it was left by a run that
-ended without releasing; :meth:`ckdn.store.Store.begin` says so in a note.
-"""
+"""The per-check kernel lock that keeps two runs of one check apart."""
 
 from __future__ import annotations
 
@@ -21,6 +13,13 @@ from ckdn.store._names import parse_name
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+# One lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
+# ``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
+# when the holder dies, and the check's child process never inherits it. The
+# holder writes its pid and run dir name into the file and a clean release
+# truncates it, so a lock acquired with content still in it was left by a run that
+# ended without releasing; :meth:`ckdn.store.Store.begin` says so in a note.
 
 LOCKS = ".locks"
 #: A holder record is one short line; never read more than this.
@@ -93,7 +92,7 @@ def read_holder(fd: int) -> Holder | None:
     data = os.pread(fd, _HOLDER_BYTES, 0)
     if not data.strip():
         return None
-    import json  # lazy: only a held or reclaimed lock needs it
+    import json  # here: json costs every run, and only a held or reclaimed lock is read
 
     try:
         doc = json.loads(data)

@@ -1,26 +1,11 @@
-"""The store of one project: its runs dir, and every way a run enters and leaves it.
-
-A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
-``os.mkdir``, which fails rather than reuse a name, so two processes can never
-share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
-lock reclaimed from a run that died holding it is reported in
-:attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-atomically (``_publish``); listing and references are ``_reading``. Pruning,
-at the end of this module, keeps ``keep`` finished runs per check and never anything
-else: unfinished runs are never touched (a run without ``digest.json`` may still be
-running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
-the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
-so a half-deleted run (its digest gone first) is never listed as an unfinished one;
-``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
-turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
-says which path and how to fix it.
-"""
+"""The store of one project: its runs dir, and every way a run enters and leaves it."""
 
 from __future__ import annotations
 
 import os
 import time
 
+from ckdn._lite.rmtree import rmtree
 from ckdn.errors import RefusedError, UsageError, one_line, os_reason
 from ckdn.store import _publish, _runlock
 from ckdn.store._names import TIMESTAMP, parse_name, run_name, shown_path, validate_label
@@ -28,8 +13,23 @@ from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs, names_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from types import TracebackType
+
+# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+# ``os.mkdir``, which fails rather than reuse a name, so two processes can never
+# share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+# lock reclaimed from a run that died holding it is reported in
+# :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
+# atomically (``_publish``); listing and references are ``_reading``. Pruning,
+# at the end of this module, keeps ``keep`` finished runs per check and never anything
+# else: unfinished runs are never touched (a run without ``digest.json`` may still be
+# running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
+# the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
+# so a half-deleted run (its digest gone first) is never listed as an unfinished one;
+# ``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
+# turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
+# says which path and how to fix it.
 
 
 class RunDir:
@@ -280,7 +280,7 @@ class Store:
     def prune(self, check: str, keep: int, *, holding: RunDir | None = None,
               max_age_days: float | None = None, max_bytes: int | None = None) -> list[str]:
         """Delete all but the ``keep`` newest finished runs of ``check``, then apply the
-        runs dir's retention limits (``max_age_days``, ``max_bytes``; :mod:`._retention`).
+        runs dir's retention limits (``max_age_days``, ``max_bytes``; :func:`collect`).
 
         Every run does this, so it reads as little as it can: the check's run dir
         names only (nothing when there are no more than ``keep``), and whether
@@ -290,8 +290,6 @@ class Store:
         validate_keep(keep)
         removed = [] if keep == NEVER_PRUNE else self._prune_check(check, keep, holding)
         if max_age_days is not None or max_bytes is not None:
-            from ckdn.store._retention import collect  # lazy: only a run with a limit
-
             removed.extend(collect(self.runs(), self._pruner(), NEVER_PRUNE, self._protect,
                                    max_age_days=max_age_days, max_bytes=max_bytes,
                                    holding=holding.name if holding is not None else None))
@@ -319,8 +317,6 @@ class Store:
         then sweep what an interrupted prune left behind; ``dry_run`` removes nothing and
         returns what would go."""
         validate_keep(keep)
-        from ckdn.store._retention import collect, sweep_trash
-
         pruner = self._pruner()
         removed = collect(self.runs(), pruner, keep, self._protect, max_age_days=max_age_days,
                           max_bytes=max_bytes, dry_run=dry_run)
@@ -384,10 +380,106 @@ class Pruner:
             return False
         except OSError as exc:
             raise self.unremovable(info.path, exc) from exc
-        from ckdn._lite.rmtree import rmtree  # lazy: most runs prune nothing
-
         try:
             rmtree(trash)
         except OSError as exc:
             raise self.unremovable(info.path, exc) from exc
         return True
+
+
+# -- retention beyond keep: by age (the name's UTC stamp) and by bytes (lstat), across the
+# runs dir; never an unfinished, published or held run -------------------------------------
+
+_DAY = 86400.0
+
+
+def run_bytes(path: str) -> int:
+    """The bytes the files under ``path`` take (links counted as links)."""
+    total = 0
+    stack = [path]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+    return total
+
+
+def expired(runs: Sequence[RunInfo], protected: set[str], *, max_age_days: float | None,
+            max_bytes: int | None, now: float | None = None,
+            size: Callable[[str], int] = run_bytes) -> list[RunInfo]:
+    """The finished, unprotected runs retention removes (``runs`` newest first), oldest first."""
+    finished = [info for info in runs if info.finished]
+    going: list[RunInfo] = []
+    if max_age_days is not None:
+        clock = time.time() if now is None else now
+        cutoff = time.strftime(TIMESTAMP, time.gmtime(clock - max_age_days * _DAY))
+        for info in finished:
+            parsed = parse_name(info.name)
+            if parsed is not None and parsed[0] < cutoff and info.name not in protected:
+                going.append(info)
+    if max_bytes is not None:
+        left = [info for info in finished if info not in going]
+        sizes = {info.name: size(info.path) for info in left}
+        total = sum(sizes.values())
+        for info in reversed(left):  # oldest first
+            if total <= max_bytes:
+                break
+            if info.name in protected:
+                continue
+            going.append(info)
+            total -= sizes[info.name]
+    going.sort(key=lambda info: info.name)
+    return going
+
+
+def collect(runs: Sequence[RunInfo], pruner: Pruner, keep: int,
+            protect: Callable[[str], set[str]], *, max_age_days: float | None,
+            max_bytes: int | None, holding: str | None = None,
+            dry_run: bool = False) -> list[str]:
+    """Prune every group of ``runs`` (newest first) to ``keep`` (0: no count limit), then
+    remove what the limits say; the removed paths (``dry_run``: what would go)."""
+    groups: dict[str, list[RunInfo]] = {}
+    for info in runs:
+        groups.setdefault(info.check, []).append(info)
+    protected: set[str] = set() if holding is None else {holding}
+    for check in sorted(groups):
+        protected |= protect(check)
+    removed: list[str] = []
+    if keep:
+        for check in sorted(groups):
+            removed.extend(pruner.prune_group(groups[check], keep, protected, dry_run=dry_run))
+    if max_age_days is None and max_bytes is None:
+        return removed
+    gone = set(removed)
+    left = [info for info in runs if info.path not in gone]
+    for info in expired(left, protected, max_age_days=max_age_days, max_bytes=max_bytes):
+        if dry_run or pruner.remove_run(info):
+            removed.append(info.path)
+    return removed
+
+
+def sweep_trash(pruner: Pruner) -> None:
+    """Remove what an interrupted prune left behind (its ``.pruning.*`` entries)."""
+
+    try:
+        names = os.listdir(pruner.runs_dir)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise pruner.unremovable(pruner.runs_dir, exc) from exc
+
+    for name in names:
+        if name.startswith(TRASH_PREFIX):
+            try:
+                rmtree(os.path.join(pruner.runs_dir, name))
+            except OSError as exc:
+                raise pruner.unremovable(os.path.join(pruner.runs_dir, name), exc) from exc

@@ -1,18 +1,4 @@
-"""The parser conformance kit: hold a parser, built-in or plugin, to ckdn's rules.
-
-What a parser's test suite needs: run a parser on given bytes in a fresh run dir
-(:func:`run_parser`), the verdict rules as assertions (:func:`assert_never_green`,
-:func:`assert_loud`), recorded real outputs and their replay
-(:class:`RecordedCase`, :func:`load_cases`, :func:`assert_replays`), ckdn's own
-fixtures as a corpus of other tools' outputs (:func:`project_cases`), and the
-description of a parser the rules need (:class:`Conformance`). The rules
-themselves, ready to run, are :func:`ckdn.testing.conformance.conformance_tests`;
-the strategies they draw from are :mod:`ckdn.testing.strategies`.
-
-This package imports only the standard library (and ckdn); the modules that
-generate cases import ``hypothesis`` (``pip install checkdown[testing]``). Nothing
-in ckdn imports this package: it is for tests.
-"""
+"""The parser conformance kit: hold a parser, built-in or plugin, to ckdn's rules."""
 
 from __future__ import annotations
 
@@ -48,3 +34,16 @@ __all__ = [
     "unguarded",
     "verdict",
 ]
+
+# What a parser's test suite needs: run a parser on given bytes in a fresh run dir
+# (:func:`run_parser`), the verdict rules as assertions (:func:`assert_never_green`,
+# :func:`assert_loud`), recorded real outputs and their replay
+# (:class:`RecordedCase`, :func:`load_cases`, :func:`assert_replays`), ckdn's own
+# fixtures as a corpus of other tools' outputs (:func:`project_cases`), and the
+# description of a parser the rules need (:class:`Conformance`). The rules
+# themselves, ready to run, are :func:`ckdn.testing.conformance.conformance_tests`;
+# the strategies they draw from are :mod:`ckdn.testing.strategies`.
+#
+# This package imports only the standard library (and ckdn); the modules that
+# generate cases import ``hypothesis`` (``pip install checkdown[testing]``). Nothing
+# in ckdn imports this package: it is for tests.

@@ -1,19 +1,4 @@
-"""Recorded real outputs: a tool's run directory, kept with the facts of how it ran.
-
-A recorded case is a directory holding what the tool left behind (``full.log``,
-its stdout and stderr interleaved, and the reports it wrote) and ``case.json``::
-
-    {"tool": "mytool", "version": "mytool 1.2", "argv": ["mytool", "--json", "..."],
-     "rc": 1, "cwd": "/where/it/ran",
-     "expect": {"status": "fail", "findings_total": 3, "options": {}}}
-
-``rc`` is required; ``cwd`` (where locations are relative to), ``tool``,
-``version`` and ``argv`` are provenance. ``expect`` is what ckdn must make of the
-case: the status (and, optionally, the number of findings) with the parser
-options it names. ckdn's own fixtures (``tests/fixtures/<family>/<case>/``) are
-in this format; in a checkout of ckdn they are the kit's corpus of other tools'
-real outputs (:func:`project_cases`).
-"""
+"""Recorded real outputs: a tool's run directory, kept with the facts of how it ran."""
 
 from __future__ import annotations
 
@@ -31,6 +16,20 @@ from ckdn.testing._run import LOG, run_parser
 
 __all__ = ["CASE_FILE", "RecordedCase", "assert_replays", "load_case", "load_cases",
            "project_cases", "replay"]
+
+# A recorded case is a directory holding what the tool left behind (``full.log``,
+# its stdout and stderr interleaved, and the reports it wrote) and ``case.json``::
+#
+#     {"tool": "mytool", "version": "mytool 1.2", "argv": ["mytool", "--json", "..."],
+#      "rc": 1, "cwd": "/where/it/ran",
+#      "expect": {"status": "fail", "findings_total": 3, "options": {}}}
+#
+# ``rc`` is required; ``cwd`` (where locations are relative to), ``tool``,
+# ``version`` and ``argv`` are provenance. ``expect`` is what ckdn must make of the
+# case: the status (and, optionally, the number of findings) with the parser
+# options it names. ckdn's own fixtures (``tests/fixtures/<family>/<case>/``) are
+# in this format; in a checkout of ckdn they are the kit's corpus of other tools'
+# real outputs (:func:`project_cases`).
 
 CASE_FILE = "case.json"
 

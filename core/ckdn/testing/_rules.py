@@ -1,10 +1,4 @@
-"""The verdict rules every parser is held to, as assertions a test can make.
-
-A parser reports facts; :func:`ckdn.reconcile.reconcile` turns them and the exit
-code into a status. These helpers ask what a result reconciles to, so a test
-states a rule about the status a user would see, not about a parser's
-internals.
-"""
+"""The verdict rules every parser is held to, as assertions a test can make."""
 
 from __future__ import annotations
 
@@ -12,6 +6,11 @@ from ckdn.parsers.base import ParseResult
 from ckdn.reconcile import PASS, Exit, reconcile
 
 __all__ = ["assert_loud", "assert_never_green", "describe", "verdict"]
+
+# A parser reports facts; :func:`ckdn.reconcile.reconcile` turns them and the exit
+# code into a status. These helpers ask what a result reconciles to, so a test
+# states a rule about the status a user would see, not about a parser's
+# internals.
 
 
 def verdict(result: ParseResult, rc: int) -> str:

@@ -1,13 +1,4 @@
-"""One parser on given bytes, in a fresh run directory, the way ckdn would call it.
-
-The crash guard stays out of the way here: a test that calls a parser wants to
-see an exception the parser raised, with its traceback, because every exception
-the guard catches in a real run is a digest that says "crashed" instead of what
-went wrong. So :func:`run_parser` calls the parser's own reading (``read`` for a
-:class:`~ckdn.parsers.base.BaseParser` that keeps its ``parse``, else ``parse``)
-and lets it raise; a parser that guards itself and reports a crash is refused
-the same way.
-"""
+"""One parser on given bytes, in a fresh run directory, the way ckdn would call it."""
 
 from __future__ import annotations
 
@@ -19,6 +10,14 @@ from typing import Any
 from ckdn.parsers.base import BaseParser, ParseContext, Parser, ParseResult
 
 __all__ = ["LOG", "run_parser", "unguarded"]
+
+# The crash guard stays out of the way here: a test that calls a parser wants to
+# see an exception the parser raised, with its traceback, because every exception
+# the guard catches in a real run is a digest that says "crashed" instead of what
+# went wrong. So :func:`run_parser` calls the parser's own reading (``read`` for a
+# :class:`~ckdn.parsers.base.BaseParser` that keeps its ``parse``, else ``parse``)
+# and lets it raise; a parser that guards itself and reports a crash is refused
+# the same way.
 
 #: The log's name in a run dir: stdout and stderr of the tool, interleaved.
 LOG = "full.log"

@@ -1,12 +1,4 @@
-"""What the kit needs to know about a parser to hold it to ckdn's rules.
-
-Only the parser's author knows where its evidence lives (which report files it
-reads under which options) and which recorded runs are its tool's own; the kit
-knows the rules. :class:`Conformance` carries the first to the second, and
-answers the one question every rule needs: is this input the tool's own
-complete clean run (then ``pass`` at exit code 0 is right), or not (then it is a
-false green).
-"""
+"""What the kit needs to know about a parser to hold it to ckdn's rules."""
 
 from __future__ import annotations
 
@@ -23,6 +15,13 @@ from ckdn.testing._rules import assert_never_green, describe, verdict
 from ckdn.testing._run import LOG, run_parser
 
 __all__ = ["Conformance", "Setup", "ill_formed"]
+
+# Only the parser's author knows where its evidence lives (which report files it
+# reads under which options) and which recorded runs are its tool's own; the kit
+# knows the rules. :class:`Conformance` carries the first to the second, and
+# answers the one question every rule needs: is this input the tool's own
+# complete clean run (then ``pass`` at exit code 0 is right), or not (then it is a
+# false green).
 
 
 @dataclass(frozen=True)

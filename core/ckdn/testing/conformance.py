@@ -1,28 +1,4 @@
-"""The rules every parser keeps, as tests a parser's suite runs: ``conformance_tests``.
-
-Each rule is a function of a :class:`~ckdn.testing.Conformance` that returns how
-many cases it ran; the generated ones (:data:`GENERATED`, hypothesis) run the
-active hypothesis profile's example budget (:mod:`ckdn.testing.profiles`). The
-rules:
-
-* garbage as the log (and no report) is never green; a missing report is loud;
-* garbage as a report is loud and never green;
-* a recorded output cut short is never green, and a torn report is loud (cut
-  anywhere, by hypothesis, and at every byte of its last line);
-* a recorded output with bytes overwritten, inserted or deleted never crashes the
-  parser and is never green at a nonzero exit code; a JSON or XML report damaged
-  into one that is no longer well-formed is loud;
-* other tools' recorded outputs (as they were, as the log, as the report) are
-  never green;
-* a recorded run without its report is loud at exit code 0 (never green at any);
-* every recorded case replays to its recorded status;
-* options are validated: an unknown one, or a value a declared one does not take, is
-  refused naming it.
-
-"Never green" means: not ``pass`` at exit code 0 unless the input is, but for
-trailing whitespace, the evidence of one of the tool's own recorded clean runs;
-never ``pass`` at any other exit code. No rule tolerates an exception.
-"""
+"""The rules every parser keeps, as tests a parser's suite runs: ``conformance_tests``."""
 
 from __future__ import annotations
 
@@ -63,6 +39,29 @@ __all__ = [
     "truncated_outputs_are_never_green",
     "verdicts_cut_short_are_never_green",
 ]
+
+# Each rule is a function of a :class:`~ckdn.testing.Conformance` that returns how
+# many cases it ran; the generated ones (:data:`GENERATED`, hypothesis) run the
+# active hypothesis profile's example budget (:mod:`ckdn.testing.profiles`). The
+# rules:
+#
+# * garbage as the log (and no report) is never green; a missing report is loud;
+# * garbage as a report is loud and never green;
+# * a recorded output cut short is never green, and a torn report is loud (cut
+#   anywhere, by hypothesis, and at every byte of its last line);
+# * a recorded output with bytes overwritten, inserted or deleted never crashes the
+#   parser and is never green at a nonzero exit code; a JSON or XML report damaged
+#   into one that is no longer well-formed is loud;
+# * other tools' recorded outputs (as they were, as the log, as the report) are
+#   never green;
+# * a recorded run without its report is loud at exit code 0 (never green at any);
+# * every recorded case replays to its recorded status;
+# * options are validated: an unknown one, or a value a declared one does not take, is
+#   refused naming it.
+#
+# "Never green" means: not ``pass`` at exit code 0 unless the input is, but for
+# trailing whitespace, the evidence of one of the tool's own recorded clean runs;
+# never ``pass`` at any other exit code. No rule tolerates an exception.
 
 Rule = Callable[[Conformance], int]
 

@@ -1,13 +1,4 @@
-"""Hypothesis profiles for a parser's properties: ``ci`` (a fixed budget) and ``dev``.
-
-``ci`` runs a fixed number of examples per property, the same examples on every
-run (``derandomize``), with no deadline and no example database: a CI run is
-reproducible and costs the same every time. ``dev`` keeps hypothesis's quick
-defaults for a local run. :func:`load_profile` registers both and loads the one
-the environment asks for: ``HYPOTHESIS_PROFILE`` by name, else ``ci`` when ``CI``
-is set (as CI services set it), else ``dev``. Importing this module needs
-``hypothesis`` (the ``testing`` extra).
-"""
+"""Hypothesis profiles for a parser's properties: ``ci`` (a fixed budget) and ``dev``."""
 
 from __future__ import annotations
 
@@ -17,6 +8,14 @@ from collections.abc import Mapping
 from hypothesis import settings
 
 __all__ = ["CI", "CI_EXAMPLES", "DEV", "load_profile", "register_profiles"]
+
+# ``ci`` runs a fixed number of examples per property, the same examples on every
+# run (``derandomize``), with no deadline and no example database: a CI run is
+# reproducible and costs the same every time. ``dev`` keeps hypothesis's quick
+# defaults for a local run. :func:`load_profile` registers both and loads the one
+# the environment asks for: ``HYPOTHESIS_PROFILE`` by name, else ``ci`` when ``CI``
+# is set (as CI services set it), else ``dev``. Importing this module needs
+# ``hypothesis`` (the ``testing`` extra).
 
 CI = "ci"
 DEV = "dev"

@@ -1,11 +1,4 @@
-"""Hypothesis strategies for hostile evidence: garbage, torn and damaged real outputs.
-
-None of these is a hand-written imitation of a tool's output: garbage is
-generated (any bytes, any text, lines of other tools' real outputs shuffled),
-and damage is done to real recorded outputs (cut short, bytes overwritten,
-inserted or deleted). Importing this module needs ``hypothesis`` (the
-``testing`` extra: ``pip install checkdown[testing]``).
-"""
+"""Hypothesis strategies for hostile evidence: garbage, torn and damaged real outputs."""
 
 from __future__ import annotations
 
@@ -16,6 +9,12 @@ from hypothesis import strategies as st
 from ckdn.testing._cases import RecordedCase
 
 __all__ = ["exit_codes", "foreign_lines", "garbage", "line_soup", "mutations", "truncations"]
+
+# None of these is a hand-written imitation of a tool's output: garbage is
+# generated (any bytes, any text, lines of other tools' real outputs shuffled),
+# and damage is done to real recorded outputs (cut short, bytes overwritten,
+# inserted or deleted). Importing this module needs ``hypothesis`` (the
+# ``testing`` extra: ``pip install checkdown[testing]``).
 
 #: Bytes that matter to the formats tools write: JSON and XML punctuation, digits,
 #: line ends, escapes, NUL.

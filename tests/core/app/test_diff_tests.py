@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.identity import TEST_CLASSES, compare_tests, source_state
+from ckdn.identity.diff import TEST_CLASSES, compare_tests
+from ckdn.identity.source_tree import source_state
 from ckdn.parsers.outcomes import OUTCOMES
 from ckdn.schema import load_schema
 from tests.project import Project

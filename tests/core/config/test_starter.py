@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ckdn.config import RECIPES, STARTER, Recipe
+from ckdn.config.starter import RECIPES, STARTER, Recipe
 from tests.project import Project
 
 REPO = Path(__file__).resolve().parents[2]

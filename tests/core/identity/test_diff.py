@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.app._stored.diff import classify
-from ckdn.identity import FindingRow, Fingerprinted, match, pair
+from ckdn.identity import FindingRow, Fingerprinted, match
+from ckdn.identity.diff import pair
 
 # few distinct parts, so that heads and secondaries collide as often as they can
 PRINTS = st.builds(lambda p, o, s: f"{p * 24}:{o}:{s * 12}",

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.identity import SourceLines, fingerprints, git_renames, match, normalise_message
+from ckdn.identity import SourceLines, fingerprints, match, normalise_message
+from ckdn.identity.renames import git_renames
 from ckdn.parsers.base import Finding
 
 SOURCE = ["import os", "", "def total(items):", "    return sum(items) + unused_name", ""]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.identity import FindingRow, dedupe, merge_summaries, outcome_conflicts
+from ckdn.identity import FindingRow
+from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
 from ckdn.parsers.outcomes import OUTCOMES, worse
 
 

@@ -2,18 +2,51 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
+import inspect
 import pickle
+import textwrap
 from pathlib import Path
 
 import pytest
 
 import ckdn
-from ckdn._lite.record import Record, assign_order_problems, record
+from ckdn._lite.record import Record, record
 from ckdn.config import Check
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.reconcile import Exit, Verdict
+
+
+def assign_order_problems(cls: type[Record]) -> list[str]:
+    """Where ``cls.__init__`` hands ``_assign`` a value that is not its own field's.
+
+    Each argument of the ``self._assign(...)`` call must mention the parameter of
+    its position (``os.fspath(run_dir)`` is fine in the ``run_dir`` slot) and no
+    other parameter. Reads the source (``inspect`` and ``ast``, never on a run's
+    path); an ``__init__`` that does not call ``_assign`` has nothing to check.
+    """
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return []
+    tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    fields = cls._fields
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "_assign"):
+            continue
+        if len(node.args) != len(fields) or node.keywords:
+            problems.append(f"{cls.__qualname__}: _assign takes {len(fields)} positional values "
+                            f"({', '.join(fields)}), given {len(node.args)}")
+            continue
+        for field, arg in zip(fields, node.args, strict=True):
+            named = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)} & set(fields)
+            if named != {field}:
+                shown = ", ".join(sorted(named)) or "no field"
+                problems.append(f"{cls.__qualname__}: the {field!r} slot of _assign gets {shown}")
+    return problems
 
 
 def test_records_compare_hash_and_show_their_fields() -> None:

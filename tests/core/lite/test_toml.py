@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ckdn._lite.toml import read_plain
-from ckdn.config import STARTER, load_config
+from ckdn.config import load_config
+from ckdn.config.starter import STARTER
 from tests.core.test_startup import PLAIN_CONFIG
 
 HYPOTHESIS = settings(max_examples=300, deadline=None,

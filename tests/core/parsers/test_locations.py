@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ckdn.parsers import _locations
+from ckdn.parsers import base
 from ckdn.parsers.base import ParseContext
 
 
@@ -22,4 +22,4 @@ def test_the_table_of_names_stays_bounded_when_every_finding_names_a_new_file(
     ctx = ParseContext("ruff", tmp_path, tmp_path, 1)
     for i in range(10_000):
         assert ctx.location(str(tmp_path / f"m{i}.py")) == f"m{i}.py"
-    assert len(_locations._SHOWN) <= 4096
+    assert len(base._LOCATED) <= 4096

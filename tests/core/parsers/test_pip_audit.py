@@ -242,7 +242,7 @@ def test_allow_skipped_as_a_list_accepts_only_the_packages_it_names_pep_503_norm
 
 
 def test_normalised_names_match_whatever_separators_and_case_the_config_uses() -> None:
-    from ckdn.parsers._packagename import normalise
+    from ckdn.parsers.pip_audit import normalise
 
     assert {normalise(name) for name in ("Foo_Bar", "foo.bar", "FOO--bar", "foo-_.bar")} == {
         "foo-bar"}

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.parsers import _pytest_sources
+from ckdn.parsers import junit
+from ckdn.parsers._pytest_text import node_id
 from ckdn.parsers.base import Finding, OptionError, ParseContext, ParseResult
-from ckdn.parsers.junit import PytestParser, node_id
+from ckdn.parsers.junit import PytestParser
 from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, encode_evidence
 from ckdn.parsers.pytest_order import TEST, order_key
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS
@@ -469,7 +470,7 @@ def test_an_unexpected_exception_becomes_a_loud_note(load_case: CaseLoader,
     def explode(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(_pytest_sources, "read_report", explode)
+    monkeypatch.setattr(junit, "read_report", explode)
     ctx = load_case("pytest", "all_pass")
     result = PARSER.parse(ctx)
     assert not result.parser_ok

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckdn.process import Ran, _group, _loghash, run_process
+from ckdn.process import FinishedRun, _group, _loghash, run_process
 from ckdn.process.stop import StopRequest
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from tests.project import running
 
-Run = Callable[..., Ran]
+Run = Callable[..., FinishedRun]
 
 # A stand-in for ckdn: runs one command through run_process and prints the result
 # as JSON, so a test can send it real signals.
@@ -49,7 +49,7 @@ def run(spawn_path: str, tmp_path: Path) -> Run:
     """run_process with a minimal environment and the log at tmp_path/full.log, through
     each spawn path in turn (every runner test runs through both)."""
 
-    def run(argv: Sequence[str], **options: object) -> Ran:
+    def run(argv: Sequence[str], **options: object) -> FinishedRun:
         options.setdefault("cwd", tmp_path)
         options.setdefault("env", {"PATH": os.environ["PATH"]})
         options.setdefault("grace", 0.2)
@@ -66,7 +66,7 @@ def first_pid(log: Path) -> int:
     return int(log.read_text().split()[-1])
 
 
-def assert_sealed(ran: Ran, log: Path) -> None:
+def assert_sealed(ran: FinishedRun, log: Path) -> None:
     data = log.read_bytes()
     assert (ran.log_sha256, ran.log_bytes) == (hashlib.sha256(data).hexdigest(), len(data))
 
@@ -309,7 +309,7 @@ def test_signal_handlers_are_restored_after_the_run(run: Run) -> None:
 
 def test_a_run_off_the_main_thread_leaves_signals_to_the_host(run: Run) -> None:
     before = signal.getsignal(signal.SIGTERM)
-    results: list[Ran] = []
+    results: list[FinishedRun] = []
     worker = threading.Thread(target=lambda: results.append(run(sh("exit 4"))))
     worker.start()
     worker.join(timeout=20)

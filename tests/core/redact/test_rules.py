@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.redact import ANCHORS, LOWERED_ANCHORS, Redaction, RedactSettings, secret_name
-from ckdn.redact._pem import ANCHOR as PEM_ANCHOR
-from ckdn.redact._rules import BUILTIN
+from ckdn.redact._text import BUILTIN, PEM_ANCHOR
 from tests.core.redact.corpus import ENV_VALUES, env_secrets, near_misses, pem_blocks, secrets
 
 SECRETS = secrets() + env_secrets()

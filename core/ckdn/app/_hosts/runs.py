@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ckdn.config import Config
-    from ckdn.identity import FindingRow, SourceWatch
+    from ckdn.identity import FindingRow
+    from ckdn.identity.source_tree import SourceWatch
     from ckdn.parsers.base import ParseResult
     from ckdn.store import RunDir, Store
 
@@ -153,7 +154,8 @@ def begin_host_run(config: Config, name: str, *, tests: bool = False) -> HostRun
     rd = store.begin(name)
     if not tests:
         return HostRun(config, store, rd)
-    from ckdn.identity import SourceWatch  # lazy: as the spawn step, only a test run asks
+    # lazy: as the spawn step, only a test run asks
+    from ckdn.identity.source_tree import SourceWatch
 
     return HostRun(config, store, rd, SourceWatch(config.cwd))
 

@@ -10,7 +10,8 @@ import re
 from importlib import metadata
 
 from ckdn import DISTRIBUTION
-from ckdn.config import STARTER, config_path
+from ckdn.config import config_path
+from ckdn.config.starter import STARTER
 from ckdn.errors import UsageError
 from ckdn.store import write_atomic
 

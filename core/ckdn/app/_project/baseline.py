@@ -16,12 +16,12 @@ from ckdn.identity import (
     Rowed,
     SourceLines,
     fingerprints,
-    git_renames,
     match,
     read_baseline,
     read_findings,
     write_baseline,
 )
+from ckdn.identity.renames import git_renames
 from ckdn.store import shown_path
 
 __all__ = ["record_baseline"]

@@ -6,7 +6,8 @@ import os
 
 from ckdn.app._running.parsing import pick_again, read_again
 from ckdn.errors import ConfigError
-from ckdn.identity import SourceLines, decide, fingerprints, git_renames, match, read_baseline
+from ckdn.identity import SourceLines, decide, fingerprints, match, read_baseline
+from ckdn.identity.renames import git_renames
 from ckdn.parsers.base import ParseResult
 from ckdn.store import shown_path
 

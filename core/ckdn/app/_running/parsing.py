@@ -9,8 +9,7 @@ import os
 from ckdn.documents.textcap import marked, parts
 from ckdn.errors import ConfigError
 from ckdn.parsers import get_parser
-from ckdn.parsers.base import ParseContext, ParseResult
-from ckdn.parsers.guard import guarded
+from ckdn.parsers.base import ParseContext, ParseResult, guarded
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

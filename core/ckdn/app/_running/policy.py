@@ -9,7 +9,7 @@ import sys
 import time
 
 from ckdn._lite.argv import split_command
-from ckdn.process import RC_NOT_EXECUTABLE, Exit, Ran
+from ckdn.process import RC_NOT_EXECUTABLE, Exit, FinishedRun
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -66,13 +66,14 @@ def verdict(config: Config, check: Check, argv: Sequence[str], run_dir: str,
     return None
 
 
-def blocked_run(log_path: str, note: str, *, private: bool = True) -> Ran:
+def blocked_run(log_path: str, note: str, *, private: bool = True) -> FinishedRun:
     """The run of a blocked command: an empty ``full.log``, rc 126, never started."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                  0o600 if private else 0o666)
     os.close(fd)
     now = time.time()
-    return Ran(Exit(RC_NOT_EXECUTABLE, started=False, notes=(note,)), _EMPTY_SHA256, 0, now, now)
+    return FinishedRun(Exit(RC_NOT_EXECUTABLE, started=False, notes=(note,)), _EMPTY_SHA256, 0,
+                       now, now)
 
 
 def _allowed_prefix(prefixes: Sequence[str], argv: Sequence[str], run_dir: str) -> bool:

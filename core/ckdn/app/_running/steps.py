@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.gate import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
-    from ckdn.identity import FindingRow, SourceWatch
+    from ckdn.identity import FindingRow
+    from ckdn.identity.source_tree import SourceWatch
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
     from ckdn.store import RunDir
@@ -175,7 +176,7 @@ def spawn(run: Run) -> Run:
     refused = verdict(config, check, argv, path, env)
     if refused is None and check.parser in TEST_PARSERS:
         # lazy: only a test check records the tree it ran on (a git status, beside the tool)
-        from ckdn.identity import SourceWatch
+        from ckdn.identity.source_tree import SourceWatch
 
         run.source = SourceWatch(config.cwd)
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
@@ -270,7 +271,7 @@ def record_source(run: Run) -> Run:
     if run.source is None:
         return run
     # the identity room is loaded already: the spawn (or the host) started the watch
-    from ckdn.identity import SOURCE_FILE, source_document
+    from ckdn.identity.source_tree import SOURCE_FILE, source_document
 
     tree = run.source.result()
     if tree is not None:

@@ -20,12 +20,10 @@ from ckdn.identity import (
     FINDINGS_FILE,
     FindingRow,
     SourceLines,
-    dedupe,
     fingerprints,
-    merge_summaries,
-    outcome_conflicts,
     read_findings,
 )
+from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.parsers.gates import is_coverage_gate
 from ckdn.parsers.outcomes import TEST_PARSERS

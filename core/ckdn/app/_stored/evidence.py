@@ -14,8 +14,8 @@ from ckdn.documents.redacting import redact_document, redacted_pieces
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote
+from ckdn.evidence_files import NotRegular, open_regular
 from ckdn.redact import Redaction
-from ckdn.regular import NotRegular, open_regular
 from ckdn.store import FINISHED_MARKERS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

@@ -10,10 +10,10 @@ import os
 
 from ckdn.app._running.parsing import options_for
 from ckdn.errors import UsageError
+from ckdn.evidence_files import open_regular
 from ckdn.parsers.base import ArtifactError, ParseContext
 from ckdn.parsers.junit import DEFAULT_JUNIT
 from ckdn.parsers.outcomes import OUTCOMES, TEST_PARSERS, XmlError, read_outcomes
-from ckdn.regular import open_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

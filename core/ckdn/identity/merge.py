@@ -1,12 +1,4 @@
-"""Shard merge's rules on facts already read: one identity, one count, one outcome per test.
-
-Pure functions over what :mod:`ckdn.app._shards.merge` read from the shards, so each
-rule is tested alone: findings are deduplicated by fingerprint (the same lint
-finding from three tox envs is one finding; a second copy of an error in a file
-is a different fingerprint, its occurrence index, so it stays), summaries are
-combined key by key (counts summed), and a test two shards report with
-different outcomes is a conflict the merge cannot settle.
-"""
+"""Shard merge's rules on facts already read: one identity, one count, one outcome per test."""
 
 from __future__ import annotations
 
@@ -18,6 +10,13 @@ if TYPE_CHECKING:
     from ckdn.identity._findings_file import FindingRow
 
 __all__ = ["Conflict", "dedupe", "merge_summaries", "outcome_conflicts"]
+
+# Pure functions over what :mod:`ckdn.app._shards.merge` read from the shards, so each
+# rule is tested alone: findings are deduplicated by fingerprint (the same lint
+# finding from three tox envs is one finding; a second copy of an error in a file
+# is a different fingerprint, its occurrence index, so it stays), summaries are
+# combined key by key (counts summed), and a test two shards report with
+# different outcomes is a conflict the merge cannot settle.
 
 #: Conflicts listed by name; the rest are counted.
 CONFLICTS_SHOWN = 20

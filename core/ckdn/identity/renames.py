@@ -1,18 +1,18 @@
-"""Files git says were renamed: the second matching pass tries a finding's old path.
-
-Asked only when findings are left unmatched after the exact pass, so a run whose
-findings are all known never starts git. Two sources, both cheap: renames in the
-index and the work tree against ``HEAD`` (a ``git mv`` not yet committed), and
-renames in the last :data:`HISTORY` commits (the baseline was recorded before
-them). Paths come back relative to the check's cwd, as locations are. No git, no
-repository, a git that fails or takes too long: no renames, never an error.
-"""
+"""Files git says were renamed: the second matching pass tries a finding's old path."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 
 __all__ = ["HISTORY", "git_renames"]
+
+# Asked only when findings are left unmatched after the exact pass, so a run whose
+# findings are all known never starts git. Two sources, both cheap: renames in the
+# index and the work tree against ``HEAD`` (a ``git mv`` not yet committed), and
+# renames in the last :data:`HISTORY` commits (the baseline was recorded before
+# them). Paths come back relative to the check's cwd, as locations are. No git, no
+# repository, a git that fails or takes too long: no renames, never an error.
 
 #: Commits of history searched for renames.
 HISTORY = 200
@@ -20,7 +20,6 @@ _TIMEOUT = 10.0
 
 
 def _git(cwd: str, *args: str) -> str | None:
-    import subprocess  # lazy: only a run left with unmatched findings asks git
 
     try:
         proc = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True,

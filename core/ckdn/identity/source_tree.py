@@ -1,22 +1,26 @@
-"""The state of the source tree a run saw, as one hash: "were these two runs of the same code?"
-
-A test that passed in one run and failed in the next is a regression when the
-code changed between them and flaky when it did not; only the tree can tell.
-The hash covers the commit (``HEAD``) and every path ``git status`` names (a
-tracked file modified, staged, deleted or renamed; an untracked file that is
-not ignored) with its content. Two runs with equal
-hashes ran on the same code; anything else (another commit, an edit, a new
-file, no git) is not known to be the same, and ``ckdn diff`` never calls a
-change in outcome flaky then. No git, no repository, a git that fails or takes
-too long: ``None``, never an error. Asked for test checks only, once per run,
-by one ``git status`` that runs beside the tool (:class:`SourceWatch`).
-"""
+"""The state of the source tree a run saw, as one hash: were these two runs of the same code?"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import subprocess
+
+from ckdn.evidence_files import read_regular
 
 __all__ = ["SCHEMA_SOURCE", "SOURCE_FILE", "read_source_state", "source_state"]
+
+# A test that passed in one run and failed in the next is a regression when the
+# code changed between them and flaky when it did not; only the tree can tell.
+# The hash covers the commit (``HEAD``) and every path ``git status`` names (a
+# tracked file modified, staged, deleted or renamed; an untracked file that is
+# not ignored) with its content. Two runs with equal
+# hashes ran on the same code; anything else (another commit, an edit, a new
+# file, no git) is not known to be the same, and ``ckdn diff`` never calls a
+# change in outcome flaky then. No git, no repository, a git that fails or takes
+# too long: ``None``, never an error. Asked for test checks only, once per run,
+# by one ``git status`` that runs beside the tool (:class:`SourceWatch`).
 
 SOURCE_FILE = "source.json"
 SCHEMA_SOURCE = "ckdn.source/1"
@@ -38,7 +42,6 @@ class SourceWatch:
     __slots__ = ("_cwd", "_proc")
 
     def __init__(self, cwd: str) -> None:
-        import subprocess  # lazy: only a test check's run asks
 
         self._cwd = cwd
         try:
@@ -52,8 +55,6 @@ class SourceWatch:
 
     def result(self) -> str | None:
         """The tree's hash (hex sha256), or ``None`` when git cannot say."""
-        import hashlib
-        import subprocess
 
         proc, self._proc = self._proc, None
         if proc is None:
@@ -114,7 +115,6 @@ def source_state(cwd: str) -> str | None:
 
 def _content(path: bytes) -> bytes:
     """The file's sha256, read in blocks (a symlink: its target's name; unreadable: a mark)."""
-    import hashlib
 
     digest = hashlib.sha256()
     try:
@@ -135,9 +135,7 @@ def source_document(tree: str) -> bytes:
 
 def read_source_state(run_dir: str) -> str | None:
     """The state a run recorded in its ``source.json``; ``None`` for none or a bad file."""
-    import json
 
-    from ckdn.regular import read_regular
 
     try:
         data = read_regular(os.path.join(run_dir, SOURCE_FILE), 4096)

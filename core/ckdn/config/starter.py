@@ -1,13 +1,12 @@
-"""The starter ``ckdn.toml`` that ``ckdn init`` writes: the whole recipe catalogue.
-
-Recipes are data (:data:`RECIPES`) so the test suite can run every recipe whose
-tool is installed; :data:`STARTER` is rendered from them. A recipe for a tool
-most projects do not have is written commented out, ready to enable.
-"""
+"""The starter ``ckdn.toml`` that ``ckdn init`` writes: the whole recipe catalogue."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+# Recipes are data (:data:`RECIPES`) so the test suite can run every recipe whose
+# tool is installed; :data:`STARTER` is rendered from them. A recipe for a tool
+# most projects do not have is written commented out, ready to enable.
 
 
 class Recipe(NamedTuple):

@@ -1,15 +1,4 @@
-"""Opening a file ckdn reads as evidence: a regular file, never through a symlink.
-
-Everything in a run dir, a runs dir or a shard copied from CI may be planted:
-``full.log`` as a symlink to a secret, ``digest.json`` as a FIFO that blocks
-the reader forever. So every reader opens its file the one way here: without
-following a symlink (``O_NOFOLLOW``), without blocking on a FIFO
-(``O_NONBLOCK``), not inherited by a child (``O_CLOEXEC``), and keeps it only
-when it is a regular file. What is refused is an :class:`NotRegular` (an
-``OSError``, so a caller that treats any unreadable file alike needs nothing
-more) whose text says why in words a reader understands; each caller turns it
-into its own refusal (a note, a one-line error, an empty answer).
-"""
+"""Opening a file ckdn reads as evidence: a regular file, never through a symlink."""
 
 from __future__ import annotations
 
@@ -22,6 +11,16 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
 __all__ = ["NotRegular", "open_log", "open_regular", "read_regular"]
+
+# Everything in a run dir, a runs dir or a shard copied from CI may be planted:
+# ``full.log`` as a symlink to a secret, ``digest.json`` as a FIFO that blocks
+# the reader forever. So every reader opens its file the one way here: without
+# following a symlink (``O_NOFOLLOW``), without blocking on a FIFO
+# (``O_NONBLOCK``), not inherited by a child (``O_CLOEXEC``), and keeps it only
+# when it is a regular file. What is refused is an :class:`NotRegular` (an
+# ``OSError``, so a caller that treats any unreadable file alike needs nothing
+# more) whose text says why in words a reader understands; each caller turns it
+# into its own refusal (a note, a one-line error, an empty answer).
 
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
           | getattr(os, "O_CLOEXEC", 0))

@@ -1,16 +1,5 @@
 """Two runs compared: which finding of the later run is which of the earlier, and how
-each test's outcome changed (:func:`compare_tests`).
-
-The same passes as :func:`~ckdn.identity.match`, on two stored runs'
-fingerprint strings: exact on ``PRIMARY:OCCURRENCE`` (the flagged line's
-content: lines inserted above, reindentation, a reworded message), then a
-finding of a file git says was renamed under its old path (the later run's
-``line_hash`` hashed with that path), then what is left by ``SECONDARY``
-(rule, path and normalised message, as many as the earlier run had: the
-flagged line itself was edited). A second copy of a
-finding finds nothing left to pair with: it is new. Each pass takes entries
-in the order ``match`` takes them, so the two agree on what is known.
-"""
+each test's outcome changed (:func:`compare_tests`)."""
 
 from __future__ import annotations
 
@@ -19,6 +8,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["TEST_CLASSES", "compare_tests", "pair"]
+
+# The same passes as :func:`~ckdn.identity.match`, on two stored runs'
+# fingerprint strings: exact on ``PRIMARY:OCCURRENCE`` (the flagged line's
+# content: lines inserted above, reindentation, a reworded message), then a
+# finding of a file git says was renamed under its old path (the later run's
+# ``line_hash`` hashed with that path), then what is left by ``SECONDARY``
+# (rule, path and normalised message, as many as the earlier run had: the
+# flagged line itself was edited). A second copy of a
+# finding finds nothing left to pair with: it is new. Each pass takes entries
+# in the order ``match`` takes them, so the two agree on what is known.
 
 
 def pair(before: Sequence[str], after: Sequence[str],
