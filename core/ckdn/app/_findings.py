@@ -92,6 +92,11 @@ class Tap:
         if parts is None:
             parts = self._parts = self._start()
         table, spool, index = parts
+        if table is None:  # no baseline: each line written as it comes, no table kept
+            if spool.count < self.top:
+                self.first.append(finding)
+            spool.add(finding)
+            return
         position = len(table)
         table.add(finding)
         spool.add(finding, table.line_hash(position))
@@ -106,29 +111,33 @@ class Tap:
         from ckdn.identity import (
             BaselineIndex,
             FindingsSpool,
+            FindingsWriter,
             IdentityTable,
             SourceLines,
             read_baseline,
         )
 
+        spooled = os.path.join(self._run_dir, SPOOL)
+        if self.baseline is None:
+            return None, FindingsWriter(spooled, SourceLines(self._cwd),
+                                        _shown(self._redaction)), None
         index: BaselineIndex | str | None = None
-        if self.baseline is not None:
-            from ckdn.store import shown_path  # the baseline as every message shows it
+        from ckdn.store import shown_path  # the baseline as every message shows it
 
-            try:
-                entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
-                                        ).checks.get(self.check, [])
-            except ConfigError as exc:
-                index = str(exc)
-            else:
-                index = BaselineIndex(entries)
-                del entries
-        spool = FindingsSpool(os.path.join(self._run_dir, SPOOL), _shown(self._redaction))
+        try:
+            entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
+                                    ).checks.get(self.check, [])
+        except ConfigError as exc:
+            index = str(exc)
+        else:
+            index = BaselineIndex(entries)
+            del entries
+        spool = FindingsSpool(spooled, _shown(self._redaction))
         return IdentityTable(SourceLines(self._cwd)), spool, index
 
     @property
     def count(self) -> int:
-        return 0 if self._parts is None else len(self._parts[0])
+        return 0 if self._parts is None else self._parts[1].count
 
     @property
     def table(self) -> IdentityTable:
@@ -156,7 +165,8 @@ class Tap:
         table, spool, _ = self._parts
         try:
             store.write_atomic(os.path.join(self._run_dir, FINDINGS_FILE),
-                               spool.encode(check, table.fingerprint, known))
+                               spool.encode(check) if table is None
+                               else spool.encode(check, table.fingerprint, known))
         except (OSError, CkdnError) as exc:
             reason = exc.message if isinstance(exc, CkdnError) else (exc.strerror or str(exc))
             return [f"{FINDINGS_FILE} not written: {reason}"]
