@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ckdn.identity import FindingsWriter, SourceLines, encode_findings, fingerprints
-from ckdn.identity import _findings_file, _fingerprint
+from ckdn.identity import FindingsWriter, SourceLines, _findings_file, encode_findings, fingerprints
 from ckdn.parsers.base import Finding
 
 
@@ -81,12 +81,12 @@ def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
     opened: list[str] = []
     real = os.open
 
-    def counting(path: str, *args: int, **kwargs: int | None) -> int:
+    def counting(path: str, *args: int, **kwargs: Any) -> int:
         if str(path).endswith(".py"):
             opened.append(os.path.basename(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(_fingerprint.os, "open", counting)
+    monkeypatch.setattr(os, "open", counting)
     # sorted by rule, not by file: each file is met again for every rule
     findings = [finding(f, line, rule) for rule in ("F401", "E501", "W291") for f in range(100)
                 for line in range(1, 21, 4)]
