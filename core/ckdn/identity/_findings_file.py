@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ckdn.errors import UsageError
-from ckdn.identity._fingerprint import _SECONDARY_AT, PRIMARY_HEX, Hasher, split_location
+from ckdn.identity._fingerprint import PRIMARY_HEX, Hasher, split_location
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -249,8 +249,8 @@ class FindingsWriter:
         self._hasher = Hasher(source)
         self._tail = _tailer(shown)
         self._buffer: list[str] = []
-        #: the current file's findings: (primary hash, line, what follows the primary)
-        self._group: list[tuple[bytes, int, str]] = []
+        #: the current file's findings: (primary hash in hex, line, what follows the primary)
+        self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
         #: file -> the row ranges its findings were written in (one per run of them)
         self._ranges: dict[str, list[tuple[int, int]]] = {}
@@ -264,8 +264,9 @@ class FindingsWriter:
         if path != self._group_path or len(self._group) >= GROUP:
             self._close_group()
             self._group_path = path
-        self._group.append((key[16:_SECONDARY_AT], line,
-                            f":{key[_SECONDARY_AT:].hex()}{self._tail(finding, key[:16].hex())}"))
+        digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
+        self._group.append((digits[32:56], line,
+                            f":{digits[56:]}{self._tail(finding, digits[:32])}"))
 
     def _close_group(self) -> None:
         group, path = self._group, self._group_path
@@ -283,7 +284,7 @@ class FindingsWriter:
             ranges[-1] = (ranges[-1][0], self._written)
         buffer = self._buffer
         for (primary, _, rest), occurrence in zip(group, occurrences(group), strict=True):
-            buffer.append(f'{_HEADS[0]}{primary.hex()}:{occurrence}{rest}')
+            buffer.append(f"{_HEADS[0]}{primary}:{occurrence}{rest}")
         if len(buffer) >= 4096:
             self._flush()
 
@@ -357,14 +358,14 @@ GROUP = 4096
 _RANGES_KEPT = 64
 
 
-def occurrences(group: Sequence[tuple[bytes, int, str]]) -> list[int]:
+def occurrences(group: Sequence[tuple[str, int, str]]) -> list[int]:
     """Each finding's index among those of ``group`` (one file's) sharing its primary hash,
     in line order (the tool's order for equal lines), as :func:`fingerprints` counts."""
     count = len(group)
     if count == 1:
         return [0]
-    firsts: dict[bytes, int] = {}
-    shared: dict[bytes, list[int]] = {}
+    firsts: dict[str, int] = {}
+    shared: dict[str, list[int]] = {}
     for position, entry in enumerate(group):
         primary = entry[0]
         first = firsts.setdefault(primary, position)
@@ -385,7 +386,7 @@ def _renumbered(path: str, spans: list[tuple[int, int]]) -> dict[int, int]:
 
     from ckdn.regular import open_regular
 
-    group: list[tuple[bytes, int, str]] = []
+    group: list[tuple[str, int, str]] = []
     rows: list[int] = []
     spans_left = iter(spans)
     span = next(spans_left, None)
@@ -399,7 +400,7 @@ def _renumbered(path: str, spans: list[tuple[int, int]]) -> dict[int, int]:
                 continue
             value = json.loads(raw)
             _, line = split_location(value.get("location"))
-            group.append((value["fingerprint"][:PRIMARY_HEX].encode(), line, ""))
+            group.append((value["fingerprint"][:PRIMARY_HEX], line, ""))
             rows.append(index)
     return dict(zip(rows, occurrences(group), strict=True))
 

@@ -286,7 +286,7 @@ class Hasher:
     IdentityTable` for a stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_messages", "_path", "_path_bytes", "_paths", "source")
+    __slots__ = ("_keys", "_messages", "_path", "_path_bytes", "_paths", "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source
@@ -294,6 +294,9 @@ class Hasher:
         self._messages: dict[str, str] = {}
         self._path = ""  # the last finding's path, and its bytes (a file's findings come together)
         self._path_bytes = b""
+        #: rule, line and message -> key, for the last path: a file's findings often share
+        #: them all (a rule's message on lines the tool could not show), hashed once then
+        self._keys: dict[tuple[str, str, str], bytes] = {}
 
     def hashes(self, finding: FindingLike) -> tuple[bytes, str, int]:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
@@ -308,6 +311,7 @@ class Hasher:
                 paths[path] = path
             encoded = path.encode("utf-8", "surrogatepass")
             self._path, self._path_bytes = path, encoded
+            self._keys = {}
         rule = _located_rule(finding, location, path) if line else rule_of(finding, path)
         content = self.source.line(path, line)
         text = normalise_line(content) if content and not content.isspace() else ""
@@ -318,11 +322,23 @@ class Hasher:
             message = normalise_message(raw)
             if len(messages) < _MESSAGES_KEPT:
                 messages[raw] = message
-        inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode("utf-8", "surrogatepass")
-                        ).digest()[:16]
-        return (inner + _sha256(inner + encoded).digest()[:_PRIMARY_BYTES]
-                + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
-                          ).digest()[:_SECONDARY_BYTES], path, line)
+        keys = self._keys
+        known = (rule, text, message)
+        key = keys.get(known)
+        if key is None:
+            inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
+                "utf-8", "surrogatepass")).digest()[:16]
+            key = (inner + _sha256(inner + encoded).digest()[:_PRIMARY_BYTES]
+                   + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
+                             ).digest()[:_SECONDARY_BYTES])
+            if len(keys) >= _KEYS_KEPT:
+                keys.clear()
+            keys[known] = key
+        return key, path, line
+
+
+#: Keys remembered for one path (see :class:`Hasher`).
+_KEYS_KEPT: Final = 4096
 
 
 def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:
