@@ -45,6 +45,8 @@ __all__ = ["REREAD_LIMIT", "SPOOL", "Tap", "every_finding", "record_findings"]
 #: The most findings read again for the file when the parser kept fewer and no
 #: baseline gate classified them.
 REREAD_LIMIT = 1000
+#: Findings the tap holds that may be new, in ``top``s (see :meth:`Tap._likely_new`).
+_HELD = 4
 #: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
 _CLEAN_KEPT = 1 << 16
 #: The spool of ``findings.jsonl``'s lines in the run dir, removed when the run is sealed.
@@ -70,12 +72,13 @@ class Tap:
 
     ``baseline``: the baseline file's path when the gate will classify the findings;
     its entries are read at the first finding, so the tap also holds the first
-    ``top`` findings the baseline cannot know (a new finding is listed first in the
-    digest, and may come after the parser's kept ones).
+    findings that may be new (a new finding is listed first in the digest, and may
+    come after the parser's kept ones). Without a baseline the file's lines are
+    written as they come (:class:`~ckdn.identity.FindingsWriter`): no table.
     """
 
-    __slots__ = ("_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check", "first",
-                 "held", "top")
+    __slots__ = ("_copies", "_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check",
+                 "first", "held", "top")
 
     def __init__(self, run_dir: str, cwd: str, *, check: str, top: int,
                  baseline: str | None = None, redaction: Redaction | None = None) -> None:
@@ -86,6 +89,8 @@ class Tap:
         self.first: list[Finding] = []
         #: position -> finding, for the first ``top`` the baseline has no entry like
         self.held: dict[int, Finding] = {}
+        #: the primary hashes seen in the current file: a second copy may be a new one
+        self._copies: tuple[str, set[bytes]] = ("", set())
 
     def __call__(self, finding: Finding) -> None:
         parts = self._parts
@@ -100,11 +105,27 @@ class Tap:
         position = len(table)
         table.add(finding)
         spool.add(finding, table.line_hash(position))
+        if index is not None and not isinstance(index, str) and len(self.held) < _HELD * self.top \
+                and self._likely_new(table, position, index) and position >= self.top:
+            self.held[position] = finding
         if position < self.top:
             self.first.append(finding)
-        elif index is not None and not isinstance(index, str) and len(self.held) < self.top \
-                and table.key_at_zero(position) not in index.entries:
-            self.held[position] = finding
+
+    def _likely_new(self, table: IdentityTable, position: int, index: BaselineIndex) -> bool:
+        """Whether this finding may be new: the baseline has no entry for its primary hash
+        at occurrence 0, or it is another copy of one seen in its file (its occurrence is
+        known only at the end). A guess the gate checks; a new finding it missed is read
+        again by position."""
+        path = table.path(position)
+        seen_in, copies = self._copies
+        if path != seen_in:
+            copies = set()
+            self._copies = (path, copies)
+        key = table.key_at_zero(position)
+        if key in copies:
+            return True
+        copies.add(key)
+        return key not in index.entries
 
     def _start(self) -> tuple[Any, Any, Any]:
         from ckdn.errors import ConfigError
