@@ -238,8 +238,8 @@ class FindingsWriter:
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_buffer", "_group", "_group_path", "_handle", "_hasher", "_ranges",
-                 "_split", "_tail", "_written", "count", "path", "problem")
+    __slots__ = ("_all_again", "_buffer", "_group", "_group_path", "_handle", "_hasher",
+                 "_ranges", "_split", "_tail", "_written", "count", "path", "problem")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -256,6 +256,7 @@ class FindingsWriter:
         self._ranges: dict[str, list[tuple[int, int]]] = {}
         self._split: set[str] = set()  # files written in more than one run: numbered again
         self._written = 0
+        self._all_again = False
         self._handle = _private_file(path, self)
 
     def add(self, finding: FindingLike) -> None:
@@ -280,8 +281,8 @@ class FindingsWriter:
             self._split.add(path)
         if len(ranges) < _RANGES_KEPT:
             ranges.append((start, self._written))
-        else:  # a file met over and over: its last range grows to cover the rows between
-            ranges[-1] = (ranges[-1][0], self._written)
+        else:  # a file met over and over: every row is numbered again, all together
+            self._all_again = True
         buffer = self._buffer
         for (primary, _, rest), occurrence in zip(group, occurrences(group), strict=True):
             buffer.append(f"{_HEADS[0]}{primary}:{occurrence}{rest}")
@@ -337,7 +338,10 @@ class FindingsWriter:
             yield b"".join(lines)
 
     def _rows_again(self) -> list[tuple[int, int]]:
-        """The row ranges to number again: every run of a file met more than once."""
+        """The row ranges to number again: every run of a file met more than once (all
+        rows, merged, when one was met more than :data:`_RANGES_KEPT` times)."""
+        if self._all_again:
+            return [(0, self._written)]
         return sorted(span for path in self._split for span in self._ranges[path])
 
     def discard(self) -> None:
@@ -354,7 +358,7 @@ class FindingsWriter:
 
 #: A file's findings held at once before they are written (see :class:`FindingsWriter`).
 GROUP = 4096
-#: Row ranges remembered per file; past them its last range grows (still correct).
+#: Row ranges remembered per file; past them every row is numbered again at the end.
 _RANGES_KEPT = 64
 
 

@@ -75,6 +75,15 @@ def test_a_file_with_more_findings_than_a_group_is_numbered_over_all_of_them(
     assert b":1:" in streamed(tmp_path, findings)  # second copies were numbered
 
 
+def test_a_file_met_again_and_again_has_every_row_numbered_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_findings_file, "_RANGES_KEPT", 2)
+    project(tmp_path, 3)
+    # file 0 in five runs, between them files 1 and 2 split too
+    findings = [finding(f, line) for _ in range(5) for f in (0, 1, 0, 2) for line in (3, 1, 3)]
+    assert streamed(tmp_path, findings) == listed(tmp_path, findings)
+
+
 def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project(tmp_path, 100)
