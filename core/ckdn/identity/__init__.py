@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         SCHEMA_FINDINGS,
         FindingRow,
         FindingsSpool,
-        FindingsWriter,
         encode_findings,
         iter_findings,
         read_findings,
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
         source_document,
         source_state,
     )
+    from ckdn.identity._writer import FindingsWriter
 
 _HOMES = {
     "SCHEMA_BASELINE": "_baseline", "BaselineFile": "_baseline",
@@ -71,7 +71,7 @@ _HOMES = {
     "POLICY": "_gate", "decide": "_gate", "worst_gate": "_gate",
     "Matched": "_match", "match": "_match", "BaselineIndex": "_match", "Rowed": "_match",
     "IdentityTable": "_table", "FindingsSpool": "_findings_file",
-    "FindingsWriter": "_findings_file",
+    "FindingsWriter": "_writer",
     "git_renames": "_renames",
     "pair": "_diff", "TEST_CLASSES": "_diff", "compare_tests": "_diff",
     "SOURCE_FILE": "_tree", "SCHEMA_SOURCE": "_tree", "read_source_state": "_tree",

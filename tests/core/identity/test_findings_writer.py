@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ckdn.identity import FindingsWriter, SourceLines, _findings_file, encode_findings, fingerprints
+from ckdn.identity import FindingsWriter, SourceLines, _writer, encode_findings, fingerprints
 from ckdn.parsers.base import Finding
 
 
@@ -68,7 +68,7 @@ def test_the_streamed_file_is_the_listed_one_byte_for_byte(tmp_path: Path, order
 
 def test_a_file_with_more_findings_than_a_group_is_numbered_over_all_of_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_findings_file, "GROUP", 5)
+    monkeypatch.setattr(_writer, "GROUP", 5)
     project(tmp_path, 1)
     findings = [finding(0, n % 20 + 1) for n in range(23)]  # every line more than once
     assert streamed(tmp_path, findings) == listed(tmp_path, findings)
@@ -77,7 +77,7 @@ def test_a_file_with_more_findings_than_a_group_is_numbered_over_all_of_them(
 
 def test_a_file_met_again_and_again_has_every_row_numbered_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_findings_file, "_RANGES_KEPT", 2)
+    monkeypatch.setattr(_writer, "_RANGES_KEPT", 2)
     project(tmp_path, 3)
     # file 0 in five runs, between them files 1 and 2 split too
     findings = [finding(f, line) for _ in range(5) for f in (0, 1, 0, 2) for line in (3, 1, 3)]
