@@ -36,6 +36,7 @@ from ckdn.identity._fingerprint import (
     split_location,
 )
 from ckdn.identity._match import BaselineIndex, Matched, Rowed, match
+from ckdn.identity._writer import FindingsWriter
 
 __all__ = [
     "FINDINGS_FILE",
@@ -47,6 +48,7 @@ __all__ = [
     "BaselineIndex",
     "FindingRow",
     "FindingsSpool",
+    "FindingsWriter",
     "Fingerprinted",
     "IdentityTable",
     "Matched",

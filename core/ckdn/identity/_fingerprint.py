@@ -42,8 +42,14 @@ __all__ = ["Fingerprinted", "Hasher", "IdentityTable", "SourceLines", "fingerpri
 LINE_BYTES: Final = 4096
 #: Files larger than this are not read for their lines: the message stands in.
 FILE_BYTES: Final = 16 << 20
-#: Source files kept in memory at once (their lines), least recently used dropped.
-CACHED_FILES: Final = 64
+#: Source files kept in memory at once (their lines), least recently used dropped: enough
+#: for a report sorted by rule, not by file, to open each file once.
+CACHED_FILES: Final = 1024
+#: The most bytes of source kept at once (the files' sizes, and a line's own cost in a list).
+CACHED_BYTES: Final = 12 << 20
+_LINE_COST: Final = 41
+#: Files without lines (missing, not regular, too big) remembered as such.
+_NO_LINES_KEPT: Final = 1 << 16
 #: Distinct messages whose normalised form is remembered (bounded: a report can vary them all).
 _MESSAGES_KEPT: Final = 1 << 16
 PRIMARY_HEX: Final = 24
@@ -54,6 +60,7 @@ _NUMBERED = re.compile(r"#\d+$")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
+_sha256 = hashlib.sha256
 
 
 class FindingLike(Protocol):
@@ -145,21 +152,17 @@ def _digest(rule: str, path: str, text: str, size: int) -> bytes:
 
 
 def split_location(location: str | None) -> tuple[str, int]:
-    """``(path, line)`` of ``path[:line[:col]]``; line 0 when there is none."""
+    """``(path, line)`` of ``path[:line[:col]]``; line 0 when there is none. A line or column
+    is ASCII digits, at most 18 (a longer run is part of a path)."""
     if not location:
         return "", 0
     path, sep, tail = location.rpartition(":")
-    if not (sep and _is_position(tail)):
+    if not (sep and tail.isdigit() and tail.isascii() and len(tail) <= 18):
         return location, 0
     head, sep, middle = path.rpartition(":")
-    if sep and _is_position(middle):
+    if sep and middle.isdigit() and middle.isascii() and len(middle) <= 18:
         return head, int(middle)  # path:line:col
     return path, int(tail)
-
-
-def _is_position(text: str) -> bool:
-    """A line or column number: ASCII digits, at most 18 (a longer run is part of a path)."""
-    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
 
 
 def rule_of(finding: FindingLike, path: str) -> str:
@@ -170,6 +173,19 @@ def rule_of(finding: FindingLike, path: str) -> str:
     if "#" in ident:
         ident = _NUMBERED.sub("", ident)
     return f"{finding.kind}\0{ident}"
+
+
+def _located_rule(finding: FindingLike, location: str | None, path: str) -> str:
+    """:func:`rule_of` of a finding whose location has a line, for the usual id: the
+    location then ``:RULE`` (ruff's, mypy's); what follows the path is then its line
+    (and column) and the rule, all that :func:`_without_position` would keep."""
+    ident = finding.id
+    if path and location and ident.startswith(location) \
+            and ident[len(location):len(location) + 1] == ":":
+        tail = ident[len(location) + 1:]
+        if ":" not in tail and "#" not in tail and not tail[:1].isdigit():
+            return f"{finding.kind}\0{tail}"
+    return rule_of(finding, path)
 
 
 def _without_position(rest: str) -> str:
@@ -195,51 +211,71 @@ def normalise_line(line: str) -> str:
 
 
 class SourceLines:
-    """The lines of the files findings point at, read once per file, a few files at a time.
+    """The lines of the files findings point at, each file read once per run.
 
     Paths are taken relative to ``root`` (the check's cwd). A file that is missing,
     not a regular file, or over :data:`FILE_BYTES` has no lines: the finding's
-    message then stands in for its line.
+    message then stands in for its line. The lines of the last :data:`CACHED_FILES`
+    files (at most :data:`CACHED_BYTES` of them) are kept, and the files without
+    lines are remembered apart (:data:`_NO_LINES_KEPT` of them): a report lists a
+    file's findings together, so each file is opened once, not once per finding.
     """
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self._files: OrderedDict[str, list[bytes] | None] = OrderedDict()
+        self._files: OrderedDict[str, tuple[list[bytes], int]] = OrderedDict()
+        self._bytes = 0
+        self._without: set[str] = set()
+        self._last_path: str | None = None
+        self._last: list[bytes] | None = None
 
     def line(self, path: str, number: int) -> str | None:
         if not path or number < 1:
             return None
-        lines = self._lines(path)
+        if path == self._last_path:
+            lines = self._last
+        else:
+            lines = self._last = self._lines(path)
+            self._last_path = path
         if lines is None or number > len(lines):
             return None
         return lines[number - 1][:LINE_BYTES].decode("utf-8", "replace")
 
     def _lines(self, path: str) -> list[bytes] | None:
+        if path in self._without:
+            return None
         files = self._files
-        if path in files:
+        kept = files.get(path)
+        if kept is not None:
             files.move_to_end(path)
-            return files[path]
-        found = self._read(path)
-        files[path] = found
-        if len(files) > CACHED_FILES:
-            files.popitem(last=False)
+            return kept[0]
+        found, size = self._read(path)
+        if found is None:
+            if len(self._without) < _NO_LINES_KEPT:
+                self._without.add(path)
+            return None
+        files[path] = (found, size)
+        self._bytes += size
+        while len(files) > CACHED_FILES or (self._bytes > CACHED_BYTES and len(files) > 1):
+            self._bytes -= files.popitem(last=False)[1][1]
         return found
 
-    def _read(self, path: str) -> list[bytes] | None:
-
+    def _read(self, path: str) -> tuple[list[bytes] | None, int]:
         full = os.path.join(self.root, path)
         try:
             fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except OSError:
-            return None
+            return None, 0
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_BYTES:
-                return None
+                return None, 0
             with os.fdopen(fd, "rb", closefd=False) as handle:
-                return handle.read().splitlines()
+                data = handle.read()
+            lines = data.splitlines()
+            return lines, len(data) + _LINE_COST * len(lines)
         except OSError:
-            return None
+            return None, 0
         finally:
             os.close(fd)
 
@@ -250,20 +286,35 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_messages", "_paths", "source")
+    __slots__ = ("_keys", "_messages", "_path", "_path_bytes", "_paths", "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source
         self._paths: dict[str, str] = {}  # one string per path, however many findings share it
         self._messages: dict[str, str] = {}
+        self._path = ""  # the last finding's path, and its bytes (a file's findings come together)
+        self._path_bytes = b""
+        #: rule, line and message -> key, for the last path: a file's findings often share
+        #: them all (a rule's message on lines the tool could not show), hashed once then
+        self._keys: dict[tuple[str, str, str], bytes] = {}
 
     def hashes(self, finding: FindingLike) -> tuple[bytes, str, int]:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
-        path, line = split_location(finding.location)
-        path = self._paths.setdefault(path, path)
-        rule = rule_of(finding, path)
+        location = finding.location
+        path, line = split_location(location)
+        if path == self._path:
+            path, encoded = self._path, self._path_bytes
+        else:
+            paths = self._paths
+            path = paths.get(path, path)
+            if len(paths) < _MESSAGES_KEPT:
+                paths[path] = path
+            encoded = path.encode("utf-8", "surrogatepass")
+            self._path, self._path_bytes = path, encoded
+            self._keys = {}
+        rule = _located_rule(finding, location, path) if line else rule_of(finding, path)
         content = self.source.line(path, line)
-        text = normalise_line(content) if content and content.strip() else ""
+        text = normalise_line(content) if content and not content.isspace() else ""
         raw = finding.message
         messages = self._messages
         message = messages.get(raw)
@@ -271,10 +322,23 @@ class Hasher:
             message = normalise_message(raw)
             if len(messages) < _MESSAGES_KEPT:
                 messages[raw] = message
-        data = f"{rule}\0{text or 'msg:' + message}".encode("utf-8", "surrogatepass")
-        inner = hashlib.sha256(data).digest()[:16]
-        return (inner + _primary(inner, path) + _digest(rule, path, message, _SECONDARY_BYTES),
-                path, line)
+        keys = self._keys
+        known = (rule, text, message)
+        key = keys.get(known)
+        if key is None:
+            inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
+                "utf-8", "surrogatepass")).digest()[:16]
+            key = (inner + _sha256(inner + encoded).digest()[:_PRIMARY_BYTES]
+                   + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
+                             ).digest()[:_SECONDARY_BYTES])
+            if len(keys) >= _KEYS_KEPT:
+                keys.clear()
+            keys[known] = key
+        return key, path, line
+
+
+#: Keys remembered for one path (see :class:`Hasher`).
+_KEYS_KEPT: Final = 4096
 
 
 def fingerprints(findings: Sequence[FindingLike], source: SourceLines) -> list[Fingerprinted]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -141,7 +142,7 @@ def node_id(classname: str, name: str, file: str | None, cwd: Path | None = None
         return "::".join([file, *classes, name]), file
     split = splits.get(classname) if splits is not None else None
     if split is None:
-        split = _split(parts, cwd)
+        split = _split(parts, cwd, splits)
         if splits is not None:
             if len(splits) >= _SPLITS_CAP:
                 splits.clear()
@@ -165,19 +166,33 @@ def _trailing_classes(parts: list[str]) -> list[str]:
     return parts[split:]
 
 
-def _split(parts: list[str], cwd: Path | None) -> int:
+def _split(parts: list[str], cwd: Path | None, known: dict[str, int] | None = None) -> int:
     """How many leading ``parts`` name the module (the rest are classes).
 
     Only findings that are kept get an id, so this looks at the disk at most
     ``top`` times a run.
     """
     guess = len(parts) - len(_trailing_classes(parts))
-    if cwd is None or (cwd / ("/".join(parts[:guess]) + ".py")).is_file():
+    if cwd is None or _is_file(cwd, "/".join(parts[:guess]) + ".py", known):
         return guess
     for size in range(len(parts), 0, -1):
-        if (cwd / ("/".join(parts[:size]) + ".py")).is_file():
+        if _is_file(cwd, "/".join(parts[:size]) + ".py", known):
             return size
     return guess
+
+
+def _is_file(cwd: Path, path: str, known: dict[str, int] | None) -> bool:
+    """Whether ``cwd/path`` is a file, remembered in ``known`` (a report's ``splits``, under
+    a key no classname has: the classes of one module ask for the same paths)."""
+    if known is None:
+        return os.path.isfile(os.path.join(cwd, path))
+    key = "\0" + path
+    found = known.get(key)
+    if found is None:
+        if len(known) >= _SPLITS_CAP:  # bounded: a report naming a new module per test
+            known.clear()
+        found = known[key] = int(os.path.isfile(os.path.join(cwd, path)))
+    return bool(found)
 
 
 def _module_path(parts: list[str], cwd: Path | None, *, collector: bool) -> str:

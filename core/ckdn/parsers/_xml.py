@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from xml.parsers import expat
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
            "is_namespaced"]
@@ -94,9 +97,7 @@ class XmlReader:
         parser.ExternalEntityRefHandler = self._external_entity
         parser.ProcessingInstructionHandler = self._instruction
         parser.StartElementHandler = self._first_start
-        parser.EndElementHandler = self._end
         self._parser = parser
-        self._depth = 0
         self._expat_error = expat.ExpatError
 
     # -- hardening ---------------------------------------------------------------
@@ -122,22 +123,32 @@ class XmlReader:
     # -- events ------------------------------------------------------------------
 
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
-        self._parser.StartElementHandler = self._start
         _plain_names(tag, attrs)
-        self._depth = 1
+        self._parser.StartElementHandler, self._parser.EndElementHandler = self._handlers()
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
 
-    def _start(self, tag: str, attrs: dict[str, str]) -> None:
-        _plain_names(tag, attrs)
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            _refuse(f"elements nested deeper than {MAX_DEPTH}")
-        self.on_start(tag, attrs)
+    def _handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
+        """The start and end handlers past the root: the guards, then the subclass's own
+        (one Python call an event on top of the subclass's: they were half of a read)."""
+        on_start, on_end = self.on_start, self.on_end
+        depth = 1
 
-    def _end(self, tag: str) -> None:
-        self._depth -= 1
-        self.on_end(tag)
+        def start(tag: str, attrs: dict[str, str]) -> None:
+            nonlocal depth
+            if ":" in tag or (attrs and ":" in "".join(attrs)):  # the names in one C search
+                _plain_names(tag, attrs)
+            depth += 1
+            if depth > MAX_DEPTH:
+                _refuse(f"elements nested deeper than {MAX_DEPTH}")
+            on_start(tag, attrs)
+
+        def end(tag: str) -> None:
+            nonlocal depth
+            depth -= 1
+            on_end(tag)
+
+        return start, end
 
     def on_root(self, tag: str, attrs: dict[str, str]) -> None:
         """The root element opened (before :meth:`on_start` sees it); raise XmlError to refuse."""

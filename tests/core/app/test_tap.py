@@ -101,18 +101,39 @@ def test_the_tapped_gate_gives_what_the_old_way_gives_with_new_findings_past_the
     assert tapped_file == old_file
 
 
-def test_a_second_copy_of_a_known_line_past_the_top_is_read_again_and_listed_first(
-        many: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tap cannot hold it (the baseline has an entry like it, its first copy), so
-    the one finding is read again by position."""
-
-    record(many)
+def second_copy(many: Project) -> None:
     # the same unused local in a second function: its line's content is the known one's
     (many.root / "b.py").write_text(FILES["b.py"] + "\n\ndef g():\n    x = 1\n")
+
+
+def test_a_second_copy_of_a_known_line_past_the_top_is_held_and_listed_first(
+        many: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline has an entry like it (its first copy), but a second copy in one file
+    may be new: the tap holds it, and the evidence is read once."""
+
+    record(many)
+    second_copy(many)
+    reads = parse_reads(monkeypatch)
+    tapped, tapped_file = run(many)
+    assert reads == [None]
+    assert tapped["baseline"] == {"known": 31, "new": 1}
+    assert tapped["findings"][0]["id"] == "b.py:18:5:F841"
+    untapped(monkeypatch)
+    old, old_file = run(many)
+    same(tapped, old)
+    assert tapped_file == old_file
+
+
+def test_a_new_finding_the_tap_did_not_hold_is_read_again_by_position(
+        many: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn.app._running import parsing
+
+    monkeypatch.setattr(parsing, "_HELD", 0)  # the tap holds nothing past the top
+    record(many)
+    second_copy(many)
     reads = parse_reads(monkeypatch)
     tapped, tapped_file = run(many)
     assert reads == [None, 1]  # the run's parse, then the one finding read again
-    assert tapped["baseline"] == {"known": 31, "new": 1}
     assert tapped["findings"][0]["id"] == "b.py:18:5:F841"
     untapped(monkeypatch)
     old, old_file = run(many)

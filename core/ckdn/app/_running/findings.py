@@ -8,7 +8,13 @@ import os
 
 from ckdn.app._running.parsing import message_screen
 from ckdn.errors import CkdnError
-from ckdn.identity import FINDINGS_FILE, SourceLines, encode_findings, fingerprints
+from ckdn.identity import (
+    FINDINGS_FILE,
+    FindingsWriter,
+    SourceLines,
+    encode_findings,
+    fingerprints,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -62,7 +68,11 @@ def _lines(check: str, cwd: str, result: ParseResult, *, gated: Gated | None,
     facts kept to ``top``, with nothing to read again, get no file and no note)."""
     known: Sequence[bool] | None = gated.known if gated is not None else None
     if tap is not None and tap.covers(result):
-        return tap.spool.encode(check, tap.table.fingerprint, known)
+        spool, table = tap.spool, tap.table
+        if isinstance(spool, FindingsWriter):  # no baseline: numbered as the lines came
+            return spool.encode(check)
+        if table is not None:
+            return spool.encode(check, table.fingerprint, known)
     total = result.total
     rows: Sequence[Fingerprinted] | Sequence[FindingRow]
     if identities is not None and len(identities) == len(result.findings) == total:

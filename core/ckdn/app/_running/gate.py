@@ -104,7 +104,10 @@ def _tapped(result: ParseResult, tap: FindingTap, index: BaselineIndex, *, cwd: 
             pick: Callable[[set[int]], dict[int, Finding]] | None) -> Gated:
     """The gate from what the parse handed over: every identity in the tap's table, the
     digest's findings from those it (or the parser) kept, new ones first."""
-    matched = match(index, tap.table, lambda: git_renames(cwd))
+    table = tap.table
+    if table is None:  # a tap keeps its table whenever a baseline is set
+        raise TypeError("the tap of a gated run holds no identity table")
+    matched = match(index, table, lambda: git_renames(cwd))
     known = matched.known
     kept = result.findings
     top = tap.top

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.config import Check, Config
-    from ckdn.identity import BaselineIndex, FindingsSpool, IdentityTable
+    from ckdn.identity import BaselineIndex, FindingsSpool, FindingsWriter, IdentityTable
     from ckdn.parsers.base import Finding
     from ckdn.redact import Redaction
 
@@ -29,6 +29,8 @@ __all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "p
 ALL_FINDINGS = 1_000_000
 #: The spool of ``findings.jsonl``'s lines in the run dir, removed when the run is sealed.
 SPOOL = ".findings.spool"
+#: Findings the tap holds that may be new, in ``top``s (see :meth:`FindingTap._likely_new`).
+_HELD = 4
 #: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
 _CLEAN_KEPT = 1 << 16
 
@@ -125,13 +127,14 @@ class FindingTap:
     table (42 bytes), its line of ``findings.jsonl`` into a spool on disk.
 
     ``baseline``: the baseline file's path when the gate will classify the findings;
-    its entries are read at the first finding, so the tap also holds the first
-    ``top`` findings the baseline cannot know (a new finding is listed first in the
-    digest, and may come after the parser's kept ones).
+    its entries are read at the first finding, so the tap also holds the findings that
+    may be new (listed first in the digest, they may come after the parser's kept
+    ones). Without a baseline the lines are written as they come
+    (:class:`~ckdn.identity.FindingsWriter`): no table.
     """
 
-    __slots__ = ("_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check", "first",
-                 "held", "top")
+    __slots__ = ("_copies", "_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check",
+                 "first", "held", "top")
 
     def __init__(self, run_dir: str, cwd: str, *, check: str, top: int,
                  baseline: str | None = None, redaction: Redaction | None = None) -> None:
@@ -142,54 +145,81 @@ class FindingTap:
         self.first: list[Finding] = []
         #: position -> finding, for the first ``top`` the baseline has no entry like
         self.held: dict[int, Finding] = {}
+        #: the primary hashes seen in the current file: a second copy may be a new one
+        self._copies: tuple[str, set[bytes]] = ("", set())
 
     def __call__(self, finding: Finding) -> None:
         parts = self._parts
         if parts is None:
             parts = self._parts = self._start()
         table, spool, index = parts
+        if table is None:  # no baseline: each line written as it comes, no table kept
+            if spool.count < self.top:
+                self.first.append(finding)
+            spool.add(finding)
+            return
         position = len(table)
         table.add(finding)
         spool.add(finding, table.line_hash(position))
+        if index is not None and not isinstance(index, str) and len(self.held) < _HELD * self.top \
+                and position >= self.top and self._likely_new(table, position, index):
+            self.held[position] = finding
         if position < self.top:
             self.first.append(finding)
-        elif index is not None and not isinstance(index, str) and len(self.held) < self.top \
-                and table.key_at_zero(position) not in index.entries:
-            self.held[position] = finding
+
+    def _likely_new(self, table: IdentityTable, position: int, index: BaselineIndex) -> bool:
+        """Whether this finding may be new: the baseline has no entry for its primary hash
+        at occurrence 0, or it is another copy of one seen in its file (its occurrence is
+        known only at the end). A guess the gate checks; a new one it missed is read again."""
+        path = table.path(position)
+        seen_in, copies = self._copies
+        if path != seen_in:
+            copies = set()
+            self._copies = (path, copies)
+        key = table.key_at_zero(position)
+        if key in copies:
+            return True
+        copies.add(key)
+        return key not in index.entries
 
     def _start(self) -> tuple[Any, Any, Any]:
         # lazy: the identity room loads at a run's first finding; a green run never needs it
         from ckdn.identity import (
             BaselineIndex,
             FindingsSpool,
+            FindingsWriter,
             IdentityTable,
             SourceLines,
             read_baseline,
         )
 
-        index: BaselineIndex | str | None = None
-        if self.baseline is not None:
-            try:
-                entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
-                                        ).checks.get(self.check, [])
-            except ConfigError as exc:
-                index = str(exc)
-            else:
-                index = BaselineIndex(entries)
-                del entries
-        spool = FindingsSpool(os.path.join(self._run_dir, SPOOL), message_screen(self._redaction))
+        spooled = os.path.join(self._run_dir, SPOOL)
+        if self.baseline is None:
+            return None, FindingsWriter(spooled, SourceLines(self._cwd),
+                                        message_screen(self._redaction)), None
+        index: BaselineIndex | str
+        try:
+            entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
+                                    ).checks.get(self.check, [])
+        except ConfigError as exc:
+            index = str(exc)
+        else:
+            index = BaselineIndex(entries)
+            del entries
+        spool = FindingsSpool(spooled, message_screen(self._redaction))
         return IdentityTable(SourceLines(self._cwd)), spool, index
 
     @property
     def count(self) -> int:
-        return 0 if self._parts is None else len(self._parts[0])
+        return 0 if self._parts is None else int(self._parts[1].count)
 
     @property
-    def table(self) -> IdentityTable:
+    def table(self) -> IdentityTable | None:
+        """The packed identities, kept only when a baseline is matched."""
         return self._parts[0]  # type: ignore[no-any-return]
 
     @property
-    def spool(self) -> FindingsSpool:
+    def spool(self) -> FindingsSpool | FindingsWriter:
         return self._parts[1]  # type: ignore[no-any-return]
 
     @property

@@ -1,0 +1,159 @@
+"""``findings.jsonl`` written as the findings come (no baseline): the same bytes, no table.
+
+The writer numbers one file's findings at a time; whatever order a report lists
+them in (by file, by rule, a file met again, a file with more findings than one
+group holds), its bytes are those of :func:`encode_findings` over every finding's
+identity, and its memory does not grow with the findings.
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ckdn.identity import FindingsWriter, SourceLines, _writer, encode_findings, fingerprints
+from ckdn.parsers.base import Finding
+
+
+def project(root: Path, files: int, lines: int = 20) -> None:
+    for f in range(files):
+        (root / f"m{f}.py").write_text("".join(
+            f"import x{i % 7}\n" if i % 3 else "\n" for i in range(lines)))
+
+
+def finding(f: int, line: int, rule: str = "F401") -> Finding:
+    where = f"m{f}.py:{line}:1"
+    return Finding(f"{where}:{rule}", "lint_violation", f"{rule} `x{line % 7}` unused", where)
+
+
+def streamed(root: Path, findings: list[Finding]) -> bytes:
+    writer = FindingsWriter(str(root / ".spool"), SourceLines(str(root)))
+    for item in findings:
+        writer.add(item)
+    try:
+        return b"".join(writer.encode("ruff"))
+    finally:
+        writer.discard()
+
+
+def listed(root: Path, findings: list[Finding]) -> bytes:
+    return b"".join(encode_findings("ruff", findings,
+                                    fingerprints(findings, SourceLines(str(root)))))
+
+
+#: by file; by rule (every file met again); a file met again after others; lines out of
+#: order with copies of one line (occurrences counted in line order); no location at all
+ORDERS = {
+    "by file": [finding(f, line) for f in range(4) for line in range(1, 21)],
+    "by rule": [finding(f, line, rule) for rule in ("F401", "E501") for f in range(4)
+                for line in range(1, 21)],
+    "file again": [*(finding(0, n) for n in range(1, 9)), *(finding(1, n) for n in range(1, 5)),
+                   *(finding(0, n) for n in range(1, 9))],
+    "copies": [finding(2, n) for n in (9, 3, 3, 12, 3, 1, 9)],
+    "no location": [Finding("pip-audit:a==1", "vulnerability", "GHSA-1", None),
+                    Finding("pip-audit:a==1", "vulnerability", "GHSA-1", None),
+                    Finding("m0.py", "lint_violation", "whole file", "m0.py")],
+}
+
+
+@pytest.mark.parametrize("order", sorted(ORDERS))
+def test_the_streamed_file_is_the_listed_one_byte_for_byte(tmp_path: Path, order: str) -> None:
+    project(tmp_path, 4)
+    assert streamed(tmp_path, ORDERS[order]) == listed(tmp_path, ORDERS[order])
+
+
+def test_a_file_with_more_findings_than_a_group_is_numbered_over_all_of_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_writer, "GROUP", 5)
+    project(tmp_path, 1)
+    findings = [finding(0, n % 20 + 1) for n in range(23)]  # every line more than once
+    assert streamed(tmp_path, findings) == listed(tmp_path, findings)
+    assert b":1:" in streamed(tmp_path, findings)  # second copies were numbered
+
+
+def test_a_file_met_again_and_again_has_every_row_numbered_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_writer, "_RANGES_KEPT", 2)
+    project(tmp_path, 3)
+    # file 0 in five runs, between them files 1 and 2 split too
+    findings = [finding(f, line) for _ in range(5) for f in (0, 1, 0, 2) for line in (3, 1, 3)]
+    assert streamed(tmp_path, findings) == listed(tmp_path, findings)
+
+
+def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project(tmp_path, 100)
+    opened: list[str] = []
+    real = os.open
+
+    def counting(path: str, *args: int, **kwargs: Any) -> int:
+        if str(path).endswith(".py"):
+            opened.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    # sorted by rule, not by file: each file is met again for every rule
+    findings = [finding(f, line, rule) for rule in ("F401", "E501", "W291") for f in range(100)
+                for line in range(1, 21, 4)]
+    streamed(tmp_path, [*findings, finding(100, 1)])  # and one missing file
+    assert len(findings) == 1500
+    assert sorted(opened) == sorted({f"m{f}.py" for f in range(101)})
+
+
+def test_no_table_grows_with_the_findings_when_no_baseline_is_set(tmp_path: Path) -> None:
+    """Ten times the findings (in the same 200 files) cost no more memory: none is held past
+    its file, and nothing is kept per finding (a 42-byte table row would be 1.5 MB here)."""
+    project(tmp_path, 200)
+
+    def peak(count: int) -> int:
+        per_file = count // 200
+        findings = (finding(n // per_file, n % 20 + 1) for n in range(count))
+        writer = FindingsWriter(str(tmp_path / f".spool{count}"), SourceLines(str(tmp_path)))
+        tracemalloc.start()
+        try:
+            for item in findings:
+                writer.add(item)
+            for _ in writer.encode("ruff"):
+                pass
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            writer.discard()
+
+    small, large = peak(4_000), peak(40_000)
+    assert large < small + 400_000, (small, large)
+
+
+def test_a_run_without_a_baseline_builds_no_identity_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ckdn.app._running.findings import write_findings
+    from ckdn.app._running.parsing import FindingTap
+    from ckdn.identity import _fingerprint
+    from ckdn.parsers.base import ParseResult
+    from ckdn.store import write_atomic as written
+
+    def refused(*_args: object) -> None:
+        raise AssertionError("a table was built")
+
+    monkeypatch.setattr(_fingerprint.IdentityTable, "__init__", refused)
+    project(tmp_path, 4)
+
+    class Store:
+        write_atomic = staticmethod(written)
+
+    tap = FindingTap(str(tmp_path), str(tmp_path), check="ruff", top=3)
+    for item in ORDERS["by rule"]:
+        tap(item)
+    assert tap.count == len(ORDERS["by rule"])
+    assert [f.id for f in tap.first] == [f.id for f in ORDERS["by rule"][:3]]
+    result = ParseResult(findings=list(tap.first), findings_total=tap.count)
+    notes = write_findings(Store(), str(tmp_path), check="ruff",  # type: ignore[arg-type]
+                           cwd=str(tmp_path), result=result, gated=None, every=None, tap=tap)
+    assert notes == []
+    tap.discard()
+    assert (tmp_path / "findings.jsonl").read_bytes() == listed(tmp_path, ORDERS["by rule"])
+    assert not (tmp_path / ".findings.spool").exists()
