@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.errors import UsageError
@@ -119,7 +119,6 @@ def test_a_symlink_or_a_fifo_is_refused(tmp_path: Path) -> None:
     assert "not a regular file" in refusal(link)
 
 
-@settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_a_flipped_byte_or_generated_bytes_are_refused_or_read_never_raised(
         tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:

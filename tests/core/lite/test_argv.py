@@ -7,17 +7,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite.argv import quick_run, split_command
 from ckdn.cli import build_parser
 from ckdn.errors import UsageError
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
-
 
 WORDS = st.sampled_from(["run", "ok", "x", "--quiet", "-q", "--config", "--config=c.toml",
                          "--cwd", "--cwd=.", "--cwd=", "a", "-x", "--all", "--fail-fast",
@@ -32,7 +27,6 @@ def argparse_reading(argv: list[str]) -> dict[str, Any] | None:
         return None
 
 
-@HYPOTHESIS
 @given(st.lists(WORDS, max_size=6))
 def test_the_quick_run_reading_never_disagrees_with_argparse(argv: list[str]) -> None:
     quick = quick_run(argv)
@@ -63,7 +57,6 @@ def shlex_split(command: str) -> list[str] | type[ValueError]:
         return ValueError
 
 
-@HYPOTHESIS
 @given(COMMAND_TEXT)
 def test_the_command_split_never_disagrees_with_shlex(command: str) -> None:
     try:

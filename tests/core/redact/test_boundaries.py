@@ -12,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.documents import _logtail
@@ -59,7 +59,6 @@ def test_a_log_split_in_two_at_every_offset_is_redacted_as_if_whole() -> None:
         assert stream([LOG[:offset], LOG[offset:]]) == WHOLE, offset
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, len(LOG)), max_size=12))
 def test_a_log_read_in_any_pieces_is_redacted_as_if_whole(cuts: list[int]) -> None:
     edges = sorted({0, len(LOG), *cuts})
