@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ def run_names(draw: st.DrawFn) -> str:
                                                                     ) + label
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(st.one_of(run_names(), st.text(max_size=30)))
 def test_run_dir_names_are_read_as_their_pattern_reads_them(name: str) -> None:
     match = RUN_NAME.fullmatch(name)

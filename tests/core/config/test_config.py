@@ -794,6 +794,7 @@ def assert_loads_or_refuses(root: Path) -> None:
         assert isinstance(config, Config)
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(doc=DOCUMENTS)
 def test_random_documents_load_or_are_refused_in_one_line(
         tmp_path: Path, doc: dict[str, Any]) -> None:
@@ -846,6 +847,7 @@ def valid_configs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Check], di
     return doc, atomics, aliases
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(case=valid_configs())
 def test_generated_valid_configs_load_to_the_values_written(
         tmp_path: Path, case: tuple[dict[str, Any], dict[str, Check], dict[str, Alias]]) -> None:

@@ -554,6 +554,7 @@ def test_a_huge_summary_is_pruned_to_fit_and_the_drop_is_counted(tmp_path: Path)
     assert doc["notes"][-1] == f"... [summary: {2000 - kept} values dropped to fit the digest]"
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @pytest.mark.parametrize("wide", [
     "\x01" * 5000 + "\U0001f600" * 5000,  # escapes first: every string shows escapes
     "\U0001f600" * 5000,  # four bytes a character, the most any shown character costs
@@ -625,6 +626,7 @@ cases = st.fixed_dictionaries({
 })
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(case=cases)
 def test_any_input_gives_a_bounded_valid_digest_with_the_true_total(
         tmp_path: Path, case: dict[str, Any]) -> None:

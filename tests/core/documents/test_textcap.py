@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -71,6 +72,7 @@ json_values = st.recursive(
     max_leaves=12)
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(value=json_values, indent=st.sampled_from([None, 2]))
 def test_inert_json_reads_back_as_the_same_document_and_carries_nothing_that_acts(
         value: Any, indent: int | None) -> None:

@@ -77,6 +77,7 @@ def refusal(path: Path, check: str = "ruff") -> str:
     return message
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 def test_every_cut_of_a_real_file_is_refused_or_reads_as_written(tmp_path: Path) -> None:
     data = encoded(tmp_path, FINDINGS)
     path = tmp_path / "findings.jsonl"

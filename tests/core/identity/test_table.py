@@ -89,6 +89,7 @@ def test_renames_are_asked_only_when_the_exact_pass_leaves_both_sides_over() -> 
     assert asked == [1]
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(st.lists(finding, max_size=30), st.data())
 def test_the_spool_writes_the_bytes_the_list_encoder_writes(
         findings: list[Finding], data: st.DataObject) -> None:
@@ -115,6 +116,7 @@ def test_a_spool_that_cannot_be_made_says_why_and_writes_nothing(tmp_path: Path)
         b"".join(spool.encode("ruff", lambda i: "0" * 24 + ":0:" + "0" * 12))
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 def test_a_table_holds_about_42_bytes_a_finding() -> None:
     import tracemalloc
 

@@ -61,6 +61,7 @@ def outside(tmp_path: Path) -> Path:
     return keep
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(tree=TREES, fallback=st.booleans())
 def test_the_tree_removal_removes_what_shutil_removes_and_nothing_else(
         tmp_path_factory: pytest.TempPathFactory, tree: dict[str, Any], fallback: bool) -> None:

@@ -126,6 +126,7 @@ def plain_documents(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(plain_documents())
 def test_plain_toml_is_read_without_tomllib(text: str) -> None:
     plain = read_plain(text)

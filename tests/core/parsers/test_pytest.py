@@ -701,6 +701,7 @@ def test_a_torn_report_contributes_no_findings_and_no_counts(load_case: CaseLoad
     assert status(ctx, result) == ERROR
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(report=st.sampled_from(REAL_REPORTS), cut=st.floats(0, 1), rc=st.sampled_from([0, 1, 2]))
 def test_a_report_cut_anywhere_contributes_nothing(report: bytes, cut: float, rc: int) -> None:
     data = report[: int(len(report) * cut)]
@@ -734,6 +735,7 @@ def shuffled_report(report: str, order: list[int]) -> str:
     return head + "".join(cases[i] for i in order) + tail
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(data=st.data(), case=st.sampled_from(["failing", "erroring", "collection_error"]),
        top=st.sampled_from([2, 20]))
 def test_findings_do_not_depend_on_the_order_the_tests_ran_in(data: st.DataObject, case: str,

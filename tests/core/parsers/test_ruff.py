@@ -289,6 +289,7 @@ def _is_ruffs(report: bytes) -> bool:
         for e in entries)
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(report=mutations(REAL_REPORT), rc=st.sampled_from([0, 1]))
 def test_a_damaged_report_that_is_no_longer_ruffs_is_loud(report: bytes, rc: int) -> None:
     result = run_parser(PARSER, rc, files={"ruff.json": report})
