@@ -11,15 +11,16 @@ import ckdn
 from tests.conftest import forget_stale_submodules
 
 
-def test_a_submodule_an_inner_session_dropped_is_dropped_from_its_package_too(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_submodule_an_inner_session_dropped_is_dropped_from_its_package_too() -> None:
     # What an in-process pytester session leaves when the plugin first imported a module
     # inside it: the package's attribute, and no sys.modules entry.
-    stale = ModuleType("ckdn._stale_probe")
-    monkeypatch.setattr(ckdn, "_stale_probe", stale, raising=False)
-    assert "ckdn._stale_probe" not in sys.modules
-    assert forget_stale_submodules() == ["ckdn._stale_probe"]
-    assert not hasattr(ckdn, "_stale_probe")
+    ckdn._stale_probe = ModuleType("ckdn._stale_probe")  # type: ignore[attr-defined]
+    try:
+        assert "ckdn._stale_probe" not in sys.modules
+        assert "ckdn._stale_probe" in forget_stale_submodules()
+        assert not hasattr(ckdn, "_stale_probe")
+    finally:
+        vars(ckdn).pop("_stale_probe", None)
 
 
 def test_a_submodule_still_imported_is_kept() -> None:
