@@ -6,17 +6,13 @@ import json
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.config import load_config
 from ckdn.errors import ConfigError
 from ckdn.store._names import parse_name
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
-
 
 RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)")
 CHECK_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,63}\Z")
@@ -34,7 +30,7 @@ def run_names(draw: st.DrawFn) -> str:
                                                                     ) + label
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(st.one_of(run_names(), st.text(max_size=30)))
 def test_run_dir_names_are_read_as_their_pattern_reads_them(name: str) -> None:
     match = RUN_NAME.fullmatch(name)
@@ -42,7 +38,6 @@ def test_run_dir_names_are_read_as_their_pattern_reads_them(name: str) -> None:
     assert parse_name(name) == expected
 
 
-@HYPOTHESIS
 @given(st.text(st.sampled_from("aZ09_+.-/ é"), max_size=66))
 def test_check_names_are_accepted_as_their_pattern_accepts_them(tmp_path_factory: Any,
                                                                 name: str) -> None:

@@ -16,15 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 import ckdn
 from ckdn.store import check_of
 from tests.project import clean_env
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
 
 #: Modules a plain `ckdn run` must not load: each cost start-up time once.
 COSTLY = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.pytest_ckdn.sessions import QUIET, recorded
@@ -44,8 +44,7 @@ OUTCOMES = {
 SUMMARY_KEYS = {"failed": "failures"}
 
 
-@settings(max_examples=20, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20)  # each example is a real pytest session (some with xdist)
 @given(mix=st.lists(st.sampled_from(sorted(OUTCOMES)), min_size=1, max_size=12),
        workers=st.sampled_from([0] * 7 + [2]))
 def test_digest_counts_equal_pytests_terminal_summary(pytester: pytest.Pytester,

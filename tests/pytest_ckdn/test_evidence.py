@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import ParseContext, ParseResult
@@ -152,8 +152,6 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_mutated_evidence_file_is_refused_or_read_exactly_as_written(
         real_evidence: Path, data: st.DataObject) -> None:
@@ -182,8 +180,6 @@ def test_a_mutated_evidence_file_is_refused_or_read_exactly_as_written(
     assert json.loads(encode_evidence(facts, exitstatus)) == doc
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0), junk=st.binary(max_size=20))
 def test_truncated_or_garbage_evidence_is_refused_never_read_as_clean(
         real_evidence: Path, cut: int, junk: bytes) -> None:
@@ -287,7 +283,6 @@ def test_the_progress_line_names_the_running_tests_and_round_trips(tmp_path: Pat
         "(40 test(s) started, 29 finished, 3 finding(s) so far)")
 
 
-@settings(max_examples=100, deadline=None)
 @given(data=st.binary(max_size=300))
 def test_a_damaged_progress_line_is_refused_never_believed(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,39 +2,47 @@
 
 from __future__ import annotations
 
-import time
-
 from tests.tox_ckdn.toxproject import Project, last_json
 
 SAME_CHECK = """
     [env.a]
-    ckdn_checks = ["slow"]
+    ckdn_checks = ["meet"]
 
     [env.b]
-    ckdn_checks = ["slow"]
+    ckdn_checks = ["meet"]
 
     [env.c]
-    ckdn_checks = ["slow"]
+    ckdn_checks = ["meet"]
+"""
+
+#: The check ``meet``: each run marks its arrival, then waits (at most 60 s) until three
+#: have arrived. Three envs that tox ran one after the other would never all meet, so the
+#: test proves overlap instead of timing it.
+MEET = """\
+import os, pathlib, sys, time
+arrived = pathlib.Path("arrived")
+arrived.mkdir(exist_ok=True)
+(arrived / str(os.getpid())).touch()
+deadline = time.monotonic() + 60
+while len(list(arrived.iterdir())) < 3:
+    if time.monotonic() > deadline:
+        sys.exit("no overlap")
+    time.sleep(0.02)
 """
 
 
 def test_the_same_check_in_parallel_envs_runs_at_once_without_lock_clashes(
         project: Project) -> None:
-    run = project.make(SAME_CHECK)
-    run("-e", "a").assert_success()  # the envs exist: what follows times the checks only
-    run("-e", "b").assert_success()
-    run("-e", "c").assert_success()
-    start = time.monotonic()
+    run = project.make(SAME_CHECK, files={"meet.py": MEET})
     result = run("p", "-p", "3", "-e", "a,b,c")
-    elapsed = time.monotonic() - start
     result.assert_success()
     members = last_json(result.out)["members"]
     assert [(m["check"], m["status"]) for m in members] == [
-        ("slow@a", "pass"), ("slow@b", "pass"), ("slow@c", "pass")]
+        ("meet@a", "pass"), ("meet@b", "pass"), ("meet@c", "pass")]
     assert len({run.digest(m["check"])["run_dir"] for m in members}) == 3
-    assert elapsed < 3 * 0.5 + 0.5, "the three 0.5 s checks should overlap"
+    assert len(list((run.path / "arrived").iterdir())) == 3
     locks = sorted(p.name for p in (run.runs_dir / ".locks").iterdir())
-    assert locks == ["slow@a.lock", "slow@b.lock", "slow@c.lock"]
+    assert locks == ["meet@a.lock", "meet@b.lock", "meet@c.lock"]
 
 
 def test_a_parallel_run_shows_a_failing_envs_digest_and_fails(project: Project) -> None:

@@ -29,8 +29,8 @@ parser = "generic"
 command = "python -c 'import sys; print(sys.argv[1:])'"
 parser = "generic"
 
-[check.slow]
-command = "python -c 'import time; time.sleep(0.5)'"
+[check.meet]
+command = "python meet.py"
 parser = "generic"
 
 [check.lint]

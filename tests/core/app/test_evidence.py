@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.app import Config, inert, load_config, run
@@ -15,8 +15,7 @@ from ckdn.app.queries import MAX_LIMIT, read_window, run_id
 from ckdn.errors import UsageError
 from tests.project import Project, py
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=60)  # each example is a real run of a check
 
 
 def _run_printing(project: Project, data: bytes) -> tuple[Config, str]:

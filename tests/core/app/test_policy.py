@@ -15,15 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.app import load_config
 from ckdn.app._running.policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, verdict
 from tests.project import Project
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def config_of(root: Path, command: str | list[str], run: str = "", env: str = "") -> object:
@@ -211,7 +208,6 @@ def spellings(draw: st.DrawFn, cwd: str) -> str:
 
 
 @given(data=st.data())
-@HYPOTHESIS
 def test_no_spelling_of_a_forbidden_place_is_ever_allowed(tmp_path: Path,
                                                           data: st.DataObject) -> None:
     token = data.draw(spellings(str(tmp_path)))
@@ -220,7 +216,6 @@ def test_no_spelling_of_a_forbidden_place_is_ever_allowed(tmp_path: Path,
 
 @given(word=st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"),
                     max_size=30))
-@HYPOTHESIS
 def test_a_token_that_mentions_a_forbidden_root_outside_a_url_never_passes(
         tmp_path: Path, word: str) -> None:
     for root in FORBIDDEN_ROOTS:
@@ -323,7 +318,6 @@ def test_doctor_and_run_give_every_command_the_same_verdict(tmp_path: Path, comm
        target=st.sampled_from(["/etc", "/etc/hostname", "/proc/self", "/dev", "/tmp", "/"]),
        wrap=st.sampled_from(["{}", "./{}", "{}/", "{}/x", "-I{}", "--x={}", "--x=a:{}/y",
                              "sub/../{}", "./sub/../{}/z"]))
-@HYPOTHESIS
 def test_no_spelling_of_a_symlink_out_of_the_cwd_is_ever_allowed(name: str, target: str,
                                                                  wrap: str) -> None:
     import tempfile
@@ -341,7 +335,6 @@ _SAFE = st.text("abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8
 
 @given(parts=st.lists(_SAFE, min_size=1, max_size=5), dot=st.booleans(),
        wrap=st.sampled_from(["{}", "--x={}", "-I{}", "--cov-report=xml:{}", "{{run_dir}}/{}"]))
-@HYPOTHESIS
 def test_a_path_inside_the_project_or_the_run_dir_is_always_allowed(
         tmp_path: Path, parts: list[str], dot: bool, wrap: str) -> None:
     path = ("./" if dot else "") + "/".join(parts)

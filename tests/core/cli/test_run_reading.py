@@ -6,17 +6,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.cli import build_parser
 from ckdn.cli.run import read_quickly
 from ckdn.errors import UsageError
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
-
 
 WORDS = st.sampled_from(["run", "ok", "x", "--quiet", "-q", "--config", "--config=c.toml",
                          "--cwd", "--cwd=.", "--cwd=", "a", "-x", "--all", "--fail-fast",
@@ -31,7 +26,6 @@ def argparse_reading(argv: list[str]) -> dict[str, Any] | None:
         return None
 
 
-@HYPOTHESIS
 @given(st.lists(WORDS, max_size=6))
 def test_the_quick_run_reading_never_disagrees_with_argparse(argv: list[str]) -> None:
     quick = read_quickly(argv)

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.config import load_config
@@ -22,8 +22,6 @@ from tests.project import Project
 
 ROOT = Path(__file__).resolve().parents[3]
 
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 #: The words a POSIX shell reads as operators (or redirections) when they stand alone.
@@ -131,7 +129,6 @@ word = st.one_of(
 )
 
 
-@HYPOTHESIS
 @given(words=st.lists(word, min_size=1, max_size=6))
 def test_a_command_is_refused_exactly_when_one_of_its_bare_words_is_an_operator(
         tmp_path: Path, words: list[tuple[str, str]]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn import parsers
@@ -30,9 +30,6 @@ from ckdn.config import (
 )
 from ckdn.errors import CkdnError, ConfigError, UsageError
 from ckdn.parsers.base import BaseParser, Option, OptionError, ParseContext, ParseResult
-
-HYPOTHESIS = settings(max_examples=150, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 class GateParser(BaseParser):
@@ -797,7 +794,7 @@ def assert_loads_or_refuses(root: Path) -> None:
         assert isinstance(config, Config)
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(doc=DOCUMENTS)
 def test_random_documents_load_or_are_refused_in_one_line(
         tmp_path: Path, doc: dict[str, Any]) -> None:
@@ -806,7 +803,6 @@ def test_random_documents_load_or_are_refused_in_one_line(
     assert_loads_or_refuses(tmp_path)
 
 
-@HYPOTHESIS
 @given(text=st.text(st.sampled_from(list("[]{}=\"'.,#\n abckrun_-0123456789\\"))
                     | st.characters(codec="utf-8"), max_size=80))
 def test_random_text_loads_or_is_refused_in_one_line(tmp_path: Path, text: str) -> None:
@@ -851,7 +847,7 @@ def valid_configs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Check], di
     return doc, atomics, aliases
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(case=valid_configs())
 def test_generated_valid_configs_load_to_the_values_written(
         tmp_path: Path, case: tuple[dict[str, Any], dict[str, Check], dict[str, Alias]]) -> None:

@@ -92,6 +92,7 @@ def test_the_starter_holds_every_recipe_and_loads() -> None:
         assert recipe.command in STARTER
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @pytest.mark.parametrize("recipe", RECIPES, ids=[r.name for r in RECIPES])
 def test_each_recipe_runs_green_on_a_clean_project(recipe: Recipe, project: Project) -> None:
     if shutil.which(tool_of(recipe), path=SEARCH_PATH) is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
@@ -47,9 +47,6 @@ ALWAYS = {"schema", "check", "status", "rc", "run_dir"}
 DIGEST_SCHEMA = Draft202012Validator(load_schema(SCHEMA_DIGEST))
 #: The published schema, rebuilt from CONTRACT.md: a consumer's validator accepts it too.
 PUBLISHED_DIGEST = Draft202012Validator(published.digest_schema())
-HYPOTHESIS = settings(max_examples=120, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                             HealthCheck.too_slow])
 
 FAILURE = Finding(
     id="tests.test_digest::test_sparse_keys",
@@ -498,8 +495,6 @@ log_piece = st.sampled_from([
 log_chunk = st.builds(lambda piece, n: piece * n, log_piece, st.integers(1, 9000))
 
 
-@settings(max_examples=100, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunks=st.lists(log_chunk, max_size=12), lines=st.integers(1, 50),
        width=st.integers(1, 40_000))
 def test_a_streamed_tail_reads_exactly_like_an_in_memory_one(
@@ -559,6 +554,7 @@ def test_a_huge_summary_is_pruned_to_fit_and_the_drop_is_counted(tmp_path: Path)
     assert doc["notes"][-1] == f"... [summary: {2000 - kept} values dropped to fit the digest]"
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @pytest.mark.parametrize("wide", [
     "\x01" * 5000 + "\U0001f600" * 5000,  # escapes first: every string shows escapes
     "\U0001f600" * 5000,  # four bytes a character, the most any shown character costs
@@ -630,7 +626,7 @@ cases = st.fixed_dictionaries({
 })
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(case=cases)
 def test_any_input_gives_a_bounded_valid_digest_with_the_true_total(
         tmp_path: Path, case: dict[str, Any]) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite.canonical import canonical
 from ckdn.documents.textcap import Cut, clean_cap, clean_line, inert, marked, strip_ansi
-
-HYPOTHESIS = settings(max_examples=400, deadline=None)
 
 
 def acts(char: str) -> bool:
@@ -47,7 +46,6 @@ acting = st.sampled_from([chr(c) for c in range(0x2070)  # every acting one is b
 texts = st.lists(st.one_of(acting, st.characters()), max_size=400).map("".join)
 
 
-@HYPOTHESIS
 @given(text=texts, width=st.integers(0, 700), omitted=st.integers(0, 10**6))
 def test_clean_cap_shows_the_longest_inert_prefix_that_fits_and_counts_the_rest(
         text: str, width: int, omitted: int) -> None:
@@ -57,7 +55,6 @@ def test_clean_cap_shows_the_longest_inert_prefix_that_fits_and_counts_the_rest(
     assert not any(acts(c) or 0xD800 <= ord(c) <= 0xDFFF for c in got)
 
 
-@HYPOTHESIS
 @given(text=texts, width=st.integers(0, 700))
 def test_no_shown_character_costs_more_than_four_bytes_of_canonical_json(
         text: str, width: int) -> None:
@@ -75,7 +72,7 @@ json_values = st.recursive(
     max_leaves=12)
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(value=json_values, indent=st.sampled_from([None, 2]))
 def test_inert_json_reads_back_as_the_same_document_and_carries_nothing_that_acts(
         value: Any, indent: int | None) -> None:

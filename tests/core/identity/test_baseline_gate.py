@@ -22,6 +22,9 @@ from ckdn.identity import SCHEMA_BASELINE, decide, worst_gate
 from ckdn.schema import load_schema
 from tests.project import Project, parse_reads
 
+#: Real ruff and git runs: command 1 leaves them to the whole suite (ckdn.toml).
+pytestmark = pytest.mark.slow
+
 RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))
 DIRTY = "import os\nimport sys\n\n\ndef total(items):\n    return sum(items) + unused_name\n"
 

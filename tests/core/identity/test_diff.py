@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.app._stored.diff import classify
@@ -30,7 +30,6 @@ def rows(prints: list[str], place: int) -> list[FindingRow]:
             for i, p in enumerate(prints)]
 
 
-@settings(max_examples=500, deadline=None)
 @given(before=RUNS, after=RUNS)
 def test_pairing_knows_exactly_what_the_baseline_match_knows(before: list[str],
                                                              after: list[str]) -> None:
@@ -41,7 +40,6 @@ def test_pairing_knows_exactly_what_the_baseline_match_knows(before: list[str],
     assert sorted(left) == matched.stale
 
 
-@settings(max_examples=500, deadline=None)
 @given(before=RUNS, after=RUNS)
 def test_no_earlier_finding_is_paired_twice(before: list[str], after: list[str]) -> None:
     given_out = [index for index in pair(before, after) if index >= 0]
@@ -49,7 +47,6 @@ def test_no_earlier_finding_is_paired_twice(before: list[str], after: list[str])
     assert all(0 <= index < len(before) for index in given_out)
 
 
-@settings(max_examples=500, deadline=None)
 @given(before=REAL_RUNS, after=REAL_RUNS, shift=st.integers(0, 1), top=st.integers(1, 5))
 def test_a_finding_in_both_runs_is_never_new_or_fixed_and_the_counts_add_up(
         before: list[str], after: list[str], shift: int, top: int) -> None:

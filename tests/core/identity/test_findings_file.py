@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.errors import UsageError
@@ -77,6 +77,7 @@ def refusal(path: Path, check: str = "ruff") -> str:
     return message
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 def test_every_cut_of_a_real_file_is_refused_or_reads_as_written(tmp_path: Path) -> None:
     data = encoded(tmp_path, FINDINGS)
     path = tmp_path / "findings.jsonl"
@@ -119,7 +120,6 @@ def test_a_symlink_or_a_fifo_is_refused(tmp_path: Path) -> None:
     assert "not a regular file" in refusal(link)
 
 
-@settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_a_flipped_byte_or_generated_bytes_are_refused_or_read_never_raised(
         tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.identity import SourceLines, fingerprints, match, normalise_message
@@ -40,7 +40,6 @@ def known(root: Path, baseline: list[str], findings: list[Finding],
 _LINES = st.lists(st.text(alphabet="abc =()#x1", max_size=20), max_size=15)
 
 
-@settings(max_examples=200, deadline=None)
 @given(above=_LINES, indent=st.integers(0, 8))
 def test_lines_inserted_above_and_reindentation_keep_the_fingerprint(
         tmp_path_factory: pytest.TempPathFactory, above: list[str], indent: int) -> None:
@@ -53,7 +52,6 @@ def test_lines_inserted_above_and_reindentation_keep_the_fingerprint(
     assert prints(root, [after]) == before
 
 
-@settings(max_examples=200, deadline=None)
 @given(copies=st.integers(1, 5), recorded=st.integers(0, 5))
 def test_a_new_copy_of_a_known_finding_is_never_absorbed(
         tmp_path_factory: pytest.TempPathFactory, copies: int, recorded: int) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.errors import ConfigError
@@ -18,7 +18,6 @@ _JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_
                         | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None)
 @given(data=st.one_of(st.binary(max_size=300),
                       _JSONISH.map(lambda v: json.dumps(v).encode()),
                       st.builds(lambda checks: json.dumps(
@@ -39,7 +38,6 @@ def test_any_bytes_are_a_baseline_or_one_line_refusal(
         assert all(isinstance(v, list) for v in got.checks.values())
 
 
-@settings(max_examples=300, deadline=None)
 @given(findings=st.lists(st.builds(
     Finding, st.text(max_size=40), st.text(max_size=10), st.text(max_size=200),
     st.one_of(st.none(), st.text(max_size=40),

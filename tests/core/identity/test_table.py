@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.identity import (
@@ -48,7 +48,6 @@ def table_of(findings: list[Finding]) -> IdentityTable:
     return table
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(finding, max_size=40))
 def test_the_table_gives_each_finding_the_list_functions_fingerprint(
         findings: list[Finding]) -> None:
@@ -61,7 +60,6 @@ def test_the_table_gives_each_finding_the_list_functions_fingerprint(
     assert [table.line(i) for i in range(len(table))] == [item.line for item in listed]
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(finding, max_size=30), st.lists(finding, max_size=30),
        st.sampled_from([None, {"a.py": ["old.py"]}, {"b.py": ["a.py"]}]))
 def test_matching_the_table_is_matching_the_list(
@@ -91,7 +89,7 @@ def test_renames_are_asked_only_when_the_exact_pass_leaves_both_sides_over() -> 
     assert asked == [1]
 
 
-@settings(max_examples=100, deadline=None)
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(st.lists(finding, max_size=30), st.data())
 def test_the_spool_writes_the_bytes_the_list_encoder_writes(
         findings: list[Finding], data: st.DataObject) -> None:
@@ -118,6 +116,7 @@ def test_a_spool_that_cannot_be_made_says_why_and_writes_nothing(tmp_path: Path)
         b"".join(spool.encode("ruff", lambda i: "0" * 24 + ":0:" + "0" * 12))
 
 
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 def test_a_table_holds_about_42_bytes_a_finding() -> None:
     import tracemalloc
 

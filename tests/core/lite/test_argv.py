@@ -5,15 +5,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite.argv import split_command
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
-
 
 # -- the command split agrees with shlex -------------------------------------------------
 
@@ -30,7 +25,6 @@ def shlex_split(command: str) -> list[str] | type[ValueError]:
         return ValueError
 
 
-@HYPOTHESIS
 @given(COMMAND_TEXT)
 def test_the_command_split_never_disagrees_with_shlex(command: str) -> None:
     try:

@@ -8,7 +8,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite import canonical as canonical_module
@@ -35,7 +35,6 @@ JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
 )
 
 
-@settings(max_examples=500, deadline=None)
 @given(JSON_VALUES)
 def test_encode_is_byte_for_byte_what_json_dumps_gives(value: Any) -> None:
     assert canonical(value) == dumps(value)
@@ -58,7 +57,6 @@ def test_encode_refuses_values_that_are_not_json(value: Any) -> None:
         canonical(value)
 
 
-@settings(max_examples=200, deadline=None)
 @given(JSON_VALUES)
 def test_the_fallback_escaper_gives_the_same_bytes(value: Any) -> None:
     """Where ``_json`` is missing, json.encoder's own Python escaper is used: same bytes."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite import rmtree as rmtree_module
@@ -30,8 +30,6 @@ TREES: st.SearchStrategy[dict[str, Any]] = st.recursive(
     lambda children: st.dictionaries(NAMES, st.one_of(LEAVES, children), max_size=4),
     max_leaves=20,
 )
-HYPOTHESIS = settings(max_examples=150, deadline=None,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def make(root: Path, tree: dict[str, Any], outside: Path) -> None:
@@ -63,7 +61,7 @@ def outside(tmp_path: Path) -> Path:
     return keep
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(tree=TREES, fallback=st.booleans())
 def test_the_tree_removal_removes_what_shutil_removes_and_nothing_else(
         tmp_path_factory: pytest.TempPathFactory, tree: dict[str, Any], fallback: bool) -> None:

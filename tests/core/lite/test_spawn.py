@@ -185,7 +185,7 @@ def test_a_popen_child_dies_with_a_single_threaded_parent_on_linux(
     try:
         parent.kill()
         parent.wait()
-        deadline = time.monotonic() + (5 if dies else 0.3)
+        deadline = time.monotonic() + (30 if dies else 0.3)  # a cap, not a speed claim
         while running(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert running(pid) != dies

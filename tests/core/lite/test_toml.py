@@ -7,18 +7,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn._lite.toml import read_plain
 from ckdn.config import load_config
 from ckdn.config.starter import STARTER
 from tests.core.test_startup import PLAIN_CONFIG
-
-HYPOTHESIS = settings(max_examples=300, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow,
-                                             HealthCheck.function_scoped_fixture])
-
 
 
 def same_document(text: str) -> None:
@@ -80,7 +75,6 @@ def lines(draw: st.DrawFn) -> str:
     return lead + body + tail
 
 
-@HYPOTHESIS
 @given(st.lists(lines(), max_size=8), st.sampled_from(["\n", "\r\n", "\r"]),
        st.sampled_from(["", "\n"]))
 def test_the_plain_toml_reader_never_disagrees_with_tomllib(
@@ -88,7 +82,6 @@ def test_the_plain_toml_reader_never_disagrees_with_tomllib(
     same_document(newline.join(body) + end)
 
 
-@HYPOTHESIS
 @given(st.text(st.sampled_from('[]{}=.,#"\' \t\n\rab01-+_e\\é'), max_size=40))
 def test_the_plain_toml_reader_never_disagrees_with_tomllib_on_any_text(text: str) -> None:
     same_document(text)
@@ -134,7 +127,7 @@ def plain_documents(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@HYPOTHESIS
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
 @given(plain_documents())
 def test_plain_toml_is_read_without_tomllib(text: str) -> None:
     plain = read_plain(text)

@@ -8,7 +8,6 @@ line long enough to make a backtracking pattern take seconds.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,8 +15,9 @@ import pytest
 
 from ckdn.parsers.base import BaseParser
 from ckdn.testing import run_parser
+from tests.timing import growth
 
-__all__ = ["LONG_LINE", "long_lines", "timed_parse"]
+__all__ = ["LONG_LINE", "long_lines", "parse_growth"]
 
 #: How long one line of the line-length tests is: 200,000 characters.
 LONG_LINE = 200_000
@@ -43,9 +43,18 @@ def long_lines(*prefixes: str) -> list[Any]:
     return lines
 
 
-def timed_parse(parser: BaseParser, line: str, *, rc: int = 0,
-                options: Mapping[str, Any] | None = None) -> float:
-    """Seconds ``parser`` takes over a log that is ``line`` alone."""
-    start = time.perf_counter()
-    run_parser(parser, rc, log=line.encode() + b"\n", options=options)
-    return time.perf_counter() - start
+def shortened(line: str, size: int) -> str:
+    """``line`` cut to ``size`` characters, keeping the last one (the late-failing end)."""
+    return line if size >= len(line) else line[:size - 1] + line[-1]
+
+
+def parse_growth(parser: BaseParser, line: str, *, before: str = "", after: str = "\n",
+                 rc: int = 0, options: Mapping[str, Any] | None = None) -> float:
+    """How much more a log of ``before + line + after`` costs ``parser`` than one whose
+    ``line`` is a tenth as long (:func:`tests.timing.growth`: linear is at most 10)."""
+
+    def parse_at(size: int) -> Any:
+        log = (before + shortened(line, size) + after).encode()
+        return lambda: run_parser(parser, rc, log=log, options=options)
+
+    return growth(parse_at, len(line))

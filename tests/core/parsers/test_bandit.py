@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.bandit import BanditParser
@@ -180,7 +180,6 @@ def _is_bandits(report: bytes) -> bool:
             and isinstance(data.get("metrics"), dict))
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(report=mutations(REAL_REPORT), rc=st.sampled_from([0, 1]))
 def test_a_damaged_report_that_is_no_longer_bandits_is_loud(report: bytes, rc: int) -> None:
     result = run_parser(PARSER, rc, files={"bandit.json": report})

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from coverage.results import Numbers, display_covered, format_fail_under_msg, format_lines
 from coverage.results import should_fail_under as coverage_should_fail_under
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.coverage_report import CoverageParser, Totals
@@ -120,7 +120,6 @@ thresholds = st.one_of(st.floats(0, 100), st.integers(0, 10000).map(lambda n: n 
                        st.integers(0, 100).map(float))
 
 
-@settings(max_examples=600, deadline=None)
 @given(total=percents, fail_under=thresholds, precision=st.integers(0, 6))
 def test_should_fail_under_is_coverage_pys_rule(total: float, fail_under: float,
                                                 precision: int) -> None:
@@ -128,7 +127,6 @@ def test_should_fail_under_is_coverage_pys_rule(total: float, fail_under: float,
         coverage_should_fail_under(total, fail_under, precision)
 
 
-@settings(max_examples=300, deadline=None)
 @given(total=percents, fail_under=thresholds, precision=st.integers(0, 6))
 def test_gate_message_and_display_are_coverage_pys(total: float, fail_under: float,
                                                    precision: int) -> None:
@@ -138,7 +136,6 @@ def test_gate_message_and_display_are_coverage_pys(total: float, fail_under: flo
     assert ckdn_display_covered(total, precision) == display_covered(total, precision)
 
 
-@settings(max_examples=300, deadline=None)
 @given(statements=st.integers(0, 10**6), branches=st.integers(0, 10**5), data=st.data())
 def test_total_is_coverage_pys_pc_covered_to_the_last_bit(statements: int, branches: int,
                                                           data: st.DataObject) -> None:
@@ -373,7 +370,6 @@ line_sets = st.lists(st.booleans(), max_size=200).flatmap(
                                                    max_size=len(hits))))
 
 
-@settings(max_examples=300, deadline=None)
 @given(lines=line_sets, preview=st.integers(0, 50))
 def test_a_tallys_ranges_and_counts_are_coverage_pys_format_lines(
         lines: tuple[list[bool], list[int]], preview: int) -> None:
@@ -393,7 +389,6 @@ def test_a_tallys_ranges_and_counts_are_coverage_pys_format_lines(
     assert tally.missing_text(3).startswith(format_lines(numbers, missing)[:1])
 
 
-@settings(max_examples=200, deadline=None)
 @given(files=st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20),
                                 st.sampled_from("abc")), max_size=40),
        top=st.integers(0, 8))

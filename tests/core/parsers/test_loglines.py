@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.documents.textcap import Cut
@@ -38,7 +38,6 @@ _BYTES = st.lists(st.sampled_from([b"a", b"b", b" ", b"\r", b"\n", b"\n", b"\xc3
                                    b"\x1b[31m"]), max_size=60).map(b"".join)
 
 
-@settings(max_examples=600, deadline=None)
 @given(data=_BYTES, width=st.integers(1, 16), block=st.integers(1, 24))
 def test_lines_within_the_width_are_read_exactly_and_longer_ones_cut_with_their_count(
         tmp_path_factory: pytest.TempPathFactory, data: bytes, width: int, block: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import ParseContext
@@ -189,7 +189,6 @@ def _is_pip_audits(report: bytes) -> bool:
     return isinstance(data, dict) and isinstance(data.get("dependencies"), list)
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(report=mutations(REAL_REPORT), rc=st.sampled_from([0, 1]))
 def test_a_damaged_report_that_is_no_longer_pip_audits_is_loud(report: bytes, rc: int) -> None:
     result = run_parser(PARSER, rc, files={"pip-audit.json": report})

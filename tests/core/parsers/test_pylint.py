@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers.base import ParseContext, ParseResult
@@ -310,7 +310,6 @@ def _is_pylints(report: bytes) -> bool:
             and isinstance(data.get("statistics"), dict))
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(report=mutations(REAL_REPORT), rc=st.sampled_from([0, 16, 31]))
 def test_a_damaged_report_that_is_no_longer_pylints_is_loud(report: bytes, rc: int) -> None:
     result = run_parser(PARSER, rc, files={"pylint.json": report})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.parsers._rulecounts import MAX_RULES, RULE_WIDTH, RuleCounts
@@ -14,7 +14,6 @@ _RULES = st.lists(st.one_of(st.sampled_from(["E501", "F401", "no-eval"]),
 
 
 @given(_RULES)
-@settings(max_examples=300, deadline=None)
 def test_every_result_is_counted_once_and_the_table_stays_bounded(rules: list[str]) -> None:
     counts = RuleCounts()
     for rule in rules:

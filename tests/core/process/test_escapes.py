@@ -141,7 +141,7 @@ def assert_sealed(result: dict[str, Any], log: Path) -> None:
 
 def gone_soon(pid: int) -> bool:
     """A SIGKILLed process may take a moment to disappear from /proc."""
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 20  # a cap for a busy machine, not a claim about speed
     while running(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
     return not running(pid)

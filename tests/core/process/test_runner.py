@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.process import FinishedRun, _group, _loghash, run_process
 from ckdn.process.stop import StopRequest
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from tests.project import running
+from tests.timing import least_wall
 
 Run = Callable[..., FinishedRun]
 
@@ -58,6 +59,11 @@ def run(spawn_path: str, tmp_path: Path) -> Run:
     return run
 
 
+#: A 30 s sleep that leaves the file ``slept`` when it ends: a run that waited for it
+#: instead of stopping it leaves the file (a fact to assert, not a duration).
+SLEEPER = "(sleep 30; touch slept)"
+
+
 def sh(script: str) -> list[str]:
     return ["sh", "-c", script]
 
@@ -81,13 +87,13 @@ def test_a_signal_death_gives_the_negative_signal_number(run: Run) -> None:
     assert run(sh("kill -KILL $$")).exit.rc == -signal.SIGKILL
 
 
-def test_a_fast_command_returns_without_a_polling_floor(run: Run) -> None:
-    walls = []
-    for _ in range(5):
-        begin = time.perf_counter()
-        run(["true"])
-        walls.append(time.perf_counter() - begin)
-    assert min(walls) < 0.05
+def test_a_fast_command_returns_without_a_polling_floor(run: Run, spawn_path: str) -> None:
+    # The floor: the same command started the same way (a fork for the Popen path) by
+    # subprocess.run, in the same run. The runner's own work (log, group, pidfd) costs
+    # 1 to 2 times the floor, up to 8 on a busy machine; a 50 ms polling floor, 50 times.
+    fork = {"preexec_fn": os.getpid} if spawn_path == "popen" else {}
+    floor = least_wall(lambda: subprocess.run(["true"], check=True, **fork), times=10)  # type: ignore[call-overload]
+    assert least_wall(lambda: run(["true"]), times=10) < 20 * floor
 
 
 def test_a_missing_executable_is_127_never_started_and_the_log_says_why(
@@ -127,13 +133,13 @@ def test_a_missing_working_directory_never_starts_and_is_named(run: Run, tmp_pat
 
 
 def test_a_timeout_kills_a_grandchild_that_ignores_sigterm(run: Run, tmp_path: Path) -> None:
-    ran = run(sh("trap '' TERM; sleep 30 & echo $!; wait"), timeout=0.3)
+    ran = run(sh(f"trap '' TERM; {SLEEPER} & echo $!; wait"), timeout=0.3)
     assert (ran.exit.rc, ran.exit.timed_out, ran.exit.timeout) == (RC_TIMEOUT, True, 0.3)
     assert ran.exit.notes == (
         "timed out after 0.3s; stopped the process group (SIGTERM, then SIGKILL after 0.2s)",
     )
     assert not running(first_pid(tmp_path / "full.log"))
-    assert ran.exit.duration < 5
+    assert not (tmp_path / "slept").exists()
 
 
 def test_a_hosts_stop_request_from_another_thread_stops_the_tree_as_ctrl_c_would(
@@ -142,7 +148,7 @@ def test_a_hosts_stop_request_from_another_thread_stops_the_tree_as_ctrl_c_would
     with StopRequest() as stop:
         asker = threading.Timer(0.3, stop.request, args=("tox was interrupted",))
         asker.start()
-        ran = run(sh("sleep 30 & echo $!; wait"), stop=stop)
+        ran = run(sh(f"{SLEEPER} & echo $!; wait"), stop=stop)
         asker.join()
     assert (ran.exit.rc, ran.exit.interrupted, ran.exit.timed_out) == (130, True, False)
     assert ran.exit.notes == (
@@ -150,7 +156,7 @@ def test_a_hosts_stop_request_from_another_thread_stops_the_tree_as_ctrl_c_would
         " (SIGTERM)",
     )
     assert not running(first_pid(tmp_path / "full.log"))
-    assert ran.exit.duration < 5
+    assert not (tmp_path / "slept").exists()
 
 
 def test_after_a_hosts_stop_request_the_tree_still_gets_its_grace_period(
@@ -167,23 +173,24 @@ def test_after_a_hosts_stop_request_the_tree_still_gets_its_grace_period(
     with StopRequest() as stop:
         asker = threading.Thread(target=ask_once_ready, args=(stop,))
         asker.start()  # the shell ignores SIGTERM by the time it prints the pid
-        ran = run(sh("trap '' TERM; sleep 30 & echo $!; wait"), stop=stop, grace=0.4)
+        ran = run(sh(f"trap '' TERM; {SLEEPER} & echo $!; wait"), stop=stop, grace=0.4)
         asker.join()
     assert ran.exit.rc == 130
     assert ran.exit.notes == (
         "stopped at the host's request (the host asked to stop); stopped the process group"
         " (SIGTERM, then SIGKILL after 0.4s)",
     )
-    assert 0.4 <= ran.exit.duration < 5
+    assert ran.exit.duration >= 0.4  # the grace period is a lower bound the runner keeps
     assert not running(first_pid(tmp_path / "full.log"))
+    assert not (tmp_path / "slept").exists()
 
 
-def test_a_stop_requested_before_the_run_stops_it_at_once(run: Run) -> None:
+def test_a_stop_requested_before_the_run_stops_it_at_once(run: Run, tmp_path: Path) -> None:
     with StopRequest() as stop:
         stop.request()
-        ran = run(sh("sleep 30"), stop=stop)
+        ran = run(sh(SLEEPER), stop=stop)
     assert (ran.exit.rc, ran.exit.interrupted) == (130, True)
-    assert ran.exit.duration < 5
+    assert not (tmp_path / "slept").exists()
 
 
 def test_an_unused_stop_request_changes_nothing(run: Run) -> None:
@@ -196,8 +203,7 @@ def test_a_grandchild_holding_the_log_open_cannot_block_the_return(
     run: Run, tmp_path: Path
 ) -> None:
     ran = run(sh("sleep 30 & echo $!"))
-    assert ran.exit.rc == 0
-    assert ran.exit.duration < 5
+    assert ran.exit.rc == 0  # and the sleep was stopped, not waited for:
     assert ran.exit.notes == (
         "stopped 1 leftover process(es) still running after the command exited (SIGTERM)",
     )
@@ -258,9 +264,7 @@ def test_the_log_digest_matches_the_bytes_on_disk(run: Run, tmp_path: Path, scri
     assert_sealed(run(sh(script)), tmp_path / "full.log")
 
 
-@settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=8)  # each example runs real processes writing up to 1.8 MB
 @given(
     bursts=st.lists(
         st.tuples(st.integers(0, 600_000), st.sampled_from([0, 0.03])), min_size=1, max_size=3

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.redact import Redaction, RedactSettings
@@ -57,7 +57,6 @@ haystack = st.binary(max_size=3000).map(
     lambda raw: bytes(ALPHABET[byte % len(ALPHABET)] for byte in raw))
 
 
-@settings(max_examples=300, deadline=None)
 @given(haystack, st.lists(needle, max_size=6), st.lists(st.tuples(needle, needle), max_size=2))
 def test_every_line_holding_a_needle_or_a_pair_is_found(
         raw: bytes, needles: list[bytes], pairs: list[tuple[bytes, bytes]]) -> None:
@@ -66,7 +65,6 @@ def test_every_line_holding_a_needle_or_a_pair_is_found(
     assert brute(raw, needles, pairs) <= set(found)
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 4000), st.integers(1, 60), st.binary(min_size=4, max_size=40))
 def test_a_needle_among_many_copies_of_its_bytes_is_found_either_way(
         filler: int, where: int, raw_needle: bytes) -> None:

@@ -96,7 +96,6 @@ def reports(draw: st.DrawFn) -> Report:
 COMMAND = re.compile(r"::(error|warning|notice) [^\r\n]*::[^\r\n]*")
 
 
-@settings(deadline=None)
 @given(reports(), st.integers(0, 60))
 def test_github_annotations_stay_within_the_step_and_job_budgets(report: Report,
                                                                  job_left: int) -> None:
@@ -116,7 +115,6 @@ def test_github_annotations_stay_within_the_step_and_job_budgets(report: Report,
         assert "more finding(s) not annotated" in decode_data(lines[-1].split("::", 2)[2])
 
 
-@settings(deadline=None)
 @given(reports(), st.integers(2000, 40000))
 def test_the_step_summary_is_always_under_its_byte_budget(report: Report, budget: int) -> None:
     out = summary(report, budget=budget)
@@ -124,7 +122,7 @@ def test_the_step_summary_is_always_under_its_byte_budget(report: Report, budget
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)  # each example validates SARIF against its schema
 @given(reports())
 def test_sarif_is_valid_ingestible_and_capped_for_any_report(report: Report) -> None:
     with mock.patch.dict(SARIF_LIMITS, {"results": 7, "runs": 3}):
@@ -137,7 +135,6 @@ def test_sarif_is_valid_ingestible_and_capped_for_any_report(report: Report) -> 
         assert len(run["results"]) <= 7
 
 
-@settings(deadline=None)
 @given(reports())
 def test_code_quality_fingerprints_are_unique_for_any_report(report: Report) -> None:
     from ckdn.reports import _codequality
@@ -153,7 +150,6 @@ def test_code_quality_fingerprints_are_unique_for_any_report(report: Report) -> 
         assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
 
 
-@settings(deadline=None)
 @given(reports())
 def test_text_has_no_control_bytes_without_colour(report: Report) -> None:
     out = text(report)
@@ -162,7 +158,7 @@ def test_text_has_no_control_bytes_without_colour(report: Report) -> None:
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == out
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)  # each example builds SARIF of up to 60 kB
 @given(reports())
 def test_sarif_stays_under_its_byte_limit_for_any_report(report: Report) -> None:
     with mock.patch.dict(SARIF_LIMITS, {"results": 50, "runs": 3, "bytes": 60_000,
@@ -176,7 +172,6 @@ def test_sarif_stays_under_its_byte_limit_for_any_report(report: Report) -> None
         assert {r["ruleId"] for r in run["results"]} == {rule["id"] for rule in rules}
 
 
-@settings(deadline=None)
 @given(reports())
 def test_code_quality_stays_under_its_byte_limit_for_any_report(report: Report) -> None:
     from ckdn.reports import _codequality
