@@ -23,6 +23,7 @@ from ckdn.app._pipeline import LOG, store_for
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote
+from ckdn.redact import open_block_after
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -180,23 +181,35 @@ def _window(fd: int, offset: int, limit: int, redaction: Redaction | None = None
     from collections import deque
 
     total = 0
+    # the key block open before each line (its BEGIN above the window): the one rule
+    block: str | None = None
+    track = redaction is not None and redaction.enabled
+    opened: str | None = None
     if offset < 0:  # the last -offset (at most `limit`) lines
-        tail: deque[tuple[str, int]] = deque(maxlen=-offset)
+        tail: deque[tuple[tuple[str, int], str | None]] = deque(maxlen=-offset)
         for item in _lines(fd):
             total += 1
-            tail.append(item)
+            tail.append((item, block))
+            if track:
+                block = open_block_after(item[0], block)
         start = total - len(tail)
-        picked = list(tail)[:limit]
+        picked = [item for item, _ in list(tail)[:limit]]
+        opened = tail[0][1] if tail else None
     else:
         start, picked = offset, []
         for item in _lines(fd):
             total += 1
-            if start < total <= start + limit:
+            if total <= start:
+                if track:
+                    block = open_block_after(item[0], block)
+            elif total <= start + limit:
+                if not picked:
+                    opened = block
                 picked.append(item)
     if redaction is not None:
         from ckdn.documents.redacting import redacted_pieces
 
-        picked = redacted_pieces(redaction, picked, LINE_WIDTH)
+        picked = redacted_pieces(redaction, picked, LINE_WIDTH, opened)
     shown: list[str] = []
     cut = 0
     chars = 0

@@ -11,7 +11,11 @@ redacted:
   END line's marker, or up to the last body line when the END never comes (the
   log was cut, the key printed in part): a stray BEGIN takes no ordinary line;
 * an END with no BEGIN before it (a log tail that starts inside the key) takes
-  the body lines just above it.
+  the body lines just above it;
+* a text that starts inside a block (its BEGIN above the text shown: an evidence
+  window, a log tail) takes its body lines from the start: the reader says so
+  with the block's prefix, from :func:`open_after` fed every line before the text
+  or :func:`open_before` looking back from where the text starts.
 
 Only lines are looked at, never a window of characters, so the same log gives
 the same spans whether it is read whole or a line range at a time: a stream
@@ -23,9 +27,9 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any, AnyStr
+    from typing import IO, Any, AnyStr
 
-__all__ = ["ANCHOR", "pem_spans"]
+__all__ = ["ANCHOR", "LOOK_BACK", "open_after", "open_before", "pem_spans"]
 
 ANCHOR = "PRIVATE KEY"
 _HEADERS = ("Proc-Type:", "DEK-Info:", "Comment:", "Version:")
@@ -48,6 +52,37 @@ class _Marks:
 
 
 _STR, _BYTES = _Marks(str), _Marks(bytes)
+#: Bytes above a text searched for the BEGIN of a block it starts inside: a key's body
+#: (a 16384-bit RSA key is 12 KiB of base64) always fits.
+LOOK_BACK = 1 << 16
+
+
+def open_after(line: str, open_prefix: str | None) -> str | None:
+    """The prefix of a block still open after ``line``, given the one open before it
+    (None: none is): a forward reader feeds every line it passes."""
+    if open_prefix is None and ANCHOR not in line:
+        return None
+    return pem_spans(line + "\n", open_prefix)[1]
+
+
+def open_before(handle: IO[bytes], offset: int) -> str | None:
+    """The prefix of a block open where the line at ``offset`` of a seekable binary file
+    starts (None: none is), read from the nearest line above holding ``PRIVATE KEY``
+    within :data:`LOOK_BACK` bytes: a backward reader's way to :func:`open_after`'s
+    answer without reading the file from its start."""
+    if offset <= 0:
+        return None
+    start = max(0, offset - LOOK_BACK)
+    handle.seek(start)
+    above = handle.read(offset - start)
+    found = above.rfind(_BYTES.anchor)
+    if found < 0:
+        return None
+    line_start = above.rfind(_BYTES.newline, 0, found) + 1
+    if line_start == 0 and start > 0:
+        return None  # the anchor's line starts beyond the look-back: no key is that long
+    prefix = pem_spans(above[line_start:])[1]
+    return None if prefix is None else prefix.decode("utf-8", "replace")
 
 
 def pem_spans(text: AnyStr, open_prefix: AnyStr | None = None

@@ -74,12 +74,28 @@ class PatternRule:
         return any(anchor in haystack for anchor in self.anchors)
 
 
+#: A tool's own truncation mark inside a value (pytest's ``'ghp_A1b2...Q7r8'``, reprlib).
+_ELLIPSIS = "(?:\\.\\.\\.|\u2026)"
+_SHORTENED_MOST = 512
+
+
+def _shortened(chars: str, most: int) -> str:
+    """A value a tool cut short with an ellipsis: some of its characters on either side
+    (at least one), so what is left of a secret is taken whole, never 24 of 40 characters.
+    Each side is bounded (a tool's shortened repr is a few hundred characters)."""
+    most = min(most, _SHORTENED_MOST)
+    return (f"(?:[{chars}]{{1,{most}}}{_ELLIPSIS}[{chars}]{{0,{most}}}"
+            f"|{_ELLIPSIS}[{chars}]{{1,{most}}})")
+
+
 def _prefixed(name: str, prefixes: Sequence[str], body: str, least: int, most: int = 255
               ) -> PatternRule:
-    """A token that starts with one of ``prefixes`` and goes on in ``body`` characters."""
+    """A token that starts with one of ``prefixes`` and goes on in ``body`` characters
+    (or in some of them around an ellipsis: the tool shortened it)."""
     escaped = [re.escape(prefix) for prefix in prefixes]
     head = escaped[0] if len(escaped) == 1 else f"(?:{'|'.join(escaped)})"
-    return PatternRule(name, prefixes, f"{head}[{body}]{{{least},{most}}}",
+    return PatternRule(name, prefixes,
+                       f"{head}(?:{_shortened(body, most)}|[{body}]{{{least},{most}}})",
                        edge=f"{head}[{body}]*")
 
 
@@ -88,8 +104,9 @@ def _keyed(name: str, anchors: Sequence[str], key: str, value: str, *, least: in
     """A value after its key (``key = value``, ``"key": "value"``): the value only; the
     key is matched case-insensitively (its anchors are searched lowered)."""
     head = rf"{key}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?"
-    return PatternRule(name, anchors, rf"{head}([{value}]{{{least},{most}}})", group=1,
-                       lowered=True, edge=rf"{head}([{value}]*)")
+    return PatternRule(name, anchors,
+                       rf"{head}({_shortened(value, most)}|[{value}]{{{least},{most}}})",
+                       group=1, lowered=True, edge=rf"{head}([{value}]*)")
 
 
 #: The scheme an ``Authorization`` header names before its credential.
@@ -104,9 +121,11 @@ BUILTIN: tuple[PatternRule, ...] = (
     _prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9", 30),
     _prefixed("github-token", ("github_pat_",), "A-Za-z0-9_", 22),
     _prefixed("gitlab-token", ("glpat-",), "A-Za-z0-9_-", 20),
-    PatternRule("slack-token", ("xox",), r"xox[a-z]-[A-Za-z0-9-]{10,255}",
+    PatternRule("slack-token", ("xox",),
+                rf"xox[a-z]-(?:{_shortened('A-Za-z0-9-', 255)}|[A-Za-z0-9-]{{10,255}})",
                 edge=r"xox[a-z]-[A-Za-z0-9-]*"),
-    PatternRule("stripe-key", ("k_live_",), r"[sr]k_live_[A-Za-z0-9]{10,255}",
+    PatternRule("stripe-key", ("k_live_",),
+                rf"[sr]k_live_(?:{_shortened('A-Za-z0-9', 255)}|[A-Za-z0-9]{{10,255}})",
                 edge=r"[sr]k_live_[A-Za-z0-9]*"),
     _prefixed("google-api-key", ("AIza",), "A-Za-z0-9_-", 35, 35),
     _prefixed("npm-token", ("npm_",), "A-Za-z0-9", 36, 36),
@@ -114,7 +133,9 @@ BUILTIN: tuple[PatternRule, ...] = (
     _prefixed("pypi-token", ("pypi-Ag",), "A-Za-z0-9_-", 50, 4096),
     # header.payload.signature, the first two base64url JSON objects ({"...)
     PatternRule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}"
-                r"\.[A-Za-z0-9_-]{0,4096}",
+                rf"(?:\.[A-Za-z0-9_-]{{0,4096}}(?:{_ELLIPSIS}[A-Za-z0-9_.-]{{0,8192}})?"
+                rf"|{_ELLIPSIS}[A-Za-z0-9_.-]{{0,8192}})"
+                rf"|eyJ{_shortened('A-Za-z0-9_.-', 8192)}",
                 edge=r"eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}"),
     # The credential after an Authorization header's scheme; a bare Bearer token.
     PatternRule("authorization", ("authorization",),
@@ -122,7 +143,8 @@ BUILTIN: tuple[PatternRule, ...] = (
                 r"([^\s\"',;]{4,4096})", group=1, lowered=True,
                 edge=rf"authorization[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?{_SCHEME}"
                      r"([^\s\"',;]*)"),
-    PatternRule("authorization", ("bearer",), r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]{8,4096}=*)",
+    PatternRule("authorization", ("bearer",), r"bearer[ \t]{1,8}("
+                rf"{_shortened('A-Za-z0-9._~+/-', 4096)}|[A-Za-z0-9._~+/-]{{8,4096}}=*)",
                 group=1, lowered=True, edge=r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]*=*)"),
     # scheme://user:password@host: the password only
     PatternRule("url-password", ("://",), r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>]{1,1024})@",

@@ -125,11 +125,13 @@ class Redactor:
             self._needles = (_shortest(needles), pairs, _shortest(lowered))
         return self._needles
 
-    def lines(self, items: Sequence[str], edges: Sequence[bool] = ()) -> list[str]:
+    def lines(self, items: Sequence[str], edges: Sequence[bool] = (),
+              open_block: str | None = None) -> list[str]:
         """Items redacted as one text (a key block spanning them is found), each kept
-        apart again: a span's line breaks stay, so the items split back exactly."""
+        apart again: a span's line breaks stay, so the items split back exactly.
+        ``open_block``: the items start inside a key block with that prefix."""
         joined = "\n".join(items)
-        spans = self.spans(joined)
+        spans = self.spans(joined, open_block)
         if any(edges):
             offset = 0
             for index, item in enumerate(items):
@@ -150,11 +152,13 @@ class Redactor:
             position += count
         return out
 
-    def spans(self, text: str) -> list[Span]:
-        """Every rule's spans in ``text``, unmerged, allowlisted values left out."""
+    def spans(self, text: str, open_block: str | None = None) -> list[Span]:
+        """Every rule's spans in ``text``, unmerged, allowlisted values left out;
+        ``open_block``: the text starts inside a key block with that prefix."""
         found: list[Span] = []
-        if PEM_ANCHOR in text:
-            found += [(start, end, PRIVATE_KEY) for start, end in pem_spans(text)[0]]
+        if PEM_ANCHOR in text or open_block is not None:
+            found += [(start, end, PRIVATE_KEY)
+                      for start, end in pem_spans(text, open_block)[0]]
         for literal in self.literals:
             start = text.find(literal) if literal in text else -1
             while start >= 0:
