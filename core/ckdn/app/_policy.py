@@ -23,6 +23,9 @@ run gets an empty ``full.log``, rc 126 and a note naming the token and the rule
   when it is named inside the cwd, or its directory is on the check's ``PATH``,
   or it is the directory of the interpreter running ckdn; naming ``/bin/false``
   runs what ``false`` would. It is never under a forbidden place.
+* A shell's ``-c`` program and an interpreter's inline program (``python -c``,
+  ``perl -e``, ``ruby -e``, ``node -e``, wherever in the argv) are read word by word
+  as arguments (:mod:`ckdn.app._inline`): ``sh -c 'cat /etc/hostname'`` is blocked.
 * ``allowlist``: the argv must start with one of ``[run.command_allowlist].prefixes``
   (token by token; a prefix's first word matches the program's base name), then
   the ``workspace`` rules apply.
@@ -49,6 +52,8 @@ __all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "LOCK_REQUIRED", 
 
 FORBIDDEN_ROOTS = ("/etc", "/proc", "/sys", "/dev")
 FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
+#: Devices that hold nothing to leak, named exactly so (``2>/dev/null`` in a shell's program).
+STREAM_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr"})
 LOADER_VARS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
 #: Schemes whose URLs name another machine: not a path here. Any other ``x://``
 #: (``xml://etc``) is read as text that may hold a path; ``file:`` names one.
@@ -90,6 +95,15 @@ def verdict(config: Config, check: Check, argv: Sequence[str], run_dir: str,
         why = rules.argument(token)
         if why is not None:
             return head + why
+    if any(token[:1] == "-" for token in argv[1:]):
+        # loaded only for an argv with an option: an inline program is given by one
+        from ckdn.app._inline import inline_programs, program_words
+
+        for given, program in inline_programs(argv):
+            for word in program_words(_without_urls(program)):
+                why = rules.argument(word)
+                if why is not None:
+                    return head + why + f", in the program of {given!r}"
     return None
 
 
@@ -233,6 +247,8 @@ class _Rules:
             value = "/" + value[5:].lstrip("/")
         elif _network_url(value):
             return None  # not a path on this machine
+        if value in STREAM_DEVICES:
+            return None  # named as such (a link to /proc/self/fd is what the tool has anyway)
         candidates = [value]
         if value.startswith("~"):
             candidates.append(os.path.expanduser(value))  # many tools expand it themselves
