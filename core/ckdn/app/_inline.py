@@ -4,7 +4,7 @@ The command policy reads a check's argv for paths, and a shell's ``-c`` program 
 interpreter's inline program (``python -c``, ``perl -e``, ``ruby -e``, ``node -e``) is
 one argument that holds a whole command line: its words are read as the argv's are
 (:func:`inline_programs`, :func:`program_words`). Loaded only for an argv that names
-a shell or an interpreter (:func:`may_carry`, string tests in the policy).
+a shell or an interpreter (``INLINE_CARRIERS`` of the policy).
 """
 
 from __future__ import annotations

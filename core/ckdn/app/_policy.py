@@ -52,6 +52,11 @@ __all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "LOCK_REQUIRED", 
 
 FORBIDDEN_ROOTS = ("/etc", "/proc", "/sys", "/dev")
 FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
+#: The programs (a name less its version: ``python3.12`` is ``python``) whose inline
+#: programs are read (:mod:`ckdn.app._inline` knows how; a test holds the two equal).
+INLINE_CARRIERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
+                             "fish", "csh", "tcsh", "busybox", "python", "pypy", "perl", "ruby",
+                             "node", "nodejs", "php", "lua", "Rscript", "tclsh"})
 #: Devices that hold nothing to leak, named exactly so (``2>/dev/null`` in a shell's program).
 STREAM_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr"})
 LOADER_VARS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
@@ -95,8 +100,8 @@ def verdict(config: Config, check: Check, argv: Sequence[str], run_dir: str,
         why = rules.argument(token)
         if why is not None:
             return head + why
-    if any(token[:1] == "-" for token in argv[1:]):
-        # loaded only for an argv with an option: an inline program is given by one
+    if any(word.rpartition("/")[2].rstrip("0123456789.") in INLINE_CARRIERS for word in argv):
+        # loaded only for an argv that names a shell or an interpreter
         from ckdn.app._inline import inline_programs, program_words
 
         for given, program in inline_programs(argv):

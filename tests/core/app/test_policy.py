@@ -430,3 +430,10 @@ def test_the_stream_devices_named_exactly_are_allowed(tmp_path: Path, command: s
                                      "sh -c 'cat </dev/tcp/1.2.3.4/80'"])
 def test_every_other_device_stays_blocked(tmp_path: Path, command: str) -> None:
     assert judge(tmp_path, command) is not None
+
+
+def test_the_policy_loads_the_inline_reader_for_every_program_it_knows() -> None:
+    from ckdn.app._inline import INTERPRETERS, SHELLS
+    from ckdn.app._policy import INLINE_CARRIERS
+
+    assert SHELLS | set(INTERPRETERS) == INLINE_CARRIERS
