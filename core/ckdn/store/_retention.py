@@ -15,15 +15,16 @@ import os
 import time
 
 from ckdn.store._names import TIMESTAMP, parse_name
+from ckdn.store._runlock import ABANDONED, clear_holder, read_holder, take_if_free
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from ckdn.store._reading import RunInfo
     from ckdn.store._store import Pruner
 
-__all__ = ["collect", "expired", "run_bytes", "sweep_trash"]
+__all__ = ["collect", "collect_dead", "expired", "run_bytes", "sweep_trash"]
 
 _DAY = 86400.0
 
@@ -99,6 +100,43 @@ def collect(runs: Sequence[RunInfo], pruner: Pruner, keep: int,
     for info in expired(left, protected, max_age_days=max_age_days, max_bytes=max_bytes):
         if dry_run or pruner.remove_run(info):
             removed.append(info.path)
+    return removed
+
+
+def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
+                 stop_tree: Callable[[dict[str, object]], object] | None = None, *,
+                 dry_run: bool = False) -> list[str]:
+    """Remove the dead runs: of a check whose lock nobody holds (no run of it is going),
+    the unfinished run the lock's record names (its ckdn was killed holding the lock;
+    ``stop_tree`` first stops what the record names of its tree, and the record is
+    cleared) and the unfinished runs marked :data:`ABANDONED` (the run that reclaimed
+    the lock found them so). An unfinished run released cleanly (a host's) and an alias
+    run (no lock of its own) are left as they are. The removed paths (``dry_run``: what
+    would go)."""
+    groups: dict[str, list[RunInfo]] = {}
+    for info in runs:
+        if not info.finished:
+            groups.setdefault(info.check, []).append(info)
+    removed: list[str] = []
+    for check in sorted(groups):
+        fd = take_if_free(pruner.runs_dir, check)
+        if fd is None:
+            continue  # running (or no lock: an alias, a check that never ran here)
+        try:
+            holder = read_holder(fd)
+            named = None if holder is None else holder.run_dir
+            dead = [info for info in groups[check] if info.name == named
+                    or os.path.lexists(os.path.join(info.path, ABANDONED))]
+            if dry_run or not dead:
+                removed.extend(info.path for info in dead)
+                continue
+            if holder is not None and holder.child and stop_tree is not None:
+                stop_tree(holder.child)
+            removed.extend(info.path for info in dead if pruner.remove_run(info))
+            if holder is not None:
+                clear_holder(fd)
+        finally:
+            os.close(fd)
     return removed
 
 

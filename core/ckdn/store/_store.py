@@ -151,6 +151,9 @@ class Store:
             notes = [] if previous is None else [_runlock.reclaimed_note(
                 check, previous, self.runs_dir, self._shown,
                 lambda run_dir: kind_of(run_dir) != "unfinished")]
+            if previous is not None and previous.run_dir is not None:
+                _runlock.mark_abandoned(os.path.join(self.runs_dir, previous.run_dir),
+                                        kind_of)
             _runlock.write_holder(fd, None)
             path = self._make_unique_dir(check)
             _runlock.write_holder(fd, os.path.basename(path))
@@ -314,16 +317,19 @@ class Store:
         return self._pruner().prune_group(runs, keep, protected)
 
     def gc(self, keep: int, *, max_age_days: float | None = None,
-           max_bytes: int | None = None, dry_run: bool = False) -> list[str]:
-        """:meth:`prune` every check and alias found on disk (``keep``, then the limits),
-        then sweep what an interrupted prune left behind; ``dry_run`` removes nothing and
-        returns what would go."""
+           max_bytes: int | None = None, dry_run: bool = False,
+           stop_tree: Callable[[dict[str, object]], object] | None = None) -> list[str]:
+        """Collect the dead runs (``_retention.collect_dead``), :meth:`prune` every check and alias
+        found on disk (``keep``, then the limits), then sweep what an interrupted prune left
+        behind; ``dry_run`` removes nothing and returns what would go."""
         validate_keep(keep)
-        from ckdn.store._retention import collect, sweep_trash
+        from ckdn.store._retention import collect, collect_dead, sweep_trash
 
         pruner = self._pruner()
-        removed = collect(self.runs(), pruner, keep, self._protect, max_age_days=max_age_days,
-                          max_bytes=max_bytes, dry_run=dry_run)
+        dead = collect_dead(runs := self.runs(), pruner, stop_tree, dry_run=dry_run)
+        removed = dead + collect([info for info in runs if info.path not in dead], pruner,
+                                 keep, self._protect, max_age_days=max_age_days,
+                                 max_bytes=max_bytes, dry_run=dry_run)
         if not dry_run:
             sweep_trash(pruner)
         return removed
