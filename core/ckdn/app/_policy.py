@@ -40,6 +40,7 @@ import os
 import sys
 
 from ckdn.process import RC_NOT_EXECUTABLE, Exit, Ran
+from ckdn.regular import NotRegular, read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -379,8 +380,10 @@ def locked(config: Config, names: Iterable[str]) -> None:
     required = config.run.require_lock
     if not required:
         try:
-            with open(os.path.join(folder, "ckdn.lock.toml"), "rb") as handle:
-                required = LOCK_REQUIRED in handle.read(1 << 20)
+            required = LOCK_REQUIRED in read_regular(os.path.join(folder, "ckdn.lock.toml"),
+                                                     1 << 20, follow=True)
+        except NotRegular:  # a FIFO would block, a device never end: judged, and refused
+            required = True
         except OSError:  # no lock file (or none readable: verify-config says why)
             return
     if required:

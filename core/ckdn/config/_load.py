@@ -10,7 +10,6 @@ plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
 from __future__ import annotations
 
 import os
-import stat
 from types import MappingProxyType
 
 from ckdn._lite.toml import read_plain
@@ -18,6 +17,7 @@ from ckdn.config._tables import ALIAS_KEYS, BARE_KEY, CHECK_KEYS, Tables, show, 
 from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
 from ckdn.errors import ConfigError
 from ckdn.redact import DEFAULT as DEFAULT_REDACT
+from ckdn.regular import NotRegular, read_regular
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -104,15 +104,13 @@ def _read_regular(path: str, shown: str) -> bytes:
     ``O_NONBLOCK``, which changes nothing for a regular file). A symlink to a
     config is followed: it is the user's own file. ``OSError`` as ``open``.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with open(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ConfigError(f"{shown}: cannot read config file: Is a directory")
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"{shown}: not a regular file; ckdn reads its config only from"
-                              " a regular file (name a ckdn.toml with --config)")
-        data = handle.read(MAX_CONFIG_BYTES + 1)
+    try:
+        data = read_regular(path, MAX_CONFIG_BYTES, follow=True)
+    except NotRegular:
+        if os.path.isdir(path):
+            raise ConfigError(f"{shown}: cannot read config file: Is a directory") from None
+        raise ConfigError(f"{shown}: not a regular file; ckdn reads its config only from"
+                          " a regular file (name a ckdn.toml with --config)") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a ckdn.toml"
                           " is a few kilobytes: name the right file")
