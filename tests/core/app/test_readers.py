@@ -4,6 +4,7 @@ shape is refused naming the file, never an internal error."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -67,3 +68,24 @@ def test_a_malformed_tests_file_line_is_refused_naming_the_file(tmp_path: Path,
     with pytest.raises(UsageError) as info:
         _read_tests_file(str(path), "RUN/tests.jsonl", "t")
     assert info.value.message == "RUN/tests.jsonl:2: not a test line of ckdn.tests/1"
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mypy"
+
+
+def test_a_mypy_error_digest_does_not_repeat_its_findings_in_the_log_tail(
+        project: Project) -> None:
+    records = (FIXTURES / "json_errors" / "full.log").read_text()
+    (project.root / "out.txt").write_text(records + "Traceback (most recent call last):\n"
+                                          "  mypy crashed here\n")
+    printer = json.dumps([sys.executable, "-c",
+                          "import sys; sys.stdout.write(open('out.txt').read()); sys.exit(2)"])
+    project.config(f'[check.types]\ncommand = {printer}\nparser = "mypy"\n'
+                   'format = "json"\n')
+    proc = _ckdn(project, "run", "types")
+    digest = project.digest(proc)
+    assert digest["status"] == "error", digest
+    assert digest["findings_total"] >= 1
+    assert [line for line in digest["log_tail"] if line.startswith('{"file":')] == []
+    assert "  mypy crashed here" in digest["log_tail"]
+    assert any(note.startswith("log tail: ") for note in digest["notes"])
