@@ -112,7 +112,8 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
         raise UsageError(f"run {quote(name)} is an alias run (its aggregate); read the evidence"
                          " of one of its members' runs")
     # a name in the run dir itself, whatever a (planted) digest lists
-    listed = [LOG, *(a for a in doc.get("artifacts", ()) if isinstance(a, str) and _plain(a))]
+    listed = list(dict.fromkeys([LOG, *(a for a in doc.get("artifacts", ())
+                                        if isinstance(a, str) and _plain(a))]))  # each once
     if file not in listed:
         raise UsageError(f"{quote(file)} is not evidence of run {quote(name)}; choose one of: "
                          + ", ".join(listed))
