@@ -26,6 +26,7 @@ import time
 
 from ckdn.app._pipeline import Outcome, store_for
 from ckdn.config import HOST_SEPARATOR, Alias
+from ckdn.documents import SCHEMA_DIGEST
 from ckdn.errors import UsageError, quote
 from ckdn.parsers.base import Finding, ParseResult
 
@@ -147,6 +148,10 @@ def _of(digest: dict[str, Any], name: str) -> bool:
 
 
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
+    if "check" in digest and digest.get("schema") != SCHEMA_DIGEST:
+        schema = digest.get("schema")
+        said = "no schema" if schema is None else f"schema {quote(str(schema)[:_NAME_CHARS])}"
+        return f"its digest.json is not a {SCHEMA_DIGEST} document ({said})"
     if "check" not in digest:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
     if not _of(digest, name):
