@@ -2,7 +2,9 @@
 
 The command policy reads a check's argv for paths, and a shell's ``-c`` program or an
 interpreter's inline program (``python -c``, ``perl -e``, ``ruby -e``, ``node -e``) is
-one argument that holds a whole command line: its words are read as the argv's are
+one argument that holds a whole command line: a shell's words are read as the argv's
+are; an interpreter's words only for the places no check may name (its strings are
+as often URL paths and fragments as files: ``'/api/v1'``, ``dir + '/x.json'``)
 (:func:`inline_programs`, :func:`program_words`). Loaded only for an argv that names
 a shell or an interpreter (``INLINE_CARRIERS`` of the policy).
 """
@@ -39,19 +41,20 @@ def interpreter_of(program: str) -> str | None:
     return stem if stem in INTERPRETERS else None
 
 
-def inline_programs(argv: Sequence[str]) -> list[tuple[str, str]]:
-    """``(how it was given, program text)`` for every inline program in ``argv``, at any
-    position (``env sh -c``, ``uv run python -c``, ``timeout 5 bash -c``)."""
-    found: list[tuple[str, str]] = []
+def inline_programs(argv: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """``(how it was given, program text, whether a shell runs it)`` for every inline
+    program in ``argv``, at any position (``env sh -c``, ``uv run python -c``)."""
+    found: list[tuple[str, str, bool]] = []
     for index, word in enumerate(argv):
         family = interpreter_of(word)
         if family is None:
             continue
         rest = argv[index + 1:]
         if family in SHELLS:
-            found.extend(_shell_program(family, rest))
+            found.extend((given, text, True) for given, text in _shell_program(family, rest))
         else:
-            found.extend(_interpreter_program(family, INTERPRETERS[family], rest))
+            found.extend((given, text, False) for given, text in
+                         _interpreter_program(family, INTERPRETERS[family], rest))
     return found
 
 

@@ -105,9 +105,9 @@ def verdict(config: Config, check: Check, argv: Sequence[str], run_dir: str,
         # loaded only for an argv that names a shell or an interpreter
         from ckdn.app._inline import inline_programs, program_words
 
-        for given, program in inline_programs(argv):
+        for given, program, shell in inline_programs(argv):
             for word in program_words(_without_urls(program)):
-                why = rules.argument(word)
+                why = rules.argument(word, confine=shell)
                 if why is not None:
                     return head + why + f", in the program of {given!r}"
     return None
@@ -239,14 +239,16 @@ class _Rules:
         return (f"the program {program!r} is outside the working directory and in no directory"
                 f" on the check's PATH")
 
-    def argument(self, token: str) -> str | None:
+    def argument(self, token: str, *, confine: bool = True) -> str | None:
+        """Why ``token`` may not be named; ``confine=False``: only the forbidden places
+        count (a word of an interpreter's program), not the rest outside the cwd."""
         for value, what in _values(token):
-            why = self.path(value, what, token)
+            why = self.path(value, what, token, confine)
             if why is not None:
                 return why
         return None
 
-    def path(self, value: str, what: str, token: str) -> str | None:
+    def path(self, value: str, what: str, token: str, confine: bool = True) -> str | None:
         if not value:
             return None
         if value.startswith("file:"):  # a file URL names a path
@@ -269,7 +271,7 @@ class _Rules:
                 place = self.forbidden_place(path)
                 if place is not None:
                     return f"{shown} is under {place}, which no check may name"
-            if not any(_under(real, root) for root in self.real_roots):
+            if confine and not any(_under(real, root) for root in self.real_roots):
                 link = "" if real == lexical else f" (through a link, to {real})"
                 return (f"{shown} resolves outside the working directory and the run"
                         f" dir{link}")

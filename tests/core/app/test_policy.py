@@ -378,6 +378,7 @@ def test_a_service_connection_string_is_not_a_path(tmp_path: Path, url: str) -> 
     ["node", "-e", "console.log(require('fs').readFileSync('/etc/hostname', 'utf8'))"],
     ["node", "--eval=require('fs').readFileSync('/etc/hostname')"],
     ["timeout", "5", "bash", "-c", "cat /tmp/elsewhere"],
+    ["python3", "-c", "open(os.path.expanduser('~/.ssh/id_rsa')).read()"],
 ])
 def test_a_shell_or_interpreter_program_naming_a_place_outside_is_blocked(
         tmp_path: Path, command: str | list[str]) -> None:
@@ -393,6 +394,8 @@ def test_a_shell_or_interpreter_program_naming_a_place_outside_is_blocked(
     ["python3", "-c", "import sys; print('/'.join(['a', 'b']), 7 // 2, 1/2); sys.exit(0)"],
     ["python3", "-c", "open('out/report.json', 'w').write('{}')"],
     ["python3", "-c", "print(sys.argv)", "{run_dir}/x.json"],
+    ["python3", "-c", "import os; open(os.environ['CKDN_RUN_DIR'] + '/env.json', 'w')"],
+    ["python3", "-c", "client.get('/api/v1/users'); open('/tmp/scratch', 'w')"],
     ["node", "-e", "fetch('https://example.com/etc/x')"],
 ])
 def test_a_shell_or_interpreter_program_inside_the_workspace_runs(
