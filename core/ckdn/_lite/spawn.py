@@ -261,8 +261,9 @@ def _posix_spawn(args: Sequence[str], env: Mapping[str, str],
 
 
 def _executable_file(path: str) -> bool:
-    """A regular file we may execute that the kernel can (an ELF binary or a ``#!`` script):
-    the trampoline would exec it; anything else is started directly, for exec's own error."""
+    """A regular file we may execute that the kernel can (an ELF binary, or a ``#!`` script
+    whose interpreter is there): the trampoline would exec it; anything else is started
+    directly, so a failure is exec's own error (rc 126/127, never started)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
@@ -270,9 +271,15 @@ def _executable_file(path: str) -> bool:
     try:
         if os.fstat(fd).st_mode & 0o170000 != 0o100000:
             return False
-        head = os.read(fd, 4)
+        head = os.read(fd, 256)
     except OSError:
         return False
     finally:
         os.close(fd)
-    return head.startswith((b"#!", b"\x7fELF")) and os.access(path, os.X_OK)
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].split()
+        if not words or not os.access(os.fsdecode(words[0]), os.X_OK):
+            return False
+    elif not head.startswith(b"\x7fELF"):
+        return False
+    return os.access(path, os.X_OK)
