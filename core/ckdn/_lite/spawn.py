@@ -242,7 +242,7 @@ def _posix_spawn(args: Sequence[str], env: Mapping[str, str],
             pass  # let exec say what is wrong
         wrapper = trampoline()
         try:
-            if wrapper and _executable_file(path):  # dies with ckdn (module docstring)
+            if wrapper and _executable_file(path):  # dies with ckdn (the notes at the top)
                 return os.posix_spawn(wrapper, [wrapper, *_PDEATHSIG, path, *args[1:]], env,
                                       file_actions=actions, setsid=True,
                                       setsigdef=_RESET_SIGNALS)
