@@ -168,6 +168,14 @@ sys.stdin.read()
 """
 
 
+def _runs_sleep(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return os.path.basename(handle.read().split(b"\0")[0]) == b"sleep"
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize(("how", "threads"), [
     ("popen", "alone"),  # prctl between fork and exec
     ("popen", "threads"),  # no Python code between fork and exec: the trampoline
@@ -185,6 +193,12 @@ def test_a_child_dies_with_its_parent_on_every_spawn_path_on_linux(
     assert parent.stdout is not None
     pid = int(parent.stdout.readline())
     try:
+        # the signal is set before the exec (prctl, or setpriv's): kill only once sleep runs,
+        # else a kill inside the trampoline's first millisecond is raced (flaky at load)
+        started = time.monotonic() + 5
+        while not _runs_sleep(pid) and time.monotonic() < started:
+            time.sleep(0.005)
+        assert _runs_sleep(pid)
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + (5 if dies else 0.3)
