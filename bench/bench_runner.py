@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ckdn._lite import spawn
 from ckdn.process import run_process
 
 DRIVER = r"""
@@ -94,6 +95,7 @@ def bench_true(work: Path, runs: int) -> None:
     print(f"true, in process ({runs} runs, median)")
     print(f"  run_process(['true'])                  {median_ms(ours)}")
     print(f"  subprocess.run(['true'], stdout=file)  {median_ms(plain)}")
+    bench_trampoline(work, runs)
     fresh: dict[str, list[float]] = {"pass": [], "import": [], "run": []}
     code = {
         "pass": "pass",
@@ -109,6 +111,29 @@ def bench_true(work: Path, runs: int) -> None:
     print(f"  python -c pass                         {median_ms(fresh['pass'])}")
     print(f"  python -c 'import ckdn.process'        {median_ms(fresh['import'])}")
     print(f"  python -c run_process(['true'])        {median_ms(fresh['run'])}")
+
+
+def bench_trampoline(work: Path, runs: int) -> None:
+    """What the parent-death trampoline (``setpriv --pdeathsig``) adds to a spawn: the
+    same ``run_process(['true'])`` with it and without it, alternating."""
+    if not spawn.trampoline():
+        print("  (no setpriv here: no trampoline to measure)")
+        return
+    log, env = work / "full.log", dict(os.environ)
+    found = spawn.trampoline()
+    with_it, without = [], []
+    for _ in range(runs):
+        spawn._trampoline = found
+        with_it.append(timed(run_process, ["true"], cwd=work, env=env, log_path=log))
+        spawn._trampoline = ""
+        without.append(timed(run_process, ["true"], cwd=work, env=env, log_path=log))
+    spawn._trampoline = found
+    extra = statistics.median(with_it) - statistics.median(without)
+    print(f"  without the trampoline                 {median_ms(without)}")
+    print(f"  with {found} --pdeathsig  {median_ms(with_it)}")
+    print(f"  the trampoline adds                    {extra * 1000:7.2f} ms (median; min"
+          f" {(min(with_it) - min(without)) * 1000:.2f} ms), ratio"
+          f" {statistics.median(with_it) / statistics.median(without):.2f}")
 
 
 CTYPES_COST = r"""

@@ -10,18 +10,22 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp_types import Tool, ToolAnnotations
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, Tool, ToolAnnotations
+from pydantic import ValidationError
 
 from ckdn import __version__
 from ckdn.app.queries import resolution_order
+from ckdn.errors import one_line
 from mcp_ckdn._running import stop_all
 from mcp_ckdn._schemas import OUTPUT_SCHEMAS
 from mcp_ckdn._tools import PROGRESS_EVERY, Tools
 
-__all__ = ["TOOL_NAMES", "build_server", "instructions", "serve_stdio"]
+__all__ = ["TOOL_NAMES", "argument_problem", "build_server", "instructions", "serve_stdio"]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -56,10 +60,45 @@ class CkdnServer(MCPServer):
     """An MCPServer whose tools publish ckdn's packaged document schemas as output schemas
     (the SDK would derive them from Python annotations; these are the documents' own)."""
 
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        """The SDK's call, with an argument that fails the tool's input schema answered in
+        ckdn's one line (:func:`argument_problem`), not pydantic's report and its URL."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__,
+                                                                       ValidationError):
+                raise
+            raise ToolError(argument_problem(name, exc.__cause__)) from exc.__cause__
+
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
         return [tool.model_copy(update={"output_schema": OUTPUT_SCHEMAS[tool.name]})
                 for tool in tools]
+
+
+#: The most characters of a rejected value an answer quotes.
+_SHOWN_VALUE = 40
+
+
+def argument_problem(tool: str, error: ValidationError) -> str:
+    """One line: ``get_evidence: invalid arguments: limit: input should be less than or
+    equal to 200 (got 500)``, every rejected field, its value quoted short and inert."""
+    problems = []
+    for item in error.errors(include_url=False):
+        field = ".".join(str(part) for part in item.get("loc", ())) or "arguments"
+        message = str(item.get("msg", "invalid"))
+        message = message[:1].lower() + message[1:]
+        if item.get("type") == "missing":
+            problems.append(f"{field}: required, and missing")
+            continue
+        shown = repr(item.get("input"))
+        if len(shown) > _SHOWN_VALUE:
+            shown = shown[:_SHOWN_VALUE] + "..."
+        problems.append(f"{field}: {message} (got {shown})")
+    return one_line(f"{tool}: invalid arguments: " + "; ".join(problems))
 
 
 def build_server(cwd: str, config_flag: str | None = None, *,

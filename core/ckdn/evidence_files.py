@@ -20,24 +20,32 @@ __all__ = ["NotRegular", "open_log", "open_regular", "read_regular"]
 # when it is a regular file. What is refused is an :class:`NotRegular` (an
 # ``OSError``, so a caller that treats any unreadable file alike needs nothing
 # more) whose text says why in words a reader understands; each caller turns it
-# into its own refusal (a note, a one-line error, an empty answer).
+# into its own refusal (a note, a one-line error, an empty answer). The project's
+# own files (``ckdn.toml``, the baseline, ``ckdn.lock.toml``) are read the same way,
+# a symlink followed (``follow``): every file ckdn reads comes through here.
 
 _FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
           | getattr(os, "O_CLOEXEC", 0))
+
+
+_FOLLOWING = _FLAGS & ~getattr(os, "O_NOFOLLOW", 0)
 
 
 class NotRegular(OSError):
     """The file is a symlink, or not a regular file: refused, not read."""
 
 
-def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None) -> int:
+def open_regular(path: str | os.PathLike[str], *, dir_fd: int | None = None,
+                 follow: bool = False) -> int:
     """A descriptor of the regular file at ``path`` (relative to ``dir_fd`` if given).
 
     ``FileNotFoundError`` for a missing file, :class:`NotRegular` for a symlink or
     anything but a regular file, ``OSError`` for any other failure to open it.
+    ``follow``: a symlink is followed (the project's own files: the config, the
+    baseline, the lock file), what it names must still be a regular file.
     """
     try:
-        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
+        fd = os.open(path, _FOLLOWING if follow else _FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK) and _is_link(path, dir_fd):
             raise NotRegular(exc.errno, "it is a symlink, and ckdn reads nothing through "
@@ -76,10 +84,10 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
 
 
 def read_regular(path: str | os.PathLike[str], limit: int, *,
-                 dir_fd: int | None = None) -> bytes:
+                 dir_fd: int | None = None, follow: bool = False) -> bytes:
     """At most ``limit`` bytes of the regular file at ``path`` (:func:`open_regular`);
     one more byte than that is read, so a caller can tell a longer file (``len > limit``)."""
-    fd = open_regular(path, dir_fd=dir_fd)
+    fd = open_regular(path, dir_fd=dir_fd, follow=follow)
     try:
         chunks: list[bytes] = []
         size = 0

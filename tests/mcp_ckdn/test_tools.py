@@ -232,3 +232,35 @@ def test_the_instructions_advertise_the_order_the_resolver_walks() -> None:
     positions = [cwd.index(source) for source in CWD_ORDER]
     assert positions == sorted(positions)
     assert order in instructions("/some/project")
+
+
+@pytest.mark.parametrize(("tool", "arguments", "message"), [
+    ("get_evidence", {"limit": 500}, "limit: "),
+    ("get_evidence", {"limit": 0}, "limit: "),
+    ("get_evidence", {"offset": "abc"}, "offset: "),
+    ("get_evidence", {"limit": [1]}, "limit: "),
+    ("list_runs", {"limit": 1000}, "limit: "),
+    ("list_runs", {"limit": "ten"}, "limit: "),
+    ("run_check", {"check": 7}, "check: "),
+    ("run_check", {"check": "ok", "args": "not a list"}, "args: "),
+    ("run_check", {}, "check: "),
+    ("run_all", {"fail_fast": "maybe"}, "fail_fast: "),
+])
+def test_a_wrong_argument_is_answered_in_ckdns_one_line(root: Path, tool: str,
+                                                        arguments: dict[str, Any],
+                                                        message: str) -> None:
+    data(call(root, "run_check", {"check": "ok"}))
+    text = error_text(call(root, tool, arguments))
+    assert text.startswith(f"{tool}: invalid arguments: {message}"), text
+    assert "\n" not in text
+    assert "http" not in text  # no pointer to pydantic's documentation
+    assert "pydantic" not in text.lower()
+
+
+def test_a_foreign_file_lists_full_log_once_among_the_choices(root: Path) -> None:
+    data(call(root, "run_check", {"check": "bad"}))
+    text = error_text(call(root, "get_evidence", {"file": "junit.xml"}))
+    assert "choose one of: " in text
+    choices = text.split("choose one of: ", 1)[1].split(", ")
+    assert choices.count("full.log") == 1, text
+    assert len(choices) == len(set(choices))

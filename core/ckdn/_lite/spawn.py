@@ -54,17 +54,24 @@ __all__ = ["Spawned", "start"]
 # ``Popen``. Both paths raise the same :class:`OSError` subclasses with the same
 # ``filename`` when nothing could be started.
 #
-# The other difference: on Linux, a child started by ``Popen`` dies with ckdn
-# (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, run in the child between fork and exec),
-# as long as ckdn has one thread (Python code between fork and exec is unsafe with
-# more). ``posix_spawn`` runs no code of ours in the child, and the one way to set
-# the signal there, an exec wrapper (util-linux ``setpriv --pdeathsig``), costs
-# about 0.7 ms a run; its child outlives a SIGKILLed ckdn until the check's next
-# run stops it (``ckdn.process.stop_left_running``).
+# On Linux the child dies with ckdn (``PR_SET_PDEATHSIG``, SIGKILL) on every path:
+# ``Popen`` runs ``prctl`` in the child between fork and exec while ckdn has one
+# thread (Python code between fork and exec is unsafe with more); ``posix_spawn``
+# runs no code of ours in the child, so there (and on ``Popen`` with threads) the
+# child is started through util-linux's ``setpriv --pdeathsig KILL``, an exec
+# trampoline that sets the signal and execs the program, found once per process
+# (:func:`trampoline`; bench/bench_runner.py measures what it adds). The program is
+# looked up first, as without it, so a missing or refused program still raises
+# the same error. The signal reaches the child only; what it starts in a session
+# of its own is stopped by the check's next run or ``ckdn gc``
+# (``ckdn.process.stop_left_running``).
 
 _Action = tuple[int | str, ...]  # one posix_spawn file action
 _PR_SET_PDEATHSIG = 1
 
+#: Where util-linux's ``setpriv`` may be; None: look (:func:`trampoline`), "": none.
+_TRAMPOLINE_PLACES = ("/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv")
+_trampoline: str | None = None
 #: Replaced by tests to exercise the ``Popen`` path in the current directory.
 _use_posix_spawn = hasattr(os, "posix_spawn") and os.path.isdir("/proc/self/fd")
 #: Python ignores these; a child would keep them ignored across exec.
@@ -108,6 +115,12 @@ def start(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, st
                     raise
     import subprocess  # here, the fallback: what the stand-in does not handle (docstring)
 
+    dying = _dying_with_us()
+    wrapper = trampoline() if dying is None else ""
+    if wrapper:
+        program = _found(args[0], env, os.fspath(cwd))
+        if program is not None:
+            args = [wrapper, *_PDEATHSIG, program, *args[1:]]
     return subprocess.Popen(
         args,
         cwd=cwd,
@@ -116,8 +129,35 @@ def start(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, st
         stdout=log_fd,
         stderr=log_fd,
         start_new_session=True,
-        preexec_fn=_dying_with_us(),  # noqa: PLW1509 - only while ckdn has one thread
+        preexec_fn=dying,  # noqa: PLW1509 - only while ckdn has one thread
     )
+
+
+#: What ``setpriv`` is told before the program: SIGKILL the program when ckdn dies.
+_PDEATHSIG = ("--pdeathsig", "KILL", "--")
+
+
+def trampoline() -> str:
+    """util-linux's ``setpriv`` if this system has one (Linux), else "": looked up once."""
+    global _trampoline  # noqa: PLW0603 - one answer per process
+    if _trampoline is None:
+        _trampoline = next((place for place in _TRAMPOLINE_PLACES
+                            if os.access(place, os.X_OK)), "")
+    return _trampoline
+
+
+def _found(program: str, env: Mapping[str, str], cwd: str) -> str | None:
+    """What to give the trampoline for ``program``: as named when it has a directory part
+    (relative to ``cwd``, where the child starts), else the file exec would find on the
+    child's ``PATH``; only a regular file we may execute (else None: started directly,
+    so the error is exec's own)."""
+    if os.path.dirname(program):
+        return program if _executable_file(os.path.join(cwd, program)) else None
+    for folder in _exec_path(env):
+        path = os.path.join(folder, program)
+        if os.path.exists(path):
+            return path if _executable_file(path) else None  # else exec says why
+    return None
 
 
 def _dying_with_us() -> Callable[[], None] | None:
@@ -200,7 +240,12 @@ def _posix_spawn(args: Sequence[str], env: Mapping[str, str],
             continue
         except OSError:
             pass  # let exec say what is wrong
+        wrapper = trampoline()
         try:
+            if wrapper and _executable_file(path):  # dies with ckdn (the notes at the top)
+                return os.posix_spawn(wrapper, [wrapper, *_PDEATHSIG, path, *args[1:]], env,
+                                      file_actions=actions, setsid=True,
+                                      setsigdef=_RESET_SIGNALS)
             return os.posix_spawn(path, list(args), env, file_actions=actions, setsid=True,
                                   setsigdef=_RESET_SIGNALS)
         except (FileNotFoundError, NotADirectoryError) as error:
@@ -212,3 +257,28 @@ def _posix_spawn(args: Sequence[str], env: Mapping[str, str],
             first_refusal = first_refusal or error
     failure = first_refusal or last
     raise type(failure)(failure.errno, failure.strerror, program)
+
+
+def _executable_file(path: str) -> bool:
+    """A regular file we may execute that the kernel can (an ELF binary, or a ``#!`` script
+    whose interpreter is there): the trampoline would exec it; anything else is started
+    directly, so a failure is exec's own error (rc 126/127, never started)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return False
+        head = os.read(fd, 256)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].split()
+        if not words or not os.access(os.fsdecode(words[0]), os.X_OK):
+            return False
+    elif not head.startswith(b"\x7fELF"):
+        return False
+    return os.access(path, os.X_OK)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from types import MappingProxyType
 
 from ckdn._lite.argv import split_command
 from ckdn._lite.toml import read_plain
 from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
 from ckdn.errors import ConfigError, suggest
+from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import OptionError, option_names
 from ckdn.redact import DEFAULT, RedactSettings
@@ -473,15 +473,13 @@ def _read_regular(path: str, shown: str) -> bytes:
     ``O_NONBLOCK``, which changes nothing for a regular file). A symlink to a
     config is followed: it is the user's own file. ``OSError`` as ``open``.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with open(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ConfigError(f"{shown}: cannot read config file: Is a directory")
-        if not stat.S_ISREG(mode):
-            raise ConfigError(f"{shown}: not a regular file; ckdn reads its config only from"
-                              " a regular file (name a ckdn.toml with --config)")
-        data = handle.read(MAX_CONFIG_BYTES + 1)
+    try:
+        data = read_regular(path, MAX_CONFIG_BYTES, follow=True)
+    except NotRegular:
+        if os.path.isdir(path):
+            raise ConfigError(f"{shown}: cannot read config file: Is a directory") from None
+        raise ConfigError(f"{shown}: not a regular file; ckdn reads its config only from"
+                          " a regular file (name a ckdn.toml with --config)") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{shown}: larger than {MAX_CONFIG_BYTES >> 20} MiB; a ckdn.toml"
                           " is a few kilobytes: name the right file")

@@ -170,6 +170,13 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
             draft.tail = read_log_tail(log_path, lines, redaction=redaction)
         except OSError as exc:
             all_notes.append(f"log tail unavailable: {exc.strerror or type(exc).__name__}")
+        omits = getattr(result, "tail_omits", ())
+        if omits and total:  # what the findings already say is not repeated
+            kept = [line for line in draft.tail if not line.lstrip().startswith(omits)]
+            if len(kept) < len(draft.tail):
+                all_notes.append(f"log tail: {len(draft.tail) - len(kept)} line(s) the findings"
+                                 " already hold left out")
+                draft.tail = kept
         draft.tail_dropped = _pre_cut_front(draft.tail)
     draft.notes, draft.notes_dropped = _bounded_lines(all_notes, MESSAGE_WIDTH, _MAX_ITEMS,
                                                       unique=True, redaction=redaction)

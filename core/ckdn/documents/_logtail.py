@@ -14,6 +14,7 @@ from ckdn.documents.textcap import (
     strip_ansi,
 )
 from ckdn.evidence_files import open_log
+from ckdn.redact import open_block_before
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
     With a ``redaction``, each line's first ``width`` characters and a margin are kept
     (ANSI stripped) and the lines redacted together before they are cut: a secret the
     width cut or a chunk edge splits is read whole, and a key block across lines is
-    found (:mod:`ckdn.documents.redacting`).
+    found, also one whose BEGIN is above the tail (:func:`ckdn.redact.open_block_before`).
     """
     if lines <= 0:
         return []
@@ -63,6 +64,8 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
             return []
         keep = width if redaction is None or not redaction.enabled else width + redaction.margin
         first = spans[0][0]
+        # a tail that starts inside a key block (its BEGIN above, its END below or never)
+        open_block = open_block_before(handle, first) if keep != width else None
         if spans[-1][1] - first > _TAIL_IN_MEMORY:
             heads = [_tail_line(handle, start, stop, keep) for start, stop in spans]
         else:
@@ -73,7 +76,7 @@ def read_log_tail(log_path: str | os.PathLike[str], lines: int,
     if keep != width:
         from ckdn.documents.redacting import redacted_pieces  # here: only to redact a tail
 
-        heads = redacted_pieces(redaction, heads, width)
+        heads = redacted_pieces(redaction, heads, width, open_block)
     return [_shown(head, omitted, width) for head, omitted in heads]
 
 

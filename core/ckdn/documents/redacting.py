@@ -45,9 +45,10 @@ def redacted(redaction: Redaction | None, value: object, width: int) -> object:
 
 
 def redacted_pieces(redaction: Redaction | None, pieces: Sequence[tuple[str, int]],
-                    width: int) -> list[tuple[str, int]]:
+                    width: int, open_block: str | None = None) -> list[tuple[str, int]]:
     """Lines ``(text, characters already cut off)`` redacted together (a key block
-    spans them), each cut to ``width`` plus the margin first; the same pairs back."""
+    spans them), each cut to ``width`` plus the margin first; the same pairs back.
+    ``open_block``: the lines start inside a key block whose BEGIN is above them."""
     if redaction is None or not redaction.enabled or not pieces:
         return list(pieces)
     limit = width + redaction.margin
@@ -58,7 +59,7 @@ def redacted_pieces(redaction: Redaction | None, pieces: Sequence[tuple[str, int
         window = body[:limit]
         windows.append(window)
         counts.append(omitted + len(body) - len(window))
-    shown = redaction.lines(windows, [count > 0 for count in counts])
+    shown = redaction.lines(windows, [count > 0 for count in counts], open_block)
     return list(zip(shown, counts, strict=True))
 
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ckdn.errors import ConfigError
+from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.store import write_atomic
 
 __all__ = ["POLICY", "SCHEMA_BASELINE", "BaselineFile", "decide", "read_baseline", "worst_gate",
@@ -45,11 +46,12 @@ def read_baseline(path: str, shown: str | None = None) -> BaselineFile:
 
     name = shown or path
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
+        data = read_regular(path, MAX_BYTES, follow=True)  # never blocks on a FIFO
     except FileNotFoundError:
         raise ConfigError(f"[run] baseline: {name} not found; record it with "
                           "`ckdn baseline CHECK` (or remove the key)") from None
+    except NotRegular:
+        raise ConfigError(f"[run] baseline: {name} is not a regular file; not read") from None
     except OSError as exc:
         raise ConfigError(f"[run] baseline: cannot read {name}: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:

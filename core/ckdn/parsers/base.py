@@ -102,12 +102,14 @@ class ParseResult(Record):
     findings while counting the rest (:class:`FindingSink`); ``None`` means
     ``len(findings)``. ``evidence_expected`` is the parser's promise that a
     nonzero exit code always comes with findings (false only for ``generic``),
-    and ``wants_log_tail`` asks for the log tail even on a plain ``fail``.
+    and ``wants_log_tail`` asks for the log tail even on a plain ``fail``;
+    ``tail_omits`` names the log lines the findings already say (each starts with one
+    of these prefixes, blanks stripped: mypy's JSON records), left out of the tail.
     The list and dict fields default to new empty ones (``None`` asks for that too).
     """
 
     __slots__ = ("evidence_expected", "findings", "findings_total", "gate_failures", "notes",
-                 "parser_ok", "summary", "wants_log_tail")
+                 "parser_ok", "summary", "tail_omits", "wants_log_tail")
     findings: list[Finding]
     summary: dict[str, Any]
     parser_ok: bool
@@ -116,12 +118,14 @@ class ParseResult(Record):
     findings_total: int | None
     evidence_expected: bool
     wants_log_tail: bool
+    tail_omits: tuple[str, ...]
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, findings: list[Finding] | None = None, summary: dict[str, Any] | None = None,
             parser_ok: bool = True, notes: list[str] | None = None,
             gate_failures: list[str] | None = None, findings_total: int | None = None,
-            evidence_expected: bool = True, wants_log_tail: bool = False) -> None:
+            evidence_expected: bool = True, wants_log_tail: bool = False, *,
+            tail_omits: tuple[str, ...] = ()) -> None:
         self.findings = [] if findings is None else findings
         self.summary = {} if summary is None else summary
         self.parser_ok = parser_ok
@@ -130,6 +134,7 @@ class ParseResult(Record):
         self.findings_total = findings_total
         self.evidence_expected = evidence_expected
         self.wants_log_tail = wants_log_tail
+        self.tail_omits = tail_omits
 
     @property
     def total(self) -> int:

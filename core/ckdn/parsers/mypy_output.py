@@ -299,9 +299,15 @@ def _parse(ctx: ParseContext) -> ParseResult:
     if scan.files is not None:
         counts["files"] = scan.files
     result = scan.sink.result(summary={"counts": counts})
+    if scan.json_mode:
+        result.tail_omits = _RECORD_HEADS  # the findings are these lines, read
     _guards(ctx, scan, result)
     long.refuse(result, "mypy")
     return result
+
+
+#: How each of mypy's JSON records starts: a log tail need not repeat them.
+_RECORD_HEADS = ('{"file":',)
 
 
 def _minor_counts(scan: _Scan) -> str:

@@ -156,10 +156,18 @@ def stat_fields(pid: int) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2 :].split()
 
 
-def identity(pid: int, cgroup: Cgroup | None) -> dict[str, object]:
+#: The variable every process of a check's tree inherits from ckdn: its run dir.
+MARKER = "CKDN_RUN_DIR"
+
+
+def identity(pid: int, cgroup: Cgroup | None, marker: str | None = None
+             ) -> dict[str, object]:
     """What recognises the child's tree after ckdn died: its group, its leader's start (clock
-    ticks since boot: a pid reused since then started later), the boot, its cgroup."""
+    ticks since boot: a pid reused since then started later), the boot, its cgroup, and the
+    ``CKDN_RUN_DIR`` its processes inherit (found also in a session of their own)."""
     found: dict[str, object] = {"pgid": pid}
+    if marker:
+        found["marker"] = marker
     fields, boot = stat_fields(pid), boot_id()
     if fields is not None and boot is not None:
         found.update(start=int(fields[19]), boot=boot)
@@ -207,10 +215,12 @@ class Tree:
     (the lock record), again when it gains a cgroup.
     """
 
-    __slots__ = ("cgroup", "decided", "found", "on_spawn", "reaper")
+    __slots__ = ("cgroup", "decided", "found", "marker", "on_spawn", "reaper")
 
-    def __init__(self, on_spawn: Callable[[dict[str, object]], None] | None) -> None:
+    def __init__(self, on_spawn: Callable[[dict[str, object]], None] | None,
+                 marker: str | None = None) -> None:
         self.on_spawn = on_spawn
+        self.marker = marker
         self.cgroup: Cgroup | None = None
         self.reaper: Subreaper | None = None
         self.found: dict[int, int] = {}
@@ -218,7 +228,7 @@ class Tree:
 
     def started(self, pid: int) -> None:
         if self.on_spawn is not None:
-            self.on_spawn(identity(pid, self.cgroup))
+            self.on_spawn(identity(pid, self.cgroup, self.marker))
 
     def may_reach_outside(self, child: Child) -> bool:
         """Whether anything of the tree may be left outside the group (no /proc scan):

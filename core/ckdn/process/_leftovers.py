@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ckdn.process._cgroup import cgroup_pids, kill_all, made_by_ckdn, remove
-from ckdn.process._group import boot_id, stat_fields
+from ckdn.process._group import MARKER, boot_id, stat_fields
 from ckdn.process._strays import stop_pids, stop_signals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 #   process) leaves a sealed *copy* in the log's place, and writes on into the
 #   original, which no longer has a name.
 # * A run whose ``ckdn`` was SIGKILLed leaves its tree running. Its lock record
-#   names the tree (``_group.identity``); the next run of the check stops what is
-#   still alive of it before it starts (:func:`left_running`).
+#   names the tree (``_group.identity``); the next run of the check (or ``ckdn gc``)
+#   stops what is still alive of it before it starts (:func:`left_running`): its group,
+#   its session, its cgroup, and every process that inherited its ``CKDN_RUN_DIR``.
 
 
 def stop_writers(log: LogHash, grace: float) -> list[str]:
@@ -122,6 +123,9 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
             if fields is not None and fields[0] not in (b"Z", b"X") \
                     and pgid in (int(fields[2]), int(fields[3])) and int(fields[19]) >= start:
                 pids[int(name)] = int(fields[19])
+    marker = record.get("marker")
+    if isinstance(marker, str) and marker:
+        pids.update(_marked(f"{MARKER}={marker}".encode(), start))
     for pid in (me, *_ancestors(me)):  # never ckdn, nor what runs it
         pids.pop(pid, None)
     pids = {pid: began for pid, began in pids.items() if began >= 0}
@@ -138,6 +142,27 @@ def left_running(record: Mapping[str, object], grace: float) -> list[str]:
     if cgroup is not None:
         remove(cgroup)
     return notes
+
+
+def _marked(entry: bytes, start: int) -> dict[int, int]:
+    """The live processes (pid: start time) that started no earlier than the dead run's
+    leader and whose environment holds ``entry`` (the run's ``CKDN_RUN_DIR``): what left
+    its group and session (``setsid``) still carries it, unless it cleared its environment."""
+    found: dict[int, int] = {}
+    for name in _proc():
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = handle.read(1 << 20)
+        except OSError:  # gone, or another user's
+            continue
+        if entry not in environ or entry not in environ.split(b"\0"):
+            continue
+        fields = stat_fields(int(name))
+        if fields is not None and fields[0] not in (b"Z", b"X") and int(fields[19]) >= start:
+            found[int(name)] = int(fields[19])
+    return found
 
 
 def _proc() -> list[str]:

@@ -9,7 +9,7 @@ import time
 
 from ckdn._lite import spawn
 from ckdn._lite.record import Record, record
-from ckdn.process._group import Child, Stops, Tree, live_members
+from ckdn.process._group import MARKER, Child, Stops, Tree, live_members
 from ckdn.process._loghash import LogHash
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -138,7 +138,7 @@ def run_process(
             if isinstance(spawned, _Ended):
                 ended = spawned
             else:
-                tree = Tree(on_spawn)
+                tree = Tree(on_spawn, env.get(MARKER))
                 try:
                     ended = _supervise(spawned, log, stops, tree, start=start, timeout=timeout,
                                        grace=grace, label=label or args[0])

@@ -27,6 +27,7 @@ from ckdn.redact._settings import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
+    from typing import IO
 
     from ckdn.redact._text import Redactor
 
@@ -42,11 +43,32 @@ __all__ = [
     "RedactSettings",
     "Redaction",
     "marker",
+    "open_block_after",
+    "open_block_before",
     "redact_argv",
     "secret_name",
     "secret_option",
     "secret_values",
 ]
+
+
+def open_block_after(line: str, open_block: str | None) -> str | None:
+    """The prefix of a private-key block still open after ``line`` (None: none is), given
+    the one open before it: what a reader that passes lines before a window feeds, so
+    a window that starts inside a key shows none of its body."""
+    if open_block is None and "PRIVATE KEY" not in line:
+        return None
+    from ckdn.redact._text import open_after  # a key block is rare: its module loads for one
+
+    return open_after(line, open_block)
+
+
+def open_block_before(handle: IO[bytes], offset: int) -> str | None:
+    """The prefix of a private-key block open where the line at byte ``offset`` of a
+    binary file starts (None: none is), looked up from there: for a backward reader."""
+    from ckdn.redact._text import open_before  # loaded only by a reader with a redaction
+
+    return open_before(handle, offset)
 
 
 class Redaction:
@@ -129,12 +151,17 @@ class Redaction:
             return text
         return self.redactor.text(text, edge)
 
-    def lines(self, items: Sequence[str], edges: Sequence[bool] = ()) -> list[str]:
+    def lines(self, items: Sequence[str], edges: Sequence[bool] = (),
+              open_block: str | None = None) -> list[str]:
         """Lines (a log tail, a finding's detail) redacted together, so a key block that
-        spans them is found; ``edges[i]``: line ``i`` was cut at its end."""
-        if not any(self.may_hold(item) for item in items):
+        spans them is found; ``edges[i]``: line ``i`` was cut at its end; ``open_block``:
+        the lines start inside a key block with that prefix (:func:`open_block_after`,
+        :func:`open_block_before`: its BEGIN is above what is shown)."""
+        if open_block is None and not any(self.may_hold(item) for item in items):
             return list(items)
-        return self.redactor.lines(items, edges)
+        if not self.settings.enabled:
+            return list(items)
+        return self.redactor.lines(items, edges, open_block)
 
     def argv(self, argv: Sequence[str]) -> list[str]:
         """A command with its secret-looking values redacted (:func:`redact_argv`)."""

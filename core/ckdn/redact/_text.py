@@ -13,10 +13,11 @@ from ckdn.redact._settings import ENTROPY_RULE, marker
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
-    from typing import Any, AnyStr
+    from typing import IO, Any, AnyStr
 
-__all__ = ["BUILTIN", "ENTROPY", "ENV", "PEM_ANCHOR", "PRIVATE_KEY", "PatternRule", "Redactor",
-           "candidate_lines", "compile_user", "encoded_forms", "pem_spans"]
+__all__ = ["BUILTIN", "ENTROPY", "ENV", "LOOK_BACK", "PEM_ANCHOR", "PRIVATE_KEY", "PatternRule",
+           "Redactor", "candidate_lines", "compile_user", "encoded_forms", "open_after",
+           "open_before", "pem_spans"]
 
 # All rules look at the same original text and report spans; overlapping spans
 # are merged and the merged span is replaced once, named after the rule whose
@@ -125,11 +126,13 @@ class Redactor:
             self._needles = (_shortest(needles), pairs, _shortest(lowered))
         return self._needles
 
-    def lines(self, items: Sequence[str], edges: Sequence[bool] = ()) -> list[str]:
+    def lines(self, items: Sequence[str], edges: Sequence[bool] = (),
+              open_block: str | None = None) -> list[str]:
         """Items redacted as one text (a key block spanning them is found), each kept
-        apart again: a span's line breaks stay, so the items split back exactly."""
+        apart again: a span's line breaks stay, so the items split back exactly.
+        ``open_block``: the items start inside a key block with that prefix."""
         joined = "\n".join(items)
-        spans = self.spans(joined)
+        spans = self.spans(joined, open_block)
         if any(edges):
             offset = 0
             for index, item in enumerate(items):
@@ -150,11 +153,13 @@ class Redactor:
             position += count
         return out
 
-    def spans(self, text: str) -> list[Span]:
-        """Every rule's spans in ``text``, unmerged, allowlisted values left out."""
+    def spans(self, text: str, open_block: str | None = None) -> list[Span]:
+        """Every rule's spans in ``text``, unmerged, allowlisted values left out;
+        ``open_block``: the text starts inside a key block with that prefix."""
         found: list[Span] = []
-        if PEM_ANCHOR in text:
-            found += [(start, end, PRIVATE_KEY) for start, end in pem_spans(text)[0]]
+        if PEM_ANCHOR in text or open_block is not None:
+            found += [(start, end, PRIVATE_KEY)
+                      for start, end in pem_spans(text, open_block)[0]]
         for literal in self.literals:
             start = text.find(literal) if literal in text else -1
             while start >= 0:
@@ -372,12 +377,28 @@ class PatternRule:
         return any(anchor in haystack for anchor in self.anchors)
 
 
+#: A tool's own truncation mark inside a value (pytest's ``'ghp_A1b2...Q7r8'``, reprlib).
+_ELLIPSIS = "(?:\\.\\.\\.|\u2026)"
+_SHORTENED_MOST = 512
+
+
+def _shortened(chars: str, most: int) -> str:
+    """A value a tool cut short with an ellipsis: some of its characters on either side
+    (at least one), so what is left of a secret is taken whole, never 24 of 40 characters.
+    Each side is bounded (a tool's shortened repr is a few hundred characters)."""
+    most = min(most, _SHORTENED_MOST)
+    return (f"(?:[{chars}]{{1,{most}}}{_ELLIPSIS}[{chars}]{{0,{most}}}"
+            f"|{_ELLIPSIS}[{chars}]{{1,{most}}})")
+
+
 def _prefixed(name: str, prefixes: Sequence[str], body: str, least: int, most: int = 255
               ) -> PatternRule:
-    """A token that starts with one of ``prefixes`` and goes on in ``body`` characters."""
+    """A token that starts with one of ``prefixes`` and goes on in ``body`` characters
+    (or in some of them around an ellipsis: the tool shortened it)."""
     escaped = [re.escape(prefix) for prefix in prefixes]
     head = escaped[0] if len(escaped) == 1 else f"(?:{'|'.join(escaped)})"
-    return PatternRule(name, prefixes, f"{head}[{body}]{{{least},{most}}}",
+    return PatternRule(name, prefixes,
+                       f"{head}(?:{_shortened(body, most)}|[{body}]{{{least},{most}}})",
                        edge=f"{head}[{body}]*")
 
 
@@ -386,8 +407,9 @@ def _keyed(name: str, anchors: Sequence[str], key: str, value: str, *, least: in
     """A value after its key (``key = value``, ``"key": "value"``): the value only; the
     key is matched case-insensitively (its anchors are searched lowered)."""
     head = rf"{key}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?"
-    return PatternRule(name, anchors, rf"{head}([{value}]{{{least},{most}}})", group=1,
-                       lowered=True, edge=rf"{head}([{value}]*)")
+    return PatternRule(name, anchors,
+                       rf"{head}({_shortened(value, most)}|[{value}]{{{least},{most}}})",
+                       group=1, lowered=True, edge=rf"{head}([{value}]*)")
 
 
 #: The scheme an ``Authorization`` header names before its credential.
@@ -402,9 +424,11 @@ BUILTIN: tuple[PatternRule, ...] = (
     _prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "A-Za-z0-9", 30),
     _prefixed("github-token", ("github_pat_",), "A-Za-z0-9_", 22),
     _prefixed("gitlab-token", ("glpat-",), "A-Za-z0-9_-", 20),
-    PatternRule("slack-token", ("xox",), r"xox[a-z]-[A-Za-z0-9-]{10,255}",
+    PatternRule("slack-token", ("xox",),
+                rf"xox[a-z]-(?:{_shortened('A-Za-z0-9-', 255)}|[A-Za-z0-9-]{{10,255}})",
                 edge=r"xox[a-z]-[A-Za-z0-9-]*"),
-    PatternRule("stripe-key", ("k_live_",), r"[sr]k_live_[A-Za-z0-9]{10,255}",
+    PatternRule("stripe-key", ("k_live_",),
+                rf"[sr]k_live_(?:{_shortened('A-Za-z0-9', 255)}|[A-Za-z0-9]{{10,255}})",
                 edge=r"[sr]k_live_[A-Za-z0-9]*"),
     _prefixed("google-api-key", ("AIza",), "A-Za-z0-9_-", 35, 35),
     _prefixed("npm-token", ("npm_",), "A-Za-z0-9", 36, 36),
@@ -412,7 +436,9 @@ BUILTIN: tuple[PatternRule, ...] = (
     _prefixed("pypi-token", ("pypi-Ag",), "A-Za-z0-9_-", 50, 4096),
     # header.payload.signature, the first two base64url JSON objects ({"...)
     PatternRule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}"
-                r"\.[A-Za-z0-9_-]{0,4096}",
+                rf"(?:\.[A-Za-z0-9_-]{{0,4096}}(?:{_ELLIPSIS}[A-Za-z0-9_.-]{{0,8192}})?"
+                rf"|{_ELLIPSIS}[A-Za-z0-9_.-]{{0,8192}})"
+                rf"|eyJ{_shortened('A-Za-z0-9_.-', 8192)}",
                 edge=r"eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}"),
     # The credential after an Authorization header's scheme; a bare Bearer token.
     PatternRule("authorization", ("authorization",),
@@ -420,7 +446,8 @@ BUILTIN: tuple[PatternRule, ...] = (
                 r"([^\s\"',;]{4,4096})", group=1, lowered=True,
                 edge=rf"authorization[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?{_SCHEME}"
                      r"([^\s\"',;]*)"),
-    PatternRule("authorization", ("bearer",), r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]{8,4096}=*)",
+    PatternRule("authorization", ("bearer",), r"bearer[ \t]{1,8}("
+                rf"{_shortened('A-Za-z0-9._~+/-', 4096)}|[A-Za-z0-9._~+/-]{{8,4096}}=*)",
                 group=1, lowered=True, edge=r"bearer[ \t]{1,8}([A-Za-z0-9._~+/-]*=*)"),
     # scheme://user:password@host: the password only
     PatternRule("url-password", ("://",), r"://[^\s:/@\"'<>]{0,255}:([^\s/\"'<>]{1,1024})@",
@@ -466,7 +493,11 @@ def high_entropy(token: str) -> bool:
 #   END line's marker, or up to the last body line when the END never comes (the
 #   log was cut, the key printed in part): a stray BEGIN takes no ordinary line;
 # * an END with no BEGIN before it (a log tail that starts inside the key) takes
-#   the body lines just above it.
+#   the body lines just above it;
+# * a text that starts inside a block (its BEGIN above the text shown: an evidence
+#   window, a log tail) takes its body lines from the start: the reader says so
+#   with the block's prefix, from :func:`open_after` fed every line before the text
+#   or :func:`open_before` looking back from where the text starts.
 #
 # Only lines are looked at, never a window of characters, so the same log gives
 # the same spans whether it is read whole or a line range at a time: a stream
@@ -493,6 +524,37 @@ class _Marks:
 
 
 _STR, _BYTES = _Marks(str), _Marks(bytes)
+#: Bytes above a text searched for the BEGIN of a block it starts inside: a key's body
+#: (a 16384-bit RSA key is 12 KiB of base64) always fits.
+LOOK_BACK = 1 << 16
+
+
+def open_after(line: str, open_prefix: str | None) -> str | None:
+    """The prefix of a block still open after ``line``, given the one open before it
+    (None: none is): a forward reader feeds every line it passes."""
+    if open_prefix is None and PEM_ANCHOR not in line:
+        return None
+    return pem_spans(line + "\n", open_prefix)[1]
+
+
+def open_before(handle: IO[bytes], offset: int) -> str | None:
+    """The prefix of a block open where the line at ``offset`` of a seekable binary file
+    starts (None: none is), read from the nearest line above holding ``PRIVATE KEY``
+    within :data:`LOOK_BACK` bytes: a backward reader's way to :func:`open_after`'s
+    answer without reading the file from its start."""
+    if offset <= 0:
+        return None
+    start = max(0, offset - LOOK_BACK)
+    handle.seek(start)
+    above = handle.read(offset - start)
+    found = above.rfind(_BYTES.anchor)
+    if found < 0:
+        return None
+    line_start = above.rfind(_BYTES.newline, 0, found) + 1
+    if line_start == 0 and start > 0:
+        return None  # the anchor's line starts beyond the look-back: no key is that long
+    prefix = pem_spans(above[line_start:])[1]
+    return None if prefix is None else prefix.decode("utf-8", "replace")
 
 
 def pem_spans(text: AnyStr, open_prefix: AnyStr | None = None

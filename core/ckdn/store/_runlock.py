@@ -146,6 +146,23 @@ def release(fd: int) -> None:
         os.close(fd)
 
 
+def take_if_free(runs_dir: str, check: str) -> int | None:
+    """``check``'s lock taken, if it exists and nobody holds it (the descriptor: closing it
+    drops the lock); None when it is held, missing or cannot be locked."""
+    if check.startswith(".") or "/" in check:
+        return None
+    try:
+        fd = os.open(lock_path(runs_dir, check), os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def holding(runs_dir: str, check: str) -> list[str]:
     """The run dir a holder of ``check``'s lock is writing, if its record names one."""
     if check.startswith(".") or "/" in check:
@@ -184,3 +201,18 @@ def _held(check: str, holder: Holder | None, runs_dir: str,
         f"check {quote(check)} is already running ({pid}, {where});"
         " wait for it to finish or stop that process"
     )
+
+
+#: In an unfinished run dir: its ckdn died holding the lock (``ckdn gc`` collects it).
+ABANDONED = ".abandoned"
+
+
+def mark_abandoned(run_dir: str, kind_of: Callable[[str], str]) -> None:
+    """Mark the unfinished run dir of a holder that died, for ``ckdn gc``."""
+    if kind_of(run_dir) != "unfinished":
+        return
+    try:  # noqa: SIM105 - contextlib is not imported on the run path
+        os.close(os.open(os.path.join(run_dir, ABANDONED),
+                         os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass  # gone, or not ours: gc then leaves it, as before

@@ -151,6 +151,9 @@ class Store:
             notes = [] if previous is None else [_runlock.reclaimed_note(
                 check, previous, self.runs_dir, self._shown,
                 lambda run_dir: kind_of(run_dir) != "unfinished")]
+            if previous is not None and previous.run_dir is not None:
+                _runlock.mark_abandoned(os.path.join(self.runs_dir, previous.run_dir),
+                                        kind_of)
             _runlock.write_holder(fd, None)
             path = self._make_unique_dir(check)
             _runlock.write_holder(fd, os.path.basename(path))
@@ -312,14 +315,17 @@ class Store:
         return self._pruner().prune_group(runs, keep, protected)
 
     def gc(self, keep: int, *, max_age_days: float | None = None,
-           max_bytes: int | None = None, dry_run: bool = False) -> list[str]:
-        """:meth:`prune` every check and alias found on disk (``keep``, then the limits),
-        then sweep what an interrupted prune left behind; ``dry_run`` removes nothing and
-        returns what would go."""
+           max_bytes: int | None = None, dry_run: bool = False,
+           stop_tree: Callable[[dict[str, object]], object] | None = None) -> list[str]:
+        """Collect the dead runs (:func:`collect_dead`), :meth:`prune` every check and alias
+        found on disk (``keep``, then the limits), then sweep what an interrupted prune left
+        behind; ``dry_run`` removes nothing and returns what would go."""
         validate_keep(keep)
         pruner = self._pruner()
-        removed = collect(self.runs(), pruner, keep, self._protect, max_age_days=max_age_days,
-                          max_bytes=max_bytes, dry_run=dry_run)
+        dead = collect_dead(runs := self.runs(), pruner, stop_tree, dry_run=dry_run)
+        removed = dead + collect([info for info in runs if info.path not in dead], pruner,
+                                 keep, self._protect, max_age_days=max_age_days,
+                                 max_bytes=max_bytes, dry_run=dry_run)
         if not dry_run:
             sweep_trash(pruner)
         return removed
@@ -464,6 +470,43 @@ def collect(runs: Sequence[RunInfo], pruner: Pruner, keep: int,
     for info in expired(left, protected, max_age_days=max_age_days, max_bytes=max_bytes):
         if dry_run or pruner.remove_run(info):
             removed.append(info.path)
+    return removed
+
+
+def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
+                 stop_tree: Callable[[dict[str, object]], object] | None = None, *,
+                 dry_run: bool = False) -> list[str]:
+    """Remove the dead runs: of a check whose lock nobody holds (no run of it is going),
+    the unfinished run the lock's record names (its ckdn was killed holding the lock;
+    ``stop_tree`` first stops what the record names of its tree, and the record is
+    cleared) and the unfinished runs marked :data:`ABANDONED` (the run that reclaimed
+    the lock found them so). An unfinished run released cleanly (a host's) and an alias
+    run (no lock of its own) are left as they are. The removed paths (``dry_run``: what
+    would go)."""
+    groups: dict[str, list[RunInfo]] = {}
+    for info in runs:
+        if not info.finished:
+            groups.setdefault(info.check, []).append(info)
+    removed: list[str] = []
+    for check in sorted(groups):
+        fd = _runlock.take_if_free(pruner.runs_dir, check)
+        if fd is None:
+            continue  # running (or no lock: an alias, a check that never ran here)
+        try:
+            holder = _runlock.read_holder(fd)
+            named = None if holder is None else holder.run_dir
+            dead = [info for info in groups[check] if info.name == named
+                    or os.path.lexists(os.path.join(info.path, _runlock.ABANDONED))]
+            if dry_run or not dead:
+                removed.extend(info.path for info in dead)
+                continue
+            if holder is not None and holder.child and stop_tree is not None:
+                stop_tree(holder.child)
+            removed.extend(info.path for info in dead if pruner.remove_run(info))
+            if holder is not None:
+                _runlock.clear_holder(fd)
+        finally:
+            os.close(fd)
     return removed
 
 

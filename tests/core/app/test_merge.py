@@ -230,3 +230,29 @@ def test_a_digest_with_keys_of_the_wrong_shape_is_an_unusable_shard_not_a_traceb
     assert rc != 0
     assert digest["status"] == "error"
     assert "shard forged: its digest's" in digest["status_reason"]
+
+
+@pytest.mark.parametrize("planted", [
+    {"schema": None}, {"schema": "ckdn.aggregate/1"}, {"schema": "ckdn.digest/1"},
+    {"schema": 2}, "list", "number"])
+def test_a_shard_whose_digest_is_not_a_ckdn_digest_is_unusable_and_named(
+        shards: Project, planted: object) -> None:
+    a = shard(shards, check="lint")
+    forged = shards.root / "forged"
+    forged.mkdir()
+    doc: object = {"schema": "ckdn.digest/2", "check": "lint", "status": "pass", "rc": 0,
+                   "run_dir": "forged"}
+    if planted == "list":
+        doc = [doc]
+    elif planted == "number":
+        doc = 0
+    else:
+        assert isinstance(planted, dict)
+        assert isinstance(doc, dict)
+        doc = {key: value for key, value in {**doc, **planted}.items() if value is not None}
+    (forged / "digest.json").write_text(json.dumps(doc))
+    rc, digest = merge(shards, "--check", "lint", a, "forged")
+    assert rc != 0
+    assert digest["status"] == "error", digest
+    assert "shard forged: " in digest["status_reason"]
+    assert "\n" not in digest["status_reason"]

@@ -355,3 +355,81 @@ def test_a_url_inside_a_program_text_names_no_path_but_a_path_after_it_still_doe
 def test_a_service_connection_string_is_not_a_path(tmp_path: Path, url: str) -> None:
     assert judge(tmp_path, ["tool", f"--dsn={url}"]) is None
     assert judge(tmp_path, ["python3", "-c", f"connect('{url}')"]) is None
+
+
+@pytest.mark.parametrize("command", [
+    "sh -c 'cat /etc/hostname'",
+    ["sh", "-c", "cat /etc/hostname"],
+    ["bash", "-ec", "cat</etc/hostname|head"],
+    ["/bin/sh", "-o", "pipefail", "-c", "true; cat ~/.ssh/id_rsa"],
+    ["env", "LC_ALL=C", "dash", "-c", "cat $(echo /proc/self/environ)"],
+    ["zsh", "-c", "cat ../../../../../../etc/hostname"],
+    ["python3", "-c", "print(open('/etc/hostname').read())"],
+    ["python3", "-Sc", "import os; os.system('cat /etc/hostname')"],
+    ["perl", "-e", "open(F, '</etc/hostname'); print <F>"],
+    ["ruby", "-e", "puts File.read('/etc/hostname')"],
+    ["node", "-e", "console.log(require('fs').readFileSync('/etc/hostname', 'utf8'))"],
+    ["node", "--eval=require('fs').readFileSync('/etc/hostname')"],
+    ["timeout", "5", "bash", "-c", "cat /tmp/elsewhere"],
+    ["python3", "-c", "open(os.path.expanduser('~/.ssh/id_rsa')).read()"],
+])
+def test_a_shell_or_interpreter_program_naming_a_place_outside_is_blocked(
+        tmp_path: Path, command: str | list[str]) -> None:
+    why = judge(tmp_path, command)
+    assert why is not None, command
+    assert why.startswith("blocked by the command policy (workspace): ")
+
+
+@pytest.mark.parametrize("command", [
+    "sh -c 'echo boom; exit 3'",
+    "sh -c 'echo $$ > hang.pid; sleep 300 & sleep 300; wait'",
+    ["bash", "-c", "ruff check src && mypy --cache-dir=.mypy_cache src"],
+    ["python3", "-c", "import sys; print('/'.join(['a', 'b']), 7 // 2, 1/2); sys.exit(0)"],
+    ["python3", "-c", "open('out/report.json', 'w').write('{}')"],
+    ["python3", "-c", "print(sys.argv)", "{run_dir}/x.json"],
+    ["python3", "-c", "import os; open(os.environ['CKDN_RUN_DIR'] + '/env.json', 'w')"],
+    ["python3", "-c", "client.get('/api/v1/users'); open('/tmp/scratch', 'w')"],
+    ["node", "-e", "fetch('https://example.com/etc/x')"],
+])
+def test_a_shell_or_interpreter_program_inside_the_workspace_runs(
+        tmp_path: Path, command: str | list[str]) -> None:
+    assert judge(tmp_path, command) is None
+
+
+def test_doctor_flags_a_shell_program_that_names_etc(tmp_path: Path) -> None:
+    from ckdn.app.doctor import diagnose
+
+    config = config_of(tmp_path, "sh -c 'cat /etc/hostname'")
+    [checked] = diagnose(config)["checks"]  # type: ignore[arg-type]
+    assert checked["verdict"] == "blocked"
+    assert "'/etc/hostname'" in checked["reason"]
+    assert "sh -c" in checked["reason"]
+
+
+def test_a_real_run_of_sh_c_cat_etc_hostname_never_starts(project: Project) -> None:
+    project.config("[check.leak]\ncommand = \"sh -c 'cat /etc/hostname; touch ran'\"\n"
+                   "parser = \"generic\"\n")
+    proc = project.ckdn("run", "leak")
+    assert proc.returncode == 126, proc.stdout + proc.stderr
+    assert not (project.root / "ran").exists()
+    assert "/etc/hostname" in project.digest(proc)["notes"][0]
+
+
+@pytest.mark.parametrize("command", [
+    "sh -c 'ruff check . 2>/dev/null >/dev/stderr'", "mypy --cache-dir=/dev/null src",
+    "head -c 10 /dev/zero"])
+def test_the_stream_devices_named_exactly_are_allowed(tmp_path: Path, command: str) -> None:
+    assert judge(tmp_path, command) is None
+
+
+@pytest.mark.parametrize("command", ["cat /dev/null/../sda", "cat /dev/nullx", "cat /dev//fd/3",
+                                     "sh -c 'cat </dev/tcp/1.2.3.4/80'"])
+def test_every_other_device_stays_blocked(tmp_path: Path, command: str) -> None:
+    assert judge(tmp_path, command) is not None
+
+
+def test_the_policy_loads_the_inline_reader_for_every_program_it_knows() -> None:
+    from ckdn.app._running.inline import INTERPRETERS, SHELLS
+    from ckdn.app._running.policy import INLINE_CARRIERS
+
+    assert SHELLS | set(INTERPRETERS) == INLINE_CARRIERS

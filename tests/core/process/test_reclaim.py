@@ -1,8 +1,8 @@
 """After ckdn is SIGKILLed, its check's tree does not run on beside the next run of the check.
 
 The lock record names the tree (``on_spawn``); the run that reclaims the lock stops what
-is still alive of it, and says so, before it starts its own. Where it can (the ``Popen``
-path on Linux), the child dies with ckdn at once.
+is still alive of it, and says so, before it starts its own. On Linux the child dies with
+ckdn at once, on both spawn paths.
 """
 
 from __future__ import annotations
@@ -93,11 +93,7 @@ def test_a_rerun_after_ckdn_was_killed_stops_the_dead_runs_tree_first(
     finally:
         ckdn.kill()
         ckdn.wait()
-    if spawn_path == "popen":
-        assert gone_soon(leader)  # the parent-death signal
-    else:
-        time.sleep(0.2)
-        assert running(leader)  # posix_spawn cannot set one (docs/design.md)
+    assert gone_soon(leader)  # the parent-death signal, on either path (docs/design.md)
     time.sleep(0.2)
     assert running(grandchild)  # no parent-death signal reaches a grandchild
 
@@ -106,7 +102,7 @@ def test_a_rerun_after_ckdn_was_killed_stops_the_dead_runs_tree_first(
     assert (rerun.returncode, digest["status"]) == (0, "pass"), rerun.stderr
     assert not running(leader)
     assert not running(grandchild)
-    left = 1 if spawn_path == "popen" else 2
+    left = 1
     assert digest["notes"][0].startswith(
         f"reclaimed the lock of check 'slow': pid {ckdn.pid} ended without releasing it;")
     assert digest["notes"][1] == (
@@ -127,7 +123,8 @@ def test_the_lock_record_names_the_tree_while_the_check_runs(
         ckdn.kill()
         ckdn.wait()
     assert record["pid"] == ckdn.pid
-    assert record["child"] == record_of(leader)
+    [run_dir] = project.run_dirs()
+    assert record["child"] == {**record_of(leader), "marker": str(run_dir)}
 
 
 @pytest.fixture
@@ -208,10 +205,9 @@ def test_a_dead_runs_cgroup_hands_over_even_what_left_its_group(
         assert "cgroup" not in first
         assert second == {**first, "cgroup": second["cgroup"]}
         assert running(stray)
-        if spawn_path == "popen":
-            assert gone_soon(first["pgid"])  # the leader died with ckdn; its group did not
+        assert gone_soon(first["pgid"])  # the leader died with ckdn; its group did not
         notes = stop_left_running(second, grace=0.2)
-        left = 2 if spawn_path == "popen" else 3  # (the leader,) its sleep, the stray
+        left = 2  # its sleep, the stray
         assert notes == [f"stopped {left} process(es) the dead run left running (its process"
                          f" group {first['pgid']}; SIGTERM)"]
         assert gone_soon(stray)
@@ -254,3 +250,107 @@ def test_the_empty_cgroups_of_dead_ckdns_are_swept_by_the_next_one(tmp_path: Pat
         for path in (dead, alive):
             if path.exists():
                 path.rmdir()
+
+
+#: A check that leaves a grandchild in a session of its own, then sleeps.
+ESCAPING = """\
+if [ -e leader.pid ]; then echo "second run"; exit 0; fi
+setsid sh -c 'echo $$ > stray.pid; exec sleep 60' </dev/null >/dev/null 2>&1 &
+echo $$ > leader.pid
+sleep 60
+"""
+
+
+def _killed_while_escaping(project: Project) -> tuple[int, int]:
+    """A real ``ckdn run`` SIGKILLed while its check runs, its stray in a session of its own:
+    (leader, stray)."""
+    root = project.root
+    (root / "tool.sh").write_text(ESCAPING)
+    ckdn = subprocess.Popen([sys.executable, "-m", "ckdn", "run", "slow"], cwd=root,
+                            env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        leader, stray = wait_for(root / "leader.pid"), wait_for(root / "stray.pid")
+        lock_record(project)
+    finally:
+        ckdn.kill()
+        ckdn.wait()
+    return leader, stray
+
+
+def _live(pids: list[int]) -> list[int]:
+    """The pids /proc still shows running (not a zombie)."""
+    return [pid for pid in pids if running(pid)]
+
+
+def test_after_a_sigkilled_ckdn_gc_stops_its_setsid_stray_and_collects_the_run_dir(
+    project: Project
+) -> None:
+    leader, stray = _killed_while_escaping(project)
+    try:
+        assert gone_soon(leader)  # the parent-death signal
+        [run_dir] = project.run_dirs()
+        assert not (run_dir / "digest.json").exists()  # unfinished
+        assert _live([stray]) == [stray]  # in a session of its own: out of the signal's reach
+        proc = project.ckdn("gc")
+        assert proc.returncode == 0, proc.stderr
+        assert gone_soon(stray)
+        assert _live([leader, stray]) == []
+        assert project.run_dirs() == []
+        assert (project.runs / ".locks" / "slow.lock").read_text() == ""
+    finally:
+        for pid in (leader, stray):
+            try:  # noqa: SIM105
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_after_a_sigkilled_ckdn_the_next_run_stops_its_setsid_stray_first(
+    project: Project
+) -> None:
+    leader, stray = _killed_while_escaping(project)
+    try:
+        rerun = project.ckdn("run", "slow")
+        assert rerun.returncode == 0, rerun.stderr
+        assert _live([leader, stray]) == []
+        # the leader's sleep (its group) and the stray (found by its CKDN_RUN_DIR)
+        assert project.digest(rerun)["notes"][1].startswith(
+            "stopped 2 process(es) the dead run left running")
+    finally:
+        for pid in (leader, stray):
+            try:  # noqa: SIM105
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_gc_leaves_the_unfinished_run_of_a_live_ckdn_alone(project: Project) -> None:
+    root = project.root
+    ckdn = subprocess.Popen([sys.executable, "-m", "ckdn", "run", "slow"], cwd=root,
+                            env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        leader = wait_for(root / "leader.pid")
+        lock_record(project)
+        assert project.ckdn("gc").returncode == 0
+        assert running(leader)
+        assert len(project.run_dirs()) == 1
+    finally:
+        ckdn.kill()
+        ckdn.wait()
+
+
+def test_gc_collects_the_dead_run_a_later_run_reclaimed_the_lock_from(project: Project) -> None:
+    leader, stray = _killed_while_escaping(project)
+    try:
+        assert project.ckdn("run", "slow").returncode == 0
+        dead = [d for d in project.run_dirs() if not (d / "digest.json").exists()]
+        assert len(dead) == 1
+        assert project.ckdn("gc").returncode == 0
+        assert [d for d in project.run_dirs() if not (d / "digest.json").exists()] == []
+        assert len(project.run_dirs()) == 1
+    finally:
+        for pid in (leader, stray):
+            try:  # noqa: SIM105
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

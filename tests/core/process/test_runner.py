@@ -115,6 +115,17 @@ def test_a_file_without_execute_permission_is_126_never_started(run: Run, tmp_pa
     assert (tmp_path / "full.log").read_text().startswith("ckdn: command not executable: ")
 
 
+def test_a_script_whose_interpreter_is_missing_never_starts_through_the_trampoline_either(
+        run: Run, tmp_path: Path) -> None:
+    script = tmp_path / "tool.sh"
+    script.write_text("#!/nonexistent/ckdn-shell\necho hi\n")
+    script.chmod(0o755)
+    ran = run([str(script)])
+    assert ran.exit.started is False
+    assert ran.exit.rc in (RC_NOT_FOUND, RC_NOT_EXECUTABLE)
+    assert "setpriv" not in (tmp_path / "full.log").read_text()
+
+
 def test_a_file_the_kernel_cannot_execute_is_126_never_started(run: Run, tmp_path: Path) -> None:
     program = tmp_path / "not-a-program"
     program.write_bytes(b"\x00\x01 no shebang, no ELF\n")

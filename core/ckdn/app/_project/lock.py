@@ -10,6 +10,7 @@ import os
 import tomllib
 
 from ckdn.errors import ConfigError, RefusedError
+from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.store import shown_path, write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -114,8 +115,9 @@ def write_lock(config: Config, output: str | None = None) -> str:
 def read_lock(path: str, shown: str) -> dict[str, dict[str, str]]:
     """The entries a lock file holds; one-line ConfigError for anything but a lock file."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(1 << 22)
+        data = read_regular(path, 1 << 22, follow=True)  # never blocks on a FIFO
+    except NotRegular:
+        raise ConfigError(f"{shown}: not a regular file; not read as a lock file") from None
     except OSError as exc:
         raise ConfigError(f"{shown}: cannot read lock file: {exc.strerror or exc}") from None
     try:

@@ -9,6 +9,7 @@ import sys
 import time
 
 from ckdn._lite.argv import split_command
+from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.process import RC_NOT_EXECUTABLE, Exit, FinishedRun
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -22,6 +23,13 @@ __all__ = ["FORBIDDEN_HOME", "FORBIDDEN_ROOTS", "LOADER_VARS", "LOCK_REQUIRED", 
 
 FORBIDDEN_ROOTS = ("/etc", "/proc", "/sys", "/dev")
 FORBIDDEN_HOME = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube")
+#: The programs (a name less its version: ``python3.12`` is ``python``) whose inline
+#: programs are read (:mod:`ckdn.app._running.inline` knows how; a test holds the two equal).
+INLINE_CARRIERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
+                             "fish", "csh", "tcsh", "busybox", "python", "pypy", "perl", "ruby",
+                             "node", "nodejs", "php", "lua", "Rscript", "tclsh"})
+#: Devices that hold nothing to leak, named exactly so (``2>/dev/null`` in a shell's program).
+STREAM_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr"})
 LOADER_VARS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
 #: Schemes whose URLs name another machine: not a path here. Any other ``x://``
 #: (``xml://etc``) is read as text that may hold a path; ``file:`` names one.
@@ -63,6 +71,15 @@ def verdict(config: Config, check: Check, argv: Sequence[str], run_dir: str,
         why = rules.argument(token)
         if why is not None:
             return head + why
+    if any(word.rpartition("/")[2].rstrip("0123456789.") in INLINE_CARRIERS for word in argv):
+        # lazy on purpose: kept off `ckdn run`'s startup unless an argv names a shell or such
+        from ckdn.app._running.inline import inline_programs, program_words
+
+        for given, program, shell in inline_programs(argv):
+            for word in program_words(_without_urls(program)):
+                why = rules.argument(word, confine=shell)
+                if why is not None:
+                    return head + why + f", in the program of {given!r}"
     return None
 
 
@@ -189,20 +206,24 @@ class _Rules:
         return (f"the program {program!r} is outside the working directory and in no directory"
                 f" on the check's PATH")
 
-    def argument(self, token: str) -> str | None:
+    def argument(self, token: str, *, confine: bool = True) -> str | None:
+        """Why ``token`` may not be named; ``confine=False``: only the forbidden places
+        count (a word of an interpreter's program), not the rest outside the cwd."""
         for value, what in _values(token):
-            why = self.path(value, what, token)
+            why = self.path(value, what, token, confine)
             if why is not None:
                 return why
         return None
 
-    def path(self, value: str, what: str, token: str) -> str | None:
+    def path(self, value: str, what: str, token: str, confine: bool = True) -> str | None:
         if not value:
             return None
         if value.startswith("file:"):  # a file URL names a path
             value = "/" + value[5:].lstrip("/")
         elif _network_url(value):
             return None  # not a path on this machine
+        if value in STREAM_DEVICES:
+            return None  # named as such (a link to /proc/self/fd is what the tool has anyway)
         candidates = [value]
         if value.startswith("~"):
             candidates.append(os.path.expanduser(value))  # many tools expand it themselves
@@ -217,7 +238,7 @@ class _Rules:
                 place = self.forbidden_place(path)
                 if place is not None:
                     return f"{shown} is under {place}, which no check may name"
-            if not any(_under(real, root) for root in self.real_roots):
+            if confine and not any(_under(real, root) for root in self.real_roots):
                 link = "" if real == lexical else f" (through a link, to {real})"
                 return (f"{shown} resolves outside the working directory and the run"
                         f" dir{link}")
@@ -328,8 +349,10 @@ def locked(config: Config, names: Iterable[str]) -> None:
     required = config.run.require_lock
     if not required:
         try:
-            with open(os.path.join(folder, "ckdn.lock.toml"), "rb") as handle:
-                required = LOCK_REQUIRED in handle.read(1 << 20)
+            required = LOCK_REQUIRED in read_regular(os.path.join(folder, "ckdn.lock.toml"),
+                                                     1 << 20, follow=True)
+        except NotRegular:  # a FIFO would block, a device never end: judged, and refused
+            required = True
         except OSError:  # no lock file (or none readable: verify-config says why)
             return
     if required:

@@ -14,6 +14,7 @@ from ckdn.app._running.parsing import options_for, parse_run
 from ckdn.app._running.steps import Outcome, store_for
 from ckdn.app._stored.outcomes import run_outcomes
 from ckdn.config import HOST_SEPARATOR, Alias
+from ckdn.documents import SCHEMA_DIGEST
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
 from ckdn.identity import (
@@ -140,6 +141,10 @@ def _is_run_of(digest: dict[str, Any], name: str) -> bool:
 
 
 def _unusable(digest: dict[str, Any], name: str) -> str | None:
+    if "check" in digest and digest.get("schema") != SCHEMA_DIGEST:
+        schema = digest.get("schema")
+        said = "no schema" if schema is None else f"schema {quote(str(schema)[:_NAME_CHARS])}"
+        return f"its digest.json is not a {SCHEMA_DIGEST} document ({said})"
     if "check" not in digest:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
     if not _is_run_of(digest, name):

@@ -15,7 +15,7 @@ from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote
 from ckdn.evidence_files import NotRegular, open_regular
-from ckdn.redact import Redaction
+from ckdn.redact import Redaction, open_block_after
 from ckdn.store import FINISHED_MARKERS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -100,7 +100,8 @@ def read_window(config: Config, ref: str | None, file: str = LOG, offset: int = 
         raise UsageError(f"run {quote(name)} is an alias run (its aggregate); read the evidence"
                          " of one of its members' runs")
     # a name in the run dir itself, whatever a (planted) digest lists
-    listed = [LOG, *(a for a in doc.get("artifacts", ()) if isinstance(a, str) and _plain(a))]
+    listed = list(dict.fromkeys([LOG, *(a for a in doc.get("artifacts", ())
+                                        if isinstance(a, str) and _plain(a))]))  # each once
     if file not in listed:
         raise UsageError(f"{quote(file)} is not evidence of run {quote(name)}; choose one of: "
                          + ", ".join(listed))
@@ -165,21 +166,33 @@ def _shown(text: str, omitted: int) -> tuple[str, bool]:
 def _window(fd: int, offset: int, limit: int, redaction: Redaction | None = None
             ) -> dict[str, Any]:
     total = 0
+    # the key block open before each line (its BEGIN above the window): the one rule
+    block: str | None = None
+    track = redaction is not None and redaction.enabled
+    opened: str | None = None
     if offset < 0:  # the last -offset (at most `limit`) lines
-        tail: deque[tuple[str, int]] = deque(maxlen=-offset)
+        tail: deque[tuple[tuple[str, int], str | None]] = deque(maxlen=-offset)
         for item in _lines(fd):
             total += 1
-            tail.append(item)
+            tail.append((item, block))
+            if track:
+                block = open_block_after(item[0], block)
         start = total - len(tail)
-        picked = list(tail)[:limit]
+        picked = [item for item, _ in list(tail)[:limit]]
+        opened = tail[0][1] if tail else None
     else:
         start, picked = offset, []
         for item in _lines(fd):
             total += 1
-            if start < total <= start + limit:
+            if total <= start:
+                if track:
+                    block = open_block_after(item[0], block)
+            elif total <= start + limit:
+                if not picked:
+                    opened = block
                 picked.append(item)
     if redaction is not None:
-        picked = redacted_pieces(redaction, picked, LINE_WIDTH)
+        picked = redacted_pieces(redaction, picked, LINE_WIDTH, opened)
     shown: list[str] = []
     cut = 0
     chars = 0

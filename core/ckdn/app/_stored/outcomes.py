@@ -74,8 +74,8 @@ def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
                 total = value["total"]
                 continue
             if not isinstance(value, dict) or set(value) != {"id", "outcome"} \
-                    or type(value["id"]) is not str or value["outcome"] not in known \
-                    or len(out) >= total:
+                    or type(value["id"]) is not str or type(value["outcome"]) is not str \
+                    or value["outcome"] not in known or len(out) >= total:
                 raise UsageError(f"{shown}:{number}: not a test line of {SCHEMA_TESTS}")
             out[value["id"]] = value["outcome"]
     if len(out) != total:

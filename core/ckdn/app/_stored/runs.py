@@ -9,6 +9,7 @@ from ckdn.documents.redacting import redact_document
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import inert
 from ckdn.errors import UsageError
+from ckdn.process import stop_left_running
 from ckdn.reconcile import PASS, SKIPPED
 from ckdn.redact import Redaction
 
@@ -86,7 +87,7 @@ def prune_runs(config: Config, keep: int | None = None, *, dry_run: bool = False
     run = config.run
     return store_for(config).gc(run.keep if keep is None else keep,
                                 max_age_days=run.max_age_days, max_bytes=run.max_bytes,
-                                dry_run=dry_run)
+                                dry_run=dry_run, stop_tree=stop_left_running)
 
 
 def headline(doc: Document) -> str:
