@@ -1,11 +1,11 @@
-"""One env's life as the plugin follows it: before its commands, after them, at teardown.
+"""One env's life as the plugin follows it: before its commands, after them, at teardown."""
 
-Before the commands (deps and package installed): the env's ``ckdn_checks``
-run, then, in observe mode, the env's run dir is taken. After the commands:
-the observed run is sealed. At teardown, whatever the env was to record but
-never did (its setup failed, tox skipped it, fail-fast cancelled it) goes into
-the aggregate as ``skipped``: a check that never ran is never green.
-"""
+# Before the commands (deps and package installed): the env's ``ckdn_checks`` run,
+# then, in observe mode, the env's run dir is taken. After the commands: the observed
+# run is sealed; an env that tox failed by its own commands is noted, so the tox run's
+# aggregate is never green over it (Session.finish). At teardown, whatever the env was
+# to record but never did (its setup failed, tox skipped it, fail-fast cancelled it)
+# goes into the aggregate as ``skipped``: a check that never ran is never green.
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ def after_commands(session: Session, tox_env: ToxEnv, exit_code: int,
     seen = session.unwatch(tox_env.name)
     if seen is not None:
         _observe.seal(session, seen, tox_env, exit_code, outcomes)
+    elif exit_code != 0 and session.active:
+        session.failed(tox_env.name, exit_code, outcomes)
 
 
 def teardown(session: Session, tox_env: ToxEnv) -> None:

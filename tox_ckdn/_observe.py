@@ -23,7 +23,7 @@ from tox.tox_env.errors import Fail
 from ckdn.app.host import begin_host_run
 from ckdn.errors import CkdnError
 from tox_ckdn._report import members_of, show
-from tox_ckdn._session import Observation, Session
+from tox_ckdn._session import OBSERVED_PREFIX, Observation, Session, write_outcomes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,12 +32,11 @@ if TYPE_CHECKING:
     from tox.tox_env.api import ToxEnv
 
     from ckdn.app import Outcome
-    from ckdn.app.host import HostLog
 
 __all__ = ["PREFIX", "begin", "has_commands", "run_name", "seal"]
 
 #: Observed runs are named ``tox-<env>``.
-PREFIX = "tox-"
+PREFIX = OBSERVED_PREFIX
 _COMMAND_KEYS = ("commands_pre", "commands", "commands_post")
 
 
@@ -66,7 +65,7 @@ def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
     """Write ``full.log`` from tox's outcomes and seal the run as ``generic`` would."""
     config, run = seen.config, seen.run
     try:
-        _write_log(run.open_log(), outcomes)
+        write_outcomes(run.open_log(), outcomes)
         argv = ["tox", *(session.state.args if session.state is not None else ())]
         outcome = run.seal(argv=argv, rc=exit_code, duration=sum(o.elapsed for o in outcomes),
                            parser="generic")
@@ -79,18 +78,3 @@ def seal(session: Session, seen: Observation, tox_env: ToxEnv, exit_code: int,
     session.record(tox_env.name, members_of(outcome))
     show(tox_env, config, outcome.document)
     return outcome
-
-
-def _write_log(log: HostLog, outcomes: Sequence[ToxOutcome]) -> None:
-    """Write what tox captured of each command."""
-    for outcome in outcomes:
-        log.write(f"$ {outcome.request.shell_cmd_redacted}\n")
-        for stream in (outcome.out, outcome.err):
-            if stream:
-                log.write(stream)
-                if not stream.endswith("\n"):
-                    log.write("\n")
-        if outcome.start_error is not None:
-            log.write(f"[did not start: {outcome.start_error}]\n")
-        else:
-            log.write(f"[exit code {outcome.exit_code}]\n")

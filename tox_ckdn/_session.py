@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING
 from tox.config.loader.memory import MemoryLoader
 from tox.tox_env.errors import Fail
 
-from ckdn.app import encode, gate_requested, load_config
+from ckdn.app import PASS, SKIPPED, encode, gate_requested, load_config
 from ckdn.app.host import (
     GITHUB_ENV,
+    Member,
+    begin_host_run,
     build_aggregate,
     github_reporting,
     report_to_github,
@@ -36,20 +38,23 @@ from ckdn.app.host import (
 from ckdn.errors import CkdnError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from tox.config.cli.parser import ToxParser
     from tox.config.sets import ConfigSet
+    from tox.execute import Outcome as ToxOutcome
     from tox.session.state import State
 
     from ckdn.app import Config
-    from ckdn.app.host import HostRun, Member
+    from ckdn.app.host import HostLog, HostRun
 
-__all__ = ["AGGREGATE", "Observation", "Session", "ZeroConfigEnvs", "current", "start",
-           "wrap_handlers"]
+__all__ = ["AGGREGATE", "OBSERVED_PREFIX", "Observation", "Session", "ZeroConfigEnvs", "current",
+           "start", "wrap_handlers", "write_outcomes"]
 
 #: The alias name of the aggregate over every env of one tox run.
 AGGREGATE = "tox"
+#: Runs of what tox ran itself (observe mode, an env tox failed) are named ``tox-<env>``.
+OBSERVED_PREFIX = "tox-"
 
 _LOGGER = logging.getLogger(__name__)
 #: tox commands that run one given command in an env: no checks, nothing observed.
@@ -85,6 +90,8 @@ class Session:
         self._members: dict[str, list[Member]] = {}
         self._watched: dict[str, Observation] = {}
         self._ran = False
+        #: env -> (tox's exit code, its commands' outcomes): envs tox failed by themselves
+        self._failed: dict[str, tuple[int, list[ToxOutcome]]] = {}
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -172,6 +179,15 @@ class Session:
             self._members.setdefault(env, []).extend(members)
             self._ran = self._ran or ran
 
+    def failed(self, env: str, rc: int, outcomes: Sequence[ToxOutcome]) -> None:
+        """Note an env tox failed by its own commands (sealed at the end if ckdn ran)."""
+        with self._lock:
+            self._failed[env] = (rc, list(outcomes))
+
+    def members_of(self, env: str) -> list[Member]:
+        with self._lock:
+            return list(self._members.get(env, ()))
+
     def recorded(self, env: str) -> set[str]:
         """Run names already recorded for ``env``."""
         with self._lock:
@@ -185,12 +201,22 @@ class Session:
         with self._lock:
             return self._watched.pop(env, None)
 
-    def finish(self) -> None:
-        """Print and store one ``ckdn.aggregate/1`` over every env, if ckdn ran at all."""
+    def finish(self, host_rc: int | None = None) -> None:
+        """Print and store one ``ckdn.aggregate/1`` over every env, if ckdn ran at all.
+
+        A tox run that failed is never a green aggregate: each env tox failed by its own
+        commands gets a run of its own, and a failure ckdn saw no env for one of tox's."""
         with self._lock:
             if not self._ran or self._config is None:
                 return
+            failed, self._failed = self._failed, {}
+        for env, (rc, outcomes) in failed.items():
+            if all(member.status == PASS for member in self.members_of(env)):
+                self.record(env, [_host_failure(self._config, self._argv(), env, rc, outcomes)])
+        with self._lock:
             members = [member for env in self._env_order() for member in self._members[env]]
+        if host_rc and all(member.status == PASS for member in members):
+            members.append(_host_failure(self._config, self._argv(), AGGREGATE, host_rc, ()))
 
         aggregate = build_aggregate(alias=AGGREGATE, members=members)
         try:
@@ -203,6 +229,9 @@ class Session:
         sys.stdout.write(encode(aggregate).decode("utf-8") + "\n")
         sys.stdout.flush()
 
+    def _argv(self) -> list[str]:
+        return ["tox", *(self.state.args if self.state is not None else ())]
+
     def _env_order(self) -> list[str]:
         """Recorded envs in the order tox lists them; any it does not list, after, by name."""
         listed: list[str] = []
@@ -210,6 +239,43 @@ class Session:
             listed = [name for name in self.state.envs.iter(only_active=False)
                       if name in self._members]
         return [*listed, *sorted(set(self._members) - set(listed))]
+
+
+def _host_failure(config: Config, argv: list[str], env: str, rc: int,
+                  outcomes: Sequence[ToxOutcome]) -> Member:
+    """A run of what tox failed outside any check: its commands' output as tox captured it,
+    sealed with tox's exit code (``generic``), so the aggregate routes to evidence."""
+    try:
+        run = begin_host_run(config, f"{OBSERVED_PREFIX}{env}")
+    except CkdnError as exc:  # its lock is held, the runs dir unwritable: still not green
+        sys.stderr.write(f"ckdn: {exc.message}\n")
+        return Member(check=f"{OBSERVED_PREFIX}{env}", status=SKIPPED)
+    try:
+        write_outcomes(run.open_log(), outcomes)
+        if not outcomes:
+            run.open_log().write(f"tox exited with {rc}; no env's commands failed\n")
+        outcome = run.seal(argv=argv, rc=rc, duration=sum(o.elapsed for o in outcomes),
+                           parser="generic")
+    finally:
+        run.release()
+    doc = outcome.digest
+    return Member(check=str(doc["check"]), status=str(doc["status"]), rc=int(doc["rc"]),
+                  run_dir=str(doc["run_dir"]))
+
+
+def write_outcomes(log: HostLog, outcomes: Sequence[ToxOutcome]) -> None:
+    """Write what tox captured of each command: ``$ command``, its stdout, its stderr, its code."""
+    for outcome in outcomes:
+        log.write(f"$ {outcome.request.shell_cmd_redacted}\n")
+        for stream in (outcome.out, outcome.err):
+            if stream:
+                log.write(stream)
+                if not stream.endswith("\n"):
+                    log.write("\n")
+        if outcome.start_error is not None:
+            log.write(f"[did not start: {outcome.start_error}]\n")
+        else:
+            log.write(f"[exit code {outcome.exit_code}]\n")
 
 
 def _defined_envs(state: State) -> set[str]:
@@ -257,10 +323,12 @@ def wrap_handlers(parser: ToxParser) -> None:
 
 def _finishing(handler: Callable[[State], int]) -> Callable[[State], int]:
     def run_then_aggregate(state: State) -> int:
+        host_rc: int | None = 1  # an exception out of tox is a failed run
         try:
-            return handler(state)
+            host_rc = handler(state)
+            return host_rc
         finally:
-            current().finish()
+            current().finish(host_rc)
 
     run_then_aggregate.__doc__ = handler.__doc__
     run_then_aggregate.__ckdn_finishes__ = True  # type: ignore[attr-defined]

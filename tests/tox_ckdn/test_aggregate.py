@@ -89,3 +89,48 @@ def test_observed_envs_join_the_aggregate(project: Project) -> None:
     result = run("--ckdn", "-e", "one,plain")
     result.assert_success()
     assert [m["check"] for m in last_json(result.out)["members"]] == ["ok@one", "tox-plain"]
+
+
+FAILING = ENVS + """
+    [env.broken]
+    commands = [["python", "-c", "raise SystemExit(3)"]]
+
+    [env.after]
+    ckdn_checks = ["ok"]
+    commands = [["python", "-c", "raise SystemExit(4)"]]
+"""
+
+
+def test_a_plain_env_tox_failed_makes_the_aggregate_red_with_its_evidence(
+        project: Project) -> None:
+    run = project.make(FAILING)
+    result = run("-e", "broken,one")
+    result.assert_failed(1)
+    printed = last_json(result.out)
+    assert printed["status"] == "fail"
+    assert [(m["check"], m["status"], m.get("rc")) for m in printed["members"]] == [
+        ("tox-broken", "fail", 3), ("ok@one", "pass", 0)]
+    digest = run.digest("tox-broken")
+    assert digest["status"] == "fail"
+    assert printed["members"][0]["run_dir"] == digest["run_dir"]
+    assert "[exit code 3]" in digest["log_tail"]
+    jsonschema.Draft202012Validator(load_schema("ckdn.aggregate/1")).validate(printed)
+
+
+def test_an_env_whose_own_command_fails_after_green_checks_is_never_green(
+        project: Project) -> None:
+    run = project.make(FAILING)
+    result = run("-e", "after")
+    result.assert_failed(4)
+    printed = last_json(result.out)
+    assert printed["status"] == "fail"
+    assert [(m["check"], m["status"]) for m in printed["members"]] == [
+        ("ok@after", "pass"), ("tox-after", "fail")]
+
+
+def test_a_tox_run_without_ckdn_runs_writes_no_aggregate_for_its_failed_env(
+        project: Project) -> None:
+    run = project.make(FAILING)
+    result = run("-e", "broken")
+    result.assert_failed(3)
+    assert '"ckdn.aggregate/1"' not in result.out
