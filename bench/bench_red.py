@@ -168,6 +168,8 @@ def main() -> None:
                 bench_ruff.generate(report, n)
             base_root = root / f"based{n}"
             base_root.mkdir()
+            # inside the project: the workspace policy refuses a program naming a path above it
+            report = report.rename(base_root / report.name)
             (base_root / "ckdn.toml").write_text(
                 f'[run]\nkeep = 1000\nbaseline = "ckdn.baseline.json"\n[check.ruff]\n'
                 f'command = "{replay(report, "ruff.json")}"\nparser = "ruff"\n')
