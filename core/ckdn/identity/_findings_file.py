@@ -133,26 +133,16 @@ def _tailer(shown: Callable[[str], str] | None) -> Callable[[FindingLike, str], 
     return tail
 
 
-class FindingsSpool:
-    """The file's lines before their fingerprints are known, on disk beside it.
+class SpoolFile:
+    """Lines buffered to a private file, created new and owner-only (never through a link);
+    a file that cannot be written says why (``problem``), so a run notes it, never half."""
 
-    A finding's fingerprint needs its occurrence, known only once the whole report
-    is in, so a parse that hands each finding over as it goes writes what follows
-    the fingerprint to a private file (``path``, created new, owner-only) and
-    :meth:`encode` joins the two in order: memory stays a buffer however many
-    findings there are. A spool that cannot be written says why (``problem``); the
-    run then gets a note instead of the file, never a partial one.
-    """
+    __slots__ = ("_buffer", "_handle", "path", "problem")
 
-    __slots__ = ("_buffer", "_handle", "_tail", "count", "path", "problem")
-
-    def __init__(self, path: str, shown: Callable[[str], str] | None = None) -> None:
-
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.count = 0
         self.problem = ""
         self._buffer: list[str] = []
-        self._tail = _tailer(shown)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
             self._handle: BinaryIO | None = open(os.open(path, flags, 0o600), "wb")  # noqa: SIM115
@@ -160,16 +150,14 @@ class FindingsSpool:
             self._handle = None
             self.problem = f"cannot write {os.path.basename(path)}: {exc.strerror or exc}"
 
-    def add(self, finding: FindingLike, line_hash: str = "") -> None:
-        self.count += 1
-        if self._handle is None:
-            return
-        self._buffer.append(self._tail(finding, line_hash))
+    def _spool(self, line: str) -> None:
+        self._buffer.append(line)
         if len(self._buffer) >= 4096:
             self._flush()
 
     def _flush(self) -> None:
         if self._handle is None or not self._buffer:
+            self._buffer = []
             return
         try:
             self._handle.write(_chunk(self._buffer))
@@ -185,6 +173,31 @@ class FindingsSpool:
                 handle.close()
             except OSError as exc:
                 self.problem = self.problem or f"cannot write {self.path}: {exc.strerror or exc}"
+
+
+class FindingsSpool(SpoolFile):
+    """The file's lines before their fingerprints are known, on disk beside it.
+
+    A finding's fingerprint needs its occurrence, known only once the whole report
+    is in, so a parse that hands each finding over as it goes writes what follows
+    the fingerprint to a private file (``path``, created new, owner-only) and
+    :meth:`encode` joins the two in order: memory stays a buffer however many
+    findings there are. A spool that cannot be written says why (``problem``); the
+    run then gets a note instead of the file, never a partial one.
+    """
+
+    __slots__ = ("_tail", "count")
+
+    def __init__(self, path: str, shown: Callable[[str], str] | None = None) -> None:
+        super().__init__(path)
+        self.count = 0
+        self._tail = _tailer(shown)
+
+    def add(self, finding: FindingLike, line_hash: str = "") -> None:
+        self.count += 1
+        if self._handle is None:
+            return
+        self._spool(self._tail(finding, line_hash))
 
     def encode(self, check: str, fingerprint: Callable[[int], str],
                known: Sequence[bool] | None = None) -> Iterator[bytes]:

@@ -12,20 +12,19 @@ import json
 import os
 
 from ckdn.evidence_files import open_regular
-from ckdn.identity._findings_file import _HEADS, _chunk, _header_line, _tailer
+from ckdn.identity._findings_file import _HEADS, SpoolFile, _header_line, _tailer
 from ckdn.identity._fingerprint import PRIMARY_HEX, Hasher, split_location
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
-    from typing import BinaryIO
 
     from ckdn.identity._fingerprint import FindingLike, SourceLines
 
 __all__ = ["GROUP", "FindingsWriter", "occurrences"]
 
 
-class FindingsWriter:
+class FindingsWriter(SpoolFile):
     """The file's lines written as the parser hands the findings over: no table kept.
 
     A fingerprint's occurrence counts the findings that share its primary hash, and
@@ -39,17 +38,15 @@ class FindingsWriter:
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_all_again", "_buffer", "_group", "_group_path", "_handle", "_hasher",
-                 "_ranges", "_split", "_tail", "_written", "count", "path", "problem")
+    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_ranges", "_split", "_tail",
+                 "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
-        self.path = path
+        super().__init__(path)
         self.count = 0
-        self.problem = ""
         self._hasher = Hasher(source)
         self._tail = _tailer(shown)
-        self._buffer: list[str] = []
         #: the current file's findings: (primary hash in hex, line, what follows the primary)
         self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
@@ -58,7 +55,6 @@ class FindingsWriter:
         self._split: set[str] = set()  # files written in more than one run: numbered again
         self._written = 0
         self._all_again = False
-        self._handle = _private_file(path, self)
 
     def add(self, finding: FindingLike) -> None:
         self.count += 1
@@ -90,29 +86,12 @@ class FindingsWriter:
         if len(buffer) >= 4096:
             self._flush()
 
-    def _flush(self) -> None:
-        if self._handle is not None and self._buffer:
-            try:
-                self._handle.write(_chunk(self._buffer))
-            except OSError as exc:
-                self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
-                self._close()
-        self._buffer = []
-
-    def _close(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.close()
-            except OSError as exc:
-                self.problem = self.problem or f"cannot write {self.path}: {exc.strerror or exc}"
-
     def encode(self, check: str) -> Iterator[bytes]:
         """The whole file, in order: the header, then the spooled lines (those of a file
         met more than once with their occurrences counted over all of its findings)."""
         self._close_group()
         self._flush()
-        self._close()
+        self.close()
         if self.problem:
             raise OSError(self.problem)
         yield _header_line(check, self.count)
@@ -145,7 +124,7 @@ class FindingsWriter:
 
     def discard(self) -> None:
         """Remove the spool (after the file is written, or when it is not)."""
-        self._close()
+        self.close()
         if os.path.lexists(self.path):
             try:
                 os.unlink(self.path)
@@ -200,13 +179,3 @@ def _renumbered(path: str, spans: list[tuple[int, int]]) -> dict[int, int]:
             group.append((value["fingerprint"][:PRIMARY_HEX], line, ""))
             rows.append(index)
     return dict(zip(rows, occurrences(group), strict=True))
-
-
-def _private_file(path: str, owner: FindingsWriter) -> BinaryIO | None:
-    """``path`` created new and owner-only for writing; None (and ``owner.problem``) if not."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        return open(os.open(path, flags, 0o600), "wb")
-    except OSError as exc:
-        owner.problem = f"cannot write {os.path.basename(path)}: {exc.strerror or exc}"
-        return None
