@@ -1,4 +1,4 @@
-"""``ckdn annotate [RUN] --format F``: a stored run as a view for people or CI; runs nothing."""
+"""``ckdn annotate [RUN] [--format F]``: a stored run as a view for people or CI; runs nothing."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ ANNOTATE_FORMATS = REPORT_FORMATS
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
-    parser.add_argument("--format", required=True, choices=ANNOTATE_FORMATS,
-                        help="the view (docs/reports.md)")
+    parser.add_argument("--format", default="github", choices=ANNOTATE_FORMATS,
+                        help="the view (docs/reports.md; default: github, as the contract's)")
     parser.add_argument("--output", "-o", default=None, metavar="PATH",
                         help="write the view to PATH instead of stdout (a CI step's SARIF file)")
 

@@ -30,6 +30,14 @@ def test_annotate_without_runs_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(proc.stderr.splitlines()) == 1
 
 
+def test_annotate_without_a_format_gives_the_github_view(real_runs: dict[str, RealRun]) -> None:
+    project = real_runs["ruff"].project
+    plain = project.ckdn("annotate")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == project.ckdn("annotate", "--format", "github").stdout
+    assert plain.stdout.startswith("::")
+
+
 def test_annotate_names_a_run_dir_and_runs_nothing(real_runs: dict[str, RealRun]) -> None:
     run = real_runs["mypy"]
     (run_dir,) = run.project.run_dirs()
