@@ -82,6 +82,8 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if args.all == bool(args.check):
         raise UsageError("name one check or alias, or pass --all")
     config = load_config(args)
+    if args.gate:  # refused before anything runs: exit 2 means nothing ran
+        require_baseline(config)
     if args.all:
         if extra:
             raise UsageError("extra arguments after -- are not accepted with --all")
@@ -96,6 +98,5 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
         else:
             print_document(outcome.document)
     if args.gate:
-        require_baseline(config)
         return app.gate_exit_code(outcome)
     return outcome.exit_code

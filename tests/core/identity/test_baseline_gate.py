@@ -201,10 +201,13 @@ def test_baseline_without_a_configured_file_and_gate_without_one_are_refused(
     assert (proc.returncode, proc.stderr) == (2, "ckdn: no baseline is configured: add "
                                               'baseline = "ckdn.baseline.json" under [run] in '
                                               "ckdn.toml\n")
-    proc = project.ckdn("run", "ok", "--gate")
-    assert proc.returncode == 2
-    assert proc.stderr == ("ckdn: --gate needs a baseline: set baseline under [run] in "
-                           "ckdn.toml\n")
+    for argv in (("run", "ok", "--gate"), ("run", "--all", "--gate")):
+        proc = project.ckdn(*argv)
+        assert proc.returncode == 2
+        assert proc.stderr == ("ckdn: --gate needs a baseline: set baseline under [run] in "
+                               "ckdn.toml\n")
+        assert proc.stdout == ""  # refused before running: exit 2 means nothing ran
+    assert project.run_dirs() == []
 
 
 @pytest.mark.parametrize(("status", "kwargs", "expected"), [
