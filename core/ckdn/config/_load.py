@@ -399,6 +399,9 @@ _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
 _BOOL_KEYS = ("require_lock", "private", "inherit_env")
 _POLICIES = ("workspace", "allowlist", "off")
+#: ``command_policy = "allowlist"`` without a ``[run.command_allowlist]`` table: the
+#: published contract's built-in prefixes.
+DEFAULT_ALLOWLIST = ("uv run", "uvx", "true", "false")
 _TOP_KEYS = ("run", "check")
 
 #: Names become run directory names and lock names: no separators, nothing a
@@ -610,8 +613,7 @@ class _Loader(Tables):
                                  f" = 'allowlist' (it is {policy!r}); set that or remove the"
                                  " table")
         elif policy == "allowlist":
-            raise self.error("run", "command_policy: 'allowlist' needs a [run.command_allowlist]"
-                                    " table with prefixes = [\"ruff check\", ...]")
+            prefixes = DEFAULT_ALLOWLIST
         return policy, prefixes
 
     def allowlist(self, table: Any) -> tuple[str, ...]:

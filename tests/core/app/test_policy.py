@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.app import load_config
+from ckdn.app import load_config, run
 from ckdn.app._running.policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, verdict
 from tests.project import Project
 
@@ -433,3 +433,15 @@ def test_the_policy_loads_the_inline_reader_for_every_program_it_knows() -> None
     from ckdn.app._running.policy import INLINE_CARRIERS
 
     assert SHELLS | set(INTERPRETERS) == INLINE_CARRIERS
+
+
+def test_an_allowlist_policy_without_its_table_falls_back_to_the_built_in_prefixes(
+        tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text('[run]\ncommand_policy = "allowlist"\n'
+                                        '[check.ok]\ncommand = "true"\nparser = "generic"\n'
+                                        '[check.no]\ncommand = "echo hi"\nparser = "generic"\n')
+    config = load_config(str(tmp_path))
+    assert config.run.allowlist == ("uv run", "uvx", "true", "false")
+    assert run(config, "ok").document["status"] == "pass"
+    refused = run(config, "no").document
+    assert (refused["status"], refused["rc"]) == ("error", 126)

@@ -121,8 +121,6 @@ REFUSALS: list[tuple[str, str, str, str, str]] = [
     ("run baseline empty", '[run]\nbaseline = " "\n', "[run]", "baseline", "path string"),
     ("run policy unknown", '[run]\ncommand_policy = "strict"\n', "[run]", "command_policy",
      "'workspace', 'allowlist', 'off'"),
-    ("run policy allowlist without prefixes", '[run]\ncommand_policy = "allowlist"\n', "[run]",
-     "command_policy", "'allowlist' needs a [run.command_allowlist] table"),
     ("run allowlist prefix unsplittable",
      '[run]\ncommand_policy = "allowlist"\n[run.command_allowlist]\nprefixes = ["uv \'run"]\n',
      "[run.command_allowlist]", "prefixes", "cannot be split like a shell line"),
