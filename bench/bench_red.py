@@ -92,6 +92,14 @@ def replay(report: Path, name: str) -> str:
     return f"sh -c 'cp {report} {{run_dir}}/{name}; exit 1'"
 
 
+def baseline_project(root: Path, n: int, report: Path) -> tuple[Path, Path]:
+    """The baseline case's project and its report, moved inside it: the workspace policy
+    refuses a program naming a path above the project."""
+    base_root = root / f"based{n}"
+    base_root.mkdir()
+    return base_root, report.rename(base_root / report.name)
+
+
 def baseline_for(root: Path, check: str, env: dict[str, str]) -> Path:
     """A baseline recorded from one run of ``check``, with every other entry dropped
     (half the findings known), as ``[run].baseline`` then reads it."""
@@ -166,10 +174,7 @@ def main() -> None:
             report = root / f"ruff{n}.json"
             if not report.exists():
                 bench_ruff.generate(report, n)
-            base_root = root / f"based{n}"
-            base_root.mkdir()
-            # inside the project: the workspace policy refuses a program naming a path above it
-            report = report.rename(base_root / report.name)
+            base_root, report = baseline_project(root, n, report)
             (base_root / "ckdn.toml").write_text(
                 f'[run]\nkeep = 1000\nbaseline = "ckdn.baseline.json"\n[check.ruff]\n'
                 f'command = "{replay(report, "ruff.json")}"\nparser = "ruff"\n')

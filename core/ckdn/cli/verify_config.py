@@ -17,10 +17,13 @@ __all__ = ["add_options", "handle"]
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--locked", action="store_true", help="a missing lock file fails too")
     parser.add_argument("--json", action="store_true", help="one JSON line")
+    parser.add_argument("--lock-file", default=None, metavar="PATH",
+                        help="the lock file to compare with (default: ckdn.lock.toml beside "
+                             "the config)")
 
 
 def handle(args: SimpleNamespace, extra: list[str]) -> int:
-    doc = verify_config(load_config(args), locked=args.locked)
+    doc = verify_config(load_config(args), locked=args.locked, lock_file=args.lock_file)
     if args.json:
         print_document({k: v for k, v in doc.items() if k != "lines"})
     else:

@@ -86,7 +86,7 @@ def test_verify_config_reports_changed_missing_and_extra_entries_and_exits_1(
     assert doc == {"ok": False, "lock": "ckdn.lock.toml",
                    "changed": [{"entry": "alias.all", "fields": ["members"]},
                                {"entry": "check.unit", "fields": ["timeout"]}],
-                   "missing": ["check.lint"], "extra": ["check.fmt"]}
+                   "missing": ["check.lint"], "extra": ["check.fmt"], "blocked": []}
 
 
 def test_a_secret_looking_env_value_is_not_locked_but_any_other_is(project: Project) -> None:
@@ -114,6 +114,28 @@ def test_lock_config_writes_where_o_says(project: Project) -> None:
     assert proc.returncode == 0
     assert (project.root / "pinned.toml").read_text().startswith("# ckdn.lock.toml")
     assert not (project.root / "ckdn.lock.toml").exists()
+
+
+def test_verify_config_reads_the_lock_file_lock_file_names(project: Project) -> None:
+    write(project)
+    assert project.ckdn("lock-config", "-o", "pinned.toml").returncode == 0
+    proc = project.ckdn("verify-config", "--lock-file", "pinned.toml")
+    assert (proc.returncode, proc.stdout) == (0, "ok: the config matches pinned.toml\n")
+    write(project, unit=UNIT + " -x")
+    proc = project.ckdn("verify-config", "--lock-file", "pinned.toml")
+    assert (proc.returncode, proc.stdout) == (1, "changed: [check.unit] command\n")
+
+
+def test_verify_config_fails_on_a_check_the_command_policy_would_block(project: Project) -> None:
+    write(project, after='\n[check.peek]\ncommand = "cat /etc/hostname"\nparser = "generic"\n')
+    assert project.ckdn("lock-config").returncode == 0
+    proc = project.ckdn("verify-config")
+    assert proc.returncode == 1
+    (line,) = proc.stdout.splitlines()
+    assert line.startswith("[check.peek] blocked by the command policy (workspace): ")
+    assert line.endswith("(ckdn run would exit 126)")
+    doc = json.loads(project.ckdn("verify-config", "--json").stdout)
+    assert (doc["ok"], [b["check"] for b in doc["blocked"]]) == (False, ["peek"])
 
 
 def marker_command(root: Path) -> str:

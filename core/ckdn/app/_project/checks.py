@@ -9,6 +9,8 @@ import shlex
 
 from ckdn.app._install.setup import names_checkdown, this_checkdown
 from ckdn.app._project.lock import lock_path, verify, write_lock
+from ckdn.app._running.parsing import substitute
+from ckdn.app._running.policy import child_env, verdict
 from ckdn.app._running.steps import store_for
 from ckdn.config import Alias
 from ckdn.redact import Redaction
@@ -29,20 +31,36 @@ def lock_config(config: Config, output: str | None = None) -> str:
     return write_lock(config, output)
 
 
-def verify_config(config: Config, *, locked: bool = False) -> dict[str, Any]:
-    """``ckdn verify-config``: the config against its lock file (``--json``'s shape,
-    docs/cli.md): ``ok``, the lock's path (None: no lock file), ``changed`` / ``missing`` /
-    ``extra`` and their lines. Without a lock file it is ok unless ``locked`` asks for one."""
-
-    path = lock_path(config)
+def verify_config(config: Config, *, locked: bool = False,
+                  lock_file: str | None = None) -> dict[str, Any]:
+    """``ckdn verify-config``: the config against its lock file (``lock_file``, else the
+    config's), and every check against the command policy (``--json``'s shape, docs/cli.md)."""
+    path = lock_path(config) if lock_file is None else os.path.join(config.cwd, lock_file)
     shown = store_for(config).display(path)
+    blocked = blocked_checks(config)
+    refusals = [f"[check.{b['check']}] {b['reason']} (ckdn run would exit 126)" for b in blocked]
     if not os.path.exists(path):
         line = f"no lock file {shown}; `ckdn lock-config` writes one"
-        return {"ok": not locked, "lock": None, "changed": [], "missing": [], "extra": [],
-                "lines": [line]}
-    differences = verify(config)
-    return {"ok": not differences, "lock": shown, **differences.as_json(),
-            "lines": differences.lines() or [f"ok: the config matches {shown}"]}
+        return {"ok": not locked and not blocked, "lock": None, "changed": [], "missing": [],
+                "extra": [], "blocked": blocked, "lines": [line, *refusals]}
+    differences = verify(config, path)
+    lines = [*differences.lines(), *refusals] or [f"ok: the config matches {shown}"]
+    return {"ok": not differences and not blocked, "lock": shown, **differences.as_json(),
+            "blocked": blocked, "lines": lines}
+
+
+def blocked_checks(config: Config) -> list[dict[str, str]]:
+    """Every check the command policy would refuse to start, with the reason (as doctor and
+    ``ckdn run`` judge it, in the run dir a run would get)."""
+    found = []
+    for check in config.checks.values():
+        run_dir = os.path.join(config.run.runs_dir, f"VERIFY-{check.name}")
+        argv = [substitute(a, run_dir) for a in check.argv]
+        reason = verdict(config, check, argv, run_dir,
+                         child_env(config, check, check.name, run_dir))
+        if reason is not None:
+            found.append({"check": check.name, "reason": reason})
+    return found
 
 
 def describe_checks(config: Config) -> list[dict[str, Any]]:
