@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.app import load_config, run
-from ckdn.app._running.policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, verdict
+from ckdn.app._running.policy import FORBIDDEN_HOME, FORBIDDEN_ROOTS, STREAM_DEVICES, verdict
 from tests.project import Project
 
 
@@ -219,6 +219,8 @@ def test_no_spelling_of_a_forbidden_place_is_ever_allowed(tmp_path: Path,
 def test_a_token_that_mentions_a_forbidden_root_outside_a_url_never_passes(
         tmp_path: Path, word: str) -> None:
     for root in FORBIDDEN_ROOTS:
+        if f"{root}/{word}" in STREAM_DEVICES:  # /dev/null and its kin, named exactly, may pass
+            continue
         assert judge(tmp_path, ["tool", f"--x={root}/{word}"]) is not None
 
 
