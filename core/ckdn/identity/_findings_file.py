@@ -166,6 +166,15 @@ class SpoolFile:
             self.close()
         self._buffer = []
 
+    def discard(self) -> None:
+        """Remove the spool (after the file is written, or when it is not)."""
+        self.close()
+        if os.path.lexists(self.path):
+            try:
+                os.unlink(self.path)
+            except OSError:  # the run dir went: nothing to remove
+                return
+
     def close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
@@ -224,15 +233,6 @@ class FindingsSpool(SpoolFile):
         if index != self.count:
             raise OSError(f"{self.path} holds {index} findings of {self.count}")
 
-    def discard(self) -> None:
-        """Remove the spool (after the file is written, or when it is not)."""
-
-        self.close()
-        if os.path.lexists(self.path):
-            try:
-                os.unlink(self.path)
-            except OSError:  # the run dir went: nothing to remove
-                return
 
 
 def _chunk(lines: Iterable[str]) -> bytes:

@@ -9,7 +9,6 @@ table, :class:`~ckdn.identity.IdentityTable`, and writes from
 from __future__ import annotations
 
 import json
-import os
 
 from ckdn.evidence_files import open_regular
 from ckdn.identity._findings_file import _HEADS, SpoolFile, _header_line, _tailer
@@ -121,15 +120,6 @@ class FindingsWriter(SpoolFile):
         if self._all_again:
             return [(0, self._written)]
         return sorted(span for path in self._split for span in self._ranges[path])
-
-    def discard(self) -> None:
-        """Remove the spool (after the file is written, or when it is not)."""
-        self.close()
-        if os.path.lexists(self.path):
-            try:
-                os.unlink(self.path)
-            except OSError:  # the run dir went: nothing to remove
-                return
 
 
 #: A file's findings held at once before they are written (see :class:`FindingsWriter`).
