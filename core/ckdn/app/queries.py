@@ -16,6 +16,7 @@ from ckdn.app._project.checks import (
 )
 from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._stored.diff import diff_runs, render_diff
+from ckdn.app._stored.freshness import SCHEMA_STATUS, render_status, status
 from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_window, run_id
 from ckdn.app._stored.runs import (
     headline,
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_LIMIT",
     "PLUGIN_FLAG",
     "REPORT_FORMATS",
+    "SCHEMA_STATUS",
     "SKILLS",
     "Progress",
     "RunWatch",
@@ -65,12 +67,14 @@ __all__ = [
     "red_members",
     "render",
     "render_diff",
+    "render_status",
     "report_text",
     "requirements",
     "resolution_order",
     "run_id",
     "schema_ids",
     "shown_runs_dir",
+    "status",
     "this_checkdown",
     "verify_config",
     "write_skills",

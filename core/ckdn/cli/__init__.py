@@ -39,6 +39,8 @@ VERBS: dict[str, tuple[str, str]] = {
                      "findings)"),
     "merge": ("merge", "seal shard runs of one check as one run; digest on stdout (never green "
                        "for missing or disagreeing shards)"),
+    "status": ("status", "whether each check's latest run holds for the tree now: fresh, stale, "
+                         "missing, unknown (exit 0 only when all are fresh passes)"),
     "list": ("list_runs", "recent runs, newest first"),
     "checks": ("checks", "configured checks and aliases"),
     "gc": ("gc", "prune old run directories"),

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # through an alias would leave an agent with half a verdict ----------------------------------
 
 CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires",
-              "env_allow")
+              "env_allow", "reads_files")
 ALIAS_KEYS = ("members", "fail_fast", "description")
 
 #: The distribution-name part of a PEP 508 requirement, and what may follow it
@@ -130,6 +130,7 @@ class Tables:
             options=MappingProxyType(options), description=self.description(where, table),
             requires=self.requires(where, table.get("requires", [])),
             env_allow=self.env_allow(where, table.get("env_allow")),
+            reads_files=self.boolean(where, "reads_files", table.get("reads_files", True)),
         )
 
     def command(self, where: str, name: str,
@@ -395,7 +396,7 @@ def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
-             "max_age_days", "max_bytes", "redact")
+             "max_age_days", "max_bytes", "redact", "required")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
 _BOOL_KEYS = ("require_lock", "private", "inherit_env")
 _POLICIES = ("workspace", "allowlist", "off")
@@ -516,8 +517,17 @@ class _Loader(Tables):
                 aliases[name] = self.alias(where, name, table, raw_checks)
             else:
                 checks[name] = self.atomic(where, name, table)
+        self.required(run.required, checks, aliases)
         return Config(path=path, cwd=self.cwd, run=run, checks=MappingProxyType(checks),
                       aliases=MappingProxyType(aliases))
+
+    def required(self, names: tuple[str, ...], checks: dict[str, Check],
+                 aliases: dict[str, Alias]) -> None:
+        """``[run].required`` names only checks and aliases the file defines."""
+        for name in names:
+            if name not in checks and name not in aliases:
+                raise self.error("run", f"required: unknown check {name!r}"
+                                 + suggest(name, [*checks, *aliases]))
 
     def parse_toml(self, data: bytes) -> dict[str, Any]:
         # A leading byte order mark is skipped, as "utf-8-sig" would (without loading that codec).
@@ -568,9 +578,15 @@ class _Loader(Tables):
         redact = DEFAULT_REDACT
         if "redact" in table:
             redact = redact_settings(self, table["redact"])
+        required = table.get("required", [])
+        if (not isinstance(required, list) or len(set(required)) != len(required)
+                or not all(isinstance(n, str) and n for n in required)):
+            raise self.error("run", f"required: must be an array of distinct check or alias "
+                                    f"names, not {show(required)}")
         return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
                            allowlist=allowlist, max_age_days=self.retention_age(table),
-                           max_bytes=self.retention_bytes(table), redact=redact, **ints)
+                           max_bytes=self.retention_bytes(table), redact=redact,
+                           required=tuple(required), **ints)
 
     def boolean(self, where: str, key: str, value: Any) -> bool:
         if not isinstance(value, bool):

@@ -38,12 +38,13 @@ class RunSettings(Record):
     since ``ckdn lock-config`` is refused); ``private`` (run dirs 0700, files 0600);
     ``max_age_days`` and ``max_bytes`` (retention beyond ``keep``; None: no limit);
     ``inherit_env`` (False: the child gets a minimal environment); ``redact`` is
-    ``[run].redact``.
+    ``[run].redact``; ``required`` the checks and aliases ``ckdn status`` answers for
+    by default (empty: every atomic check).
     """
 
     __slots__ = ("allowlist", "baseline", "command_policy", "inherit_env", "keep",
                  "log_tail_lines", "max_age_days", "max_bytes", "max_snippet_lines",
-                 "private", "redact", "require_lock", "runs_dir", "top")
+                 "private", "redact", "require_lock", "required", "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
@@ -58,6 +59,7 @@ class RunSettings(Record):
     max_bytes: int | None
     inherit_env: bool
     redact: RedactSettings
+    required: tuple[str, ...]
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
@@ -65,10 +67,10 @@ class RunSettings(Record):
                  allowlist: tuple[str, ...] = (), require_lock: bool = False,
                  private: bool = True, max_age_days: float | None = None,
                  max_bytes: int | None = None, inherit_env: bool = True,
-                 redact: RedactSettings = DEFAULT_REDACT) -> None:
+                 redact: RedactSettings = DEFAULT_REDACT, required: tuple[str, ...] = ()) -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
                      command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
-                     inherit_env, redact)
+                     inherit_env, redact, required)
 
 
 @record
@@ -81,10 +83,12 @@ class Check(Record):
     ``env`` and ``options`` default to an empty read-only mapping. ``env_allow`` (None:
     not set) names the variables of ckdn's environment the child keeps beside the minimal
     set; setting it gives the check a minimal environment whatever ``[run].inherit_env`` says.
+    ``reads_files`` False: the check reads no files of the tree (a probe, a service's health),
+    so its runs record no source state and ``ckdn status`` never calls them stale.
     """
 
     __slots__ = ("argv", "command", "description", "env", "env_allow", "name", "options",
-                 "parser", "requires", "timeout", "top")
+                 "parser", "reads_files", "requires", "timeout", "top")
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
@@ -96,15 +100,16 @@ class Check(Record):
     description: str | None
     requires: tuple[str, ...]
     env_allow: tuple[str, ...] | None
+    reads_files: bool
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, name: str, command: str | tuple[str, ...], argv: tuple[str, ...], parser: str,
             timeout: float | None = None, env: Mapping[str, str] = _EMPTY,
             top: int | None = None, options: Mapping[str, Any] = _EMPTY,
             description: str | None = None, requires: tuple[str, ...] = (),
-            env_allow: tuple[str, ...] | None = None) -> None:
+            env_allow: tuple[str, ...] | None = None, reads_files: bool = True) -> None:
         self._assign(name, command, argv, parser, timeout, env, top, options, description,
-                     requires, env_allow)
+                     requires, env_allow, reads_files)
 
 
 @record

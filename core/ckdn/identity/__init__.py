@@ -1,7 +1,7 @@
 """A finding's identity, what a run needs of it: the fingerprint, the findings file, the gate.
 
 What only some verbs need lives in this room's public modules (``diff``, ``merge``,
-``renames``, ``source_tree``), so a run never imports it.
+``renames``), so a run never imports it.
 """
 
 from ckdn.identity._baseline import (

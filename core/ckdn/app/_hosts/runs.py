@@ -10,6 +10,7 @@ import os
 import stat
 import time
 
+from ckdn.app._running.source import SourceWatch
 from ckdn.app._running.steps import HOST_STEPS, LOG, Outcome, Run, execute, store_for
 from ckdn.errors import CkdnError
 from ckdn.parsers.pytest_evidence import (
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
     from ckdn.config import Config
     from ckdn.identity import FindingRow
-    from ckdn.identity.source_tree import SourceWatch
     from ckdn.parsers.base import ParseResult
     from ckdn.store import RunDir, Store
 
@@ -154,10 +154,7 @@ def begin_host_run(config: Config, name: str, *, tests: bool = False) -> HostRun
     rd = store.begin(name)
     if not tests:
         return HostRun(config, store, rd)
-    # lazy: as the spawn step, only a test run asks
-    from ckdn.identity.source_tree import SourceWatch
-
-    return HostRun(config, store, rd, SourceWatch(config.cwd))
+    return HostRun(config, store, rd, SourceWatch(config.cwd, rd.path))
 
 
 def write_evidence(run_dir: str, result: ParseResult, exitstatus: int) -> str:

@@ -12,10 +12,18 @@ from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
 from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
+from ckdn.app._running.source import SOURCE_FILE, SourceWatch, source_document
+from ckdn.app._running.weakening import (
+    FACTS_FILE,
+    facts_of,
+    reference,
+    settings_hash,
+    weakened,
+    weakening_note,
+)
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
-from ckdn.parsers import TEST_PARSERS
 from ckdn.parsers.base import ParseResult
 from ckdn.process import Exit, run_process, stop_left_running
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
@@ -29,8 +37,8 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.gate import Gated
     from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.app._running.source import SourceState
     from ckdn.identity import FindingRow
-    from ckdn.identity.source_tree import SourceWatch
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
     from ckdn.store import RunDir
@@ -84,7 +92,8 @@ class Run:
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
                  "identities", "log_bytes", "log_sha256", "name", "notes", "owns_lock",
                  "parser", "publish", "redaction", "restore_interrupts", "result",
-                 "run_dir", "source", "started_at", "stop", "store", "tap", "top", "verdict")
+                 "run_dir", "source", "started_at", "stop", "store", "tap", "top", "tree",
+                 "verdict")
 
     def __init__(self, config: Config, name: str, *, check: Check | None = None,
                  parser: str = "generic", top: int | None = None, publish: bool = True,
@@ -109,6 +118,7 @@ class Run:
         self.env_keys: Iterable[str] = check.env if check is not None else ()
         self.notes: list[str] = []
         self.source: SourceWatch | None = None
+        self.tree: SourceState | None = None  # what the watch saw, once read
         self.exit = Exit(0)
         self.started_at = self.finished_at = 0.0
         self.log_sha256, self.log_bytes = "", 0
@@ -145,6 +155,9 @@ class Run:
         """Remove the tap's spool, let Ctrl-C in again, drop the lock the run took."""
         if self.tap is not None:
             self.tap.discard()
+        if self.source is not None:  # the run ended before its tree was recorded
+            self.source.discard()
+            self.source = None
         if self.restore_interrupts is not None:
             signal.signal(signal.SIGINT, self.restore_interrupts)
             self.restore_interrupts = None
@@ -174,11 +187,8 @@ def spawn(run: Run) -> Run:
         run.notes.extend(host_notes(argv[0], env, str(config.cwd), run.host_bins))
     log = os.path.join(path, LOG)
     refused = verdict(config, check, argv, path, env)
-    if refused is None and check.parser in TEST_PARSERS:
-        # lazy: only a test check records the tree it ran on (a git status, beside the tool)
-        from ckdn.identity.source_tree import SourceWatch
-
-        run.source = SourceWatch(config.cwd)
+    if refused is None and check.reads_files:  # the tree it ran on: a git status beside it
+        run.source = SourceWatch(config.cwd, path)
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
            else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
                             label=run.name, stop=run.stop, on_spawn=rd.record_child,
@@ -266,19 +276,46 @@ def record_findings(run: Run) -> Run:
 
 
 def record_source(run: Run) -> Run:
-    """``source.json``: the state of the tree a test check ran on, when git could say it
-    (``ckdn diff`` tells a flaky test from one whose code changed)."""
+    """``source.json``: the state of the tree the run saw, when git could say it
+    (``ckdn status`` tells fresh from stale, ``ckdn diff`` a flaky test from changed code)."""
     if run.source is None:
         return run
-    # the identity room is loaded already: the spawn (or the host) started the watch
-    from ckdn.identity.source_tree import SOURCE_FILE, source_document
-
-    tree = run.source.result()
-    if tree is not None:
+    run.tree = run.source.result()
+    run.source = None
+    if run.tree is not None:
         try:
-            run.store.write_atomic(os.path.join(run.path, SOURCE_FILE), source_document(tree))
+            run.store.write_atomic(os.path.join(run.path, SOURCE_FILE),
+                                   source_document(run.tree))
         except CkdnError as exc:  # evidence beside the digest: the digest is never lost for it
             del exc
+    return run
+
+
+def note_weakening(run: Run) -> Run:
+    """A green run's ``facts.json``, and a note when it checked less than the last green run
+    of its check on the same branch (fewer tests, more skipped, a lower threshold, ...)."""
+    assert run.verdict is not None
+    if run.verdict.status != PASS or run.redaction is None:
+        return run
+    check = run.check
+    branch = run.tree.branch if run.tree is not None else None
+    shown = " ".join(run.redaction.argv([*(check.argv if check is not None else run.argv),
+                                         *run.extra_args]))
+    facts = facts_of(check=run.name, parser=run.parser, branch=branch,
+                     settings=settings_hash(check, run.extra_args, run.argv), command=shown,
+                     options=check.options if check is not None else {},
+                     summary=run.facts.summary)
+    earlier = reference(run.store, run.name, run.path, branch)
+    if earlier is not None:
+        phrases = weakened(earlier[1], facts)
+        if phrases:
+            facts["weakened"] = phrases
+            facts["reference"] = earlier[0]
+            run.notes.append(weakening_note(earlier[0], phrases))
+    try:
+        run.store.write_atomic(os.path.join(run.path, FACTS_FILE), canonical(facts) + b"\n")
+    except CkdnError as exc:  # evidence beside the digest: the digest is never lost for it
+        del exc
     return run
 
 
@@ -334,8 +371,8 @@ def prune(run: Run) -> Run:
 
 #: The run of a check ckdn runs itself, step by step (docs/design.md lists them).
 RUN_STEPS: tuple[Step, ...] = (begin, spawn, parse, shield_evidence, decide_status, gate,
-                               record_findings, record_source, build_documents, publish,
-                               prune)
+                               record_findings, record_source, note_weakening, build_documents,
+                               publish, prune)
 #: A run a host made (the pytest plugin, tox's observe mode, a shard merge): after the spawn.
 HOST_STEPS: tuple[Step, ...] = RUN_STEPS[RUN_STEPS.index(parse):]
 

@@ -8,13 +8,13 @@ import os
 import re
 
 from ckdn.app._running.steps import store_for
+from ckdn.app._stored.freshness import read_source_state
 from ckdn.app._stored.outcomes import run_outcomes
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
 from ckdn.identity import FINDINGS_FILE, read_findings, retried_head, split_location
 from ckdn.identity.diff import compare_tests, pair
 from ckdn.identity.renames import git_renames
-from ckdn.identity.source_tree import read_source_state
 from ckdn.parsers import TEST_PARSERS
 from ckdn.redact import Redaction
 

@@ -1,0 +1,283 @@
+"""The tree a run saw: one ``git status`` beside the tool, each path it names hashed as git
+hashes a blob, written as ``source.json`` for ``ckdn status`` (fresh or stale) and ``ckdn diff``
+(flaky or changed). On every run's path: no ``subprocess``, no ``hashlib``, no ``json``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from ckdn._lite.canonical import canonical
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Protocol
+
+    class _Hash(Protocol):
+        def update(self, data: bytes, /) -> None: ...
+
+        def hexdigest(self) -> str: ...
+
+__all__ = ["MAX_PATHS", "SCHEMA_SOURCE", "SOURCE_FILE", "SourceState", "SourceWatch",
+           "blob_id", "in_repository", "source_document"]
+
+# ``git status --porcelain=v2 --branch --untracked-files=all --no-renames -z`` names the
+# commit (``HEAD``), the branch and every path that differs from it: modified, staged,
+# deleted, or untracked and not ignored. Each such path is recorded with its content as
+# git would store it (the blob id, ``sha1`` or ``sha256`` as the repository uses) and the
+# blob ``HEAD`` has for it, so a later look can say which files changed, and that a file
+# committed since with the content the run saw did not. The tree's hash covers the commit
+# and every named path with its content: two runs with equal hashes ran on the same code.
+# Ignored files (build output, caches) are not part of the tree. git runs in its own
+# session while the tool runs (its output spooled to an unlinked file, so nothing blocks
+# on a pipe) and is read when the tool has finished; no git, no repository, a git that
+# fails or takes longer than :data:`_TIMEOUT`: no state, never an error.
+
+SOURCE_FILE = "source.json"
+SCHEMA_SOURCE = "ckdn.source/2"
+#: Paths recorded one by one; beyond them only the tree's hash says whether it changed.
+MAX_PATHS = 1000
+_TIMEOUT = 10.0
+_BLOCK = 1 << 20
+_MAX_STATUS = 64 << 20  # a status longer than this is not read: no state
+_ARGS = ("status", "--porcelain=v2", "--branch", "--untracked-files=all", "--no-renames",
+         "-z")
+
+
+def in_repository(cwd: str) -> bool:
+    """Whether ``cwd`` is inside a git work tree as far as a few ``lstat`` calls can tell
+    (a ``.git`` above it, or ``GIT_DIR`` set): outside one, no git is started at all."""
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return True
+    return _top(os.path.abspath(cwd)) is not None
+
+
+def _top(path: str) -> str | None:
+    """The work tree's top (where ``.git`` is), which status paths are relative to."""
+    here = path
+    while not os.path.lexists(os.path.join(here, ".git")):
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+    return here
+
+
+class SourceState:
+    """What ``git status`` said of the tree, with content hashes: ``head`` (None before the
+    first commit), ``branch`` (None: detached), ``paths`` (path -> (the work tree's blob id
+    or None for absent, ``HEAD``'s blob id or None)), ``omitted`` paths beyond them, ``tree``."""
+
+    __slots__ = ("branch", "head", "omitted", "paths", "tree")
+
+    def __init__(self, head: str | None, branch: str | None,
+                 paths: Mapping[str, tuple[str | None, str | None]], omitted: int,
+                 tree: str) -> None:
+        self.head, self.branch, self.paths, self.omitted, self.tree = (
+            head, branch, paths, omitted, tree)
+
+    def document(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"schema": SCHEMA_SOURCE, "tree": self.tree, "head": self.head,
+                               "branch": self.branch,
+                               "paths": {p: list(v) for p, v in self.paths.items()}}
+        if self.omitted:
+            doc["paths_omitted"] = self.omitted
+        return doc
+
+
+def source_document(state: SourceState) -> bytes:
+    """``source.json``'s bytes."""
+    return canonical(state.document()) + b"\n"
+
+
+class SourceWatch:
+    """``git status`` of the tree, started beside the tool and read when it ends.
+
+    ``spool_dir`` is a directory the watch may make its (at once unlinked) output file in:
+    the run dir of a run. :meth:`result` hashes what git named (read then).
+    """
+
+    __slots__ = ("_cwd", "_fd", "_pid")
+
+    def __init__(self, cwd: str, spool_dir: str) -> None:
+        self._cwd = os.path.abspath(cwd)
+        self._pid = 0
+        self._fd = -1
+        if not in_repository(self._cwd):
+            return
+        try:
+            name = os.path.join(spool_dir, f".git-status.{os.getpid()}.{os.urandom(4).hex()}")
+            self._fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            os.unlink(name)
+            env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+            actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                       (os.POSIX_SPAWN_DUP2, self._fd, 1),
+                       (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+            self._pid = os.posix_spawnp("git", ["git", "-C", self._cwd, *_ARGS], env,
+                                        file_actions=actions, setsid=True)
+        except (OSError, AttributeError):  # no git, no posix_spawnp, an unwritable run dir
+            self._close()
+
+    def discard(self) -> None:
+        """Stop git and drop its output: a run that ended before its state was read."""
+        pid, self._pid = self._pid, 0
+        if pid:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:  # gone already, or reaped elsewhere
+                pass
+        self._close()
+
+    def _close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def result(self) -> SourceState | None:
+        """The tree's state, or ``None`` when git cannot say."""
+        pid, self._pid = self._pid, 0
+        try:
+            if not pid or not _finished(pid):
+                return None
+            out = _read_all(self._fd)
+        finally:
+            self._close()
+        if out is None:
+            return None
+        return state_of(out, self._cwd)
+
+
+def _finished(pid: int) -> bool:
+    """Wait for git (at most :data:`_TIMEOUT`); whether it exited 0."""
+    deadline = time.monotonic() + _TIMEOUT
+    pause = 0.0002
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status) == 0
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+    except ChildProcessError:  # reaped elsewhere (a host's SIGCHLD handler): not known
+        return False
+
+
+def _read_all(fd: int) -> bytes | None:
+    size = os.fstat(fd).st_size
+    if size > _MAX_STATUS:
+        return None
+    os.lseek(fd, 0, os.SEEK_SET)
+    parts: list[bytes] = []
+    while block := os.read(fd, _BLOCK):
+        parts.append(block)
+    return b"".join(parts)
+
+
+def state_of(out: bytes, cwd: str) -> SourceState | None:
+    """The state ``git status``'s output names, each path's content hashed now."""
+    head, branch, entries = parse_status(out)
+    if head is None and not entries and branch is None:
+        return None
+    top = _top(cwd) or cwd
+    sha256 = head is not None and len(head) == 64
+    tree = _hasher(sha256=True)
+    tree.update(b"head\0" + (head or "").encode())
+    paths: dict[str, tuple[str | None, str | None]] = {}
+    for path in sorted(entries):
+        work = blob_id(os.path.join(top, path), sha256=sha256)
+        tree.update(f"\0path\0{path}\0{work}".encode("utf-8", "surrogateescape"))
+        if len(paths) < MAX_PATHS:
+            paths[path] = (work, entries[path])
+    return SourceState(head, branch, paths, len(entries) - len(paths), tree.hexdigest())
+
+
+_ZERO = frozenset("0")
+
+
+def parse_status(out: bytes) -> tuple[str | None, str | None, dict[str, str | None]]:
+    """The commit, the branch and each named path with ``HEAD``'s blob for it (None: not in
+    ``HEAD``; ``"?"``: unmerged, not known) from ``git status --porcelain=v2 -z``. Paths are
+    the repository's, relative to its top."""
+    head: str | None = None
+    branch: str | None = None
+    entries: dict[str, str | None] = {}
+    for raw in out.split(b"\0"):
+        entry = raw.decode("utf-8", "surrogateescape")
+        if entry.startswith("# branch.oid "):
+            oid = entry[len("# branch.oid "):]
+            head = None if oid == "(initial)" else oid
+        elif entry.startswith("# branch.head "):
+            name = entry[len("# branch.head "):]
+            branch = None if name == "(detached)" else name
+        elif entry[:2] == "1 ":
+            fields = entry.split(" ", 8)
+            if len(fields) == 9:
+                entries[fields[8]] = None if set(fields[6]) <= _ZERO else fields[6]
+        elif entry[:2] == "u ":
+            fields = entry.split(" ", 10)
+            if len(fields) == 11:
+                entries[fields[10]] = "?"
+        elif entry[:2] == "? ":
+            entries[entry[2:]] = None
+    return head, branch, entries
+
+
+def _hasher(*, sha256: bool) -> _Hash:
+    """The builtin SHA module: loading OpenSSL (``hashlib``) costs more than a few files."""
+    if sha256:
+        names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+        for name in names:
+            try:
+                made: _Hash = __import__(name).sha256()
+                return made
+            except ImportError:
+                continue
+    else:
+        try:
+            made = __import__("_sha1").sha1()
+            return made
+        except ImportError:
+            pass
+    import hashlib  # here: a Python built without the builtin modules
+
+    return hashlib.sha256() if sha256 else hashlib.sha1()  # noqa: S324 - git's blob id
+
+
+def blob_id(path: str, *, sha256: bool = False) -> str | None:
+    """The id git gives the file's content as a blob (a symlink: its target), None when
+    there is no file; a directory or an unreadable file gets a mark that no blob has."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "unreadable"
+    digest = _hasher(sha256=sha256)
+    if stat.S_ISLNK(info.st_mode):
+        target = os.fsencode(os.readlink(path))
+        digest.update(b"blob %d\0" % len(target) + target)
+        return digest.hexdigest()
+    if not stat.S_ISREG(info.st_mode):
+        return "directory" if stat.S_ISDIR(info.st_mode) else "special"
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            digest.update(b"blob %d\0" % size)
+            read = 0
+            while block := handle.read(_BLOCK):
+                digest.update(block)
+                read += len(block)
+    except OSError:
+        return "unreadable"
+    if read != size:  # written while it was read: not the content of any one moment
+        return "changing"
+    return digest.hexdigest()
