@@ -152,7 +152,7 @@ def test_the_schemas_ship_inside_the_package() -> None:
     folder = importlib.resources.files("ckdn") / "schemas"
     names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
     assert names == ["aggregate-1.json", "diff-1.json", "digest-2.json", "doctor-1.json",
-                     "meta-1.json"]
+                     "meta-1.json", "status-1.json"]
 
 
 @pytest.mark.parametrize("schema_id", ["ckdn.baseline/1", "ckdn.digest/1", "nope", ""])

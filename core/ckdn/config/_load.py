@@ -130,8 +130,15 @@ class Tables:
             options=MappingProxyType(options), description=self.description(where, table),
             requires=self.requires(where, table.get("requires", [])),
             env_allow=self.env_allow(where, table.get("env_allow")),
-            reads_files=self.boolean(where, "reads_files", table.get("reads_files", True)),
+            reads_files=self.reads_files(where, table.get("reads_files", True)),
         )
+
+    def reads_files(self, where: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(where, f"reads_files: must be true or false (false: the check "
+                                    f"reads no files, so no tree state is recorded), "
+                                    f"not {show(value)}")
+        return value
 
     def command(self, where: str, name: str,
                 value: Any) -> tuple[str | tuple[str, ...], tuple[str, ...]]:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ckdn.app._stored.freshness import tree_now
 from ckdn.identity.diff import TEST_CLASSES, compare_tests
-from ckdn.identity.source_tree import source_state
 from ckdn.parsers.outcomes import OUTCOMES
 from ckdn.schema import load_schema
 from tests.project import Project
@@ -153,6 +153,12 @@ def test_the_tree_state_follows_tracked_edits_and_untracked_files_not_ignored_on
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "new.py").write_text("y = 1\n")
     assert source_state(str(tmp_path / "sub")) not in (None, clean)  # from a subdirectory too
+
+
+def source_state(cwd: str) -> str | None:
+    """The tree's hash now, as a run records it (None: git cannot say)."""
+    state, _why = tree_now(cwd)
+    return None if state is None else state.tree
 
 
 OUTCOME = st.sampled_from(OUTCOMES)

@@ -233,20 +233,18 @@ def parse_status(out: bytes) -> tuple[str | None, str | None, dict[str, str | No
 
 def _hasher(*, sha256: bool) -> _Hash:
     """The builtin SHA module: loading OpenSSL (``hashlib``) costs more than a few files."""
-    if sha256:
-        names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
-        for name in names:
-            try:
-                made: _Hash = __import__(name).sha256()
-                return made
-            except ImportError:
-                continue
+    if not sha256:
+        names: tuple[tuple[str, str], ...] = (("_sha1", "sha1"),)
+    elif sys.version_info >= (3, 12):
+        names = (("_sha2", "sha256"), ("_sha256", "sha256"))
     else:
+        names = (("_sha256", "sha256"), ("_sha2", "sha256"))
+    for module, function in names:
         try:
-            made = __import__("_sha1").sha1()
-            return made
+            made: _Hash = getattr(__import__(module), function)()
         except ImportError:
-            pass
+            continue
+        return made
     import hashlib  # here: a Python built without the builtin modules
 
     return hashlib.sha256() if sha256 else hashlib.sha1()  # noqa: S324 - git's blob id

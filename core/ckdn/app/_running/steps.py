@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.app._running.gate import Gated
-    from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.app._running.source import SourceState
+    from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.identity import FindingRow
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 
 from ckdn._lite.canonical import canonical
+from ckdn.errors import CkdnError
 from ckdn.evidence_files import read_regular
 
 try:  # json's own C scanner: importing json costs a tenth of a trivial run (its decoder)
-    from _json import make_scanner as _make_scanner
+    from _json import make_scanner as _c_scanner
+
+    _make_scanner: Any = _c_scanner
 except ImportError:  # pragma: no cover - CPython always has _json
     _make_scanner = None
 
@@ -40,6 +43,7 @@ _THRESHOLDS = ("fail_under", "score_fail_under")
 #: The note's length at most, and a command's within it.
 MAX_NOTE = 600
 _MAX_COMMAND = 120
+_KEPT_COMMAND = 2000  # of the command in facts.json
 #: Runs of the check looked at for its last green run on this branch, newest first.
 _LOOKBACK = 50
 
@@ -81,7 +85,7 @@ def facts_of(*, check: str, parser: str, branch: str | None, settings: str,
                   if isinstance(options.get(key), int | float)
                   and not isinstance(options.get(key), bool)}
     return {"schema": SCHEMA_FACTS, "check": check, "branch": branch, "settings": settings,
-            "command": _cut(command, _MAX_COMMAND), "measures": measures,
+            "command": _cut(command, _KEPT_COMMAND), "measures": measures,
             "thresholds": thresholds}
 
 
@@ -114,10 +118,23 @@ def weakened(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
             said.append(f"{key} lowered ({was_t[key]:g} -> {has_t[key]:g})")
     if before.get("settings") != now.get("settings"):
         if before.get("command") != now.get("command"):
-            said.append(f"the command changed ({before.get('command')} -> {now.get('command')})")
+            was_c, has_c = _where_they_differ(str(before.get("command")), str(now.get("command")))
+            said.append(f"the command changed ({was_c} -> {has_c})")
         else:
             said.append("the check's options, env or extra arguments changed")
     return said
+
+
+def _where_they_differ(before: str, now: str) -> tuple[str, str]:
+    """The two commands from the word before their first difference on, each cut."""
+    a, b = before.split(" "), now.split(" ")
+    same = 0
+    while same < min(len(a), len(b)) and a[same] == b[same]:
+        same += 1
+    start = max(0, same - 1)
+    lead = "... " if start else ""
+    return (_cut(lead + " ".join(a[start:]), _MAX_COMMAND),
+            _cut(lead + " ".join(b[start:]), _MAX_COMMAND))
 
 
 def _unit(key: str) -> str:
@@ -167,7 +184,7 @@ def _loads(data: bytes) -> Any:
             import json  # here: only where the C scanner is missing
 
             return json.loads(text)
-        value, end = _make_scanner(_Decoding())(text, 0)  # type: ignore[arg-type]
+        value, end = _make_scanner(_Decoding())(text, 0)
     except (ValueError, StopIteration):  # not UTF-8, not JSON
         return None
     return value if not text[end:].strip() else None
@@ -178,7 +195,7 @@ def reference(store: Store, name: str, this_run: str, branch: str | None
     """The newest earlier green run of ``name`` on ``branch`` and its facts."""
     try:
         runs = store.runs(name)
-    except Exception:  # noqa: BLE001 - an unreadable runs dir: nothing to compare with
+    except CkdnError:  # an unreadable runs dir: nothing to compare with
         return None
     for info in runs[:_LOOKBACK]:
         if info.path == this_run or not info.finished:

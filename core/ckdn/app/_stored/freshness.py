@@ -212,16 +212,17 @@ def _status(config: Config, checks: Iterable[Check], accept_weakened: bool) -> d
             latest.setdefault(info.check, info)
     now, why_not = tree_now(config.cwd)
     between = commit_diff(config.cwd)
-    entries = [_entry(check, latest.get(check.name), now, why_not, between, store.display,
-                      accept_weakened) for check in checks]
+    entries = [_entry(check, latest.get(check.name), now=now, why_not=why_not, between=between,
+                      shown=store.display, accept_weakened=accept_weakened) for check in checks]
     not_green = [e for e in entries if not e["green"]]
     return {"schema": SCHEMA_STATUS, "verdict": "not_green" if not_green else "green",
             "counts": {state: sum(e["state"] == state for e in entries) for state in STATES},
             "checks": entries}
 
 
-def _entry(check: Check, info: RunInfo | None, now: SourceState | None, why_not: str,
-           between: Between, shown: Callable[[str], str], accept_weakened: bool) -> dict[str, Any]:
+def _entry(check: Check, info: RunInfo | None, *, now: SourceState | None, why_not: str,
+           between: Between, shown: Callable[[str], str], accept_weakened: bool
+           ) -> dict[str, Any]:
     entry: dict[str, Any] = {"check": check.name}
     if info is None:
         return {**entry, "state": MISSING, "green": False}
@@ -232,7 +233,7 @@ def _entry(check: Check, info: RunInfo | None, now: SourceState | None, why_not:
         return {**entry, "state": UNKNOWN, "green": False, "reason": str(exc)}
     entry["status"] = str(digest.get("status", "?"))
     facts = read_facts(info.path)
-    entry.update(_freshness(check, info.path, facts, now, why_not, between))
+    entry.update(_freshness(check, info.path, facts, now=now, why_not=why_not, between=between))
     if facts is not None and isinstance(facts.get("weakened"), list):
         entry["weakened"] = [str(p) for p in facts["weakened"]][:MAX_CHANGED]
     entry["green"] = (entry["state"] == FRESH and entry["status"] == PASS
@@ -240,9 +241,8 @@ def _entry(check: Check, info: RunInfo | None, now: SourceState | None, why_not:
     return entry
 
 
-def _freshness(check: Check, run_dir: str, facts: Mapping[str, Any] | None,
-               now: SourceState | None, why_not: str,
-               between: Between) -> dict[str, Any]:
+def _freshness(check: Check, run_dir: str, facts: Mapping[str, Any] | None, *,
+               now: SourceState | None, why_not: str, between: Between) -> dict[str, Any]:
     if facts is not None and facts.get("settings") != settings_hash(check):
         return {"state": STALE, "reason": "the run used other settings or arguments than the "
                                           "check has now"}
