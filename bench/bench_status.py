@@ -1,5 +1,8 @@
 """``ckdn status`` on a green 10-check project, against one ``git status`` alone.
 
+Also ``ckdn run`` of ``true`` recording the tree (a ``git status`` beside it, ``source.json``)
+against the same check with ``reads_files = false``.
+
 Prints figures; it is not a timed test. Usage::
 
     python bench/bench_status.py                 # 10 checks, 200 tracked files, 40 rounds
@@ -35,7 +38,10 @@ ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def make_project(root: Path, checks: int, files: int, dirty: int) -> None:
     lines = [f'[check.c{i:02}]\ncommand = "true"\nparser = "generic"\n' for i in range(checks)]
-    (root / "ckdn.toml").write_text("\n".join(lines))
+    lines.append('[check.blind]\ncommand = "true"\nparser = "generic"\nreads_files = false\n')
+    required = ", ".join(f'"c{i:02}"' for i in range(checks))
+    lines.append(f"[run]\nrequired = [{required}]\n")
+    (root / "ckdn.toml").write_text("\n".join(lines[-1:] + lines[:-1]))
     src = root / "src"
     src.mkdir()
     for i in range(files):
@@ -77,7 +83,9 @@ def main() -> None:
                                         capture_output=True, text=True, check=False).stdout)
         assert doc["verdict"] == "green", doc
         commands = {"python -c pass": [sys.executable, "-c", "pass"], "git status": GIT_STATUS,
-                    "ckdn status": ckdn_status}
+                    "ckdn status": ckdn_status,
+                    "ckdn run (tree)": [sys.executable, "-m", "ckdn", "run", "-q", "c00"],
+                    "ckdn run (blind)": [sys.executable, "-m", "ckdn", "run", "-q", "blind"]}
         walls: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(opts.rounds):
             for name, argv in commands.items():
@@ -91,6 +99,9 @@ def main() -> None:
     print(f"  ckdn status - git status {extra * 1000:+.1f} ms (target <= +150 ms); "
           f"ratio {med['ckdn status'] / med['git status']:.2f}x git status, "
           f"{med['ckdn status'] / med['python -c pass']:.2f}x python -c pass")
+    recorded = med["ckdn run (tree)"] - med["ckdn run (blind)"]
+    print(f"  `ckdn run` of `true` recording the tree - with reads_files = false "
+          f"{recorded * 1000:+.1f} ms")
 
 
 if __name__ == "__main__":
