@@ -1,5 +1,6 @@
 """One check's process: spawn it, follow its log, stop its tree, and say how it ended."""
 
+from ckdn.process._group import ended_beside, started_beside
 from ckdn.process._runner import (
     RC_INTERRUPTED,
     RC_NOT_EXECUTABLE,
@@ -18,7 +19,9 @@ __all__ = [
     "RC_TIMEOUT",
     "Exit",
     "FinishedRun",
+    "ended_beside",
     "run_process",
+    "started_beside",
     "stop_left_running",
 ]
 

@@ -42,6 +42,20 @@ _KILL_SETTLE = 1.0  # how long SIGKILLed processes get to disappear
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
 #: Whether a run may make ckdn a child subreaper (``_strays.Reaper``); tests switch it off.
 _adopt_orphans = True
+#: Processes ckdn started beside the check, each leading a session of its own (the tree's
+#: ``git status``): ckdn's children, never the check's, so the subreaper's "no child but
+#: the leader", the search for what left the group and the reaping of orphans pass them by.
+HELPERS: set[int] = set()
+
+
+def started_beside(pid: int) -> None:
+    """``pid`` is ckdn's own helper, started beside the check (in a session of its own)."""
+    HELPERS.add(pid)
+
+
+def ended_beside(pid: int) -> None:
+    """The helper ``pid`` has been reaped by whoever started it."""
+    HELPERS.discard(pid)
 
 
 class Child:

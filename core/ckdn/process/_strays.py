@@ -11,6 +11,7 @@ from ckdn.process._cgroup import Cgroup, cgroup_pids
 from ckdn.process._group import (
     _GONE,
     _KILL_SETTLE,
+    HELPERS,
     Child,
     Tree,
     group_members,
@@ -119,8 +120,8 @@ def outside(tree: Tree, child: Child) -> list[int]:
     live = []
     for pid in dict.fromkeys(candidates):
         fields = stat_fields(pid)
-        if pid in (pgid, me) or fields is None:
-            continue
+        if pid in (pgid, me) or fields is None or int(fields[3]) in HELPERS:
+            continue  # the leader, ckdn, gone, or ckdn's own helper (its session) and its kids
         start = int(fields[19])
         if tree.found.get(pid, start) != start:
             continue  # not the process seen before: its pid was reused
@@ -224,7 +225,8 @@ class Reaper:
     def start(cls, leader: int) -> Reaper | None:
         me = os.getpid()
         try:
-            if os.listdir("/proc/self/task") != [str(me)] or children(me) != [leader]:
+            if os.listdir("/proc/self/task") != [str(me)] \
+                    or [pid for pid in children(me) if pid not in HELPERS] != [leader]:
                 return None
             import ctypes  # here: a run whose command starts nothing else never pays for it
 
@@ -245,8 +247,8 @@ class Reaper:
         if not self._previous:
             self._prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         for pid in children(os.getpid()):
-            if pid != self._leader and (fields := stat_fields(pid)) is not None \
-                    and fields[0] in _GONE:
+            if pid != self._leader and pid not in HELPERS \
+                    and (fields := stat_fields(pid)) is not None and fields[0] in _GONE:
                 _reap(pid)
 
 

@@ -7,6 +7,8 @@ real pytest sessions under `ckdn run` that lose tests or gain a skip marker.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -297,3 +299,67 @@ def test_weakened_names_each_kind_of_loss() -> None:
         "no tests counted (it was 5)", "no files checked counted (it was 40)",
         "fail_under removed (it was 90)"]
     assert weakened(after, before) == []
+
+
+DAEMON = """
+[check.daemon]
+command = ["sh", "-c", "sleep 0.1; (setsid sh -c 'echo $$ > stray.pid; exec sleep 30' \
+</dev/null >/dev/null 2>&1 &); while [ ! -s stray.pid ]; do sleep 0.01; done"]
+parser = "generic"
+"""
+
+
+def test_the_git_status_beside_a_check_is_neither_its_leftover_nor_in_the_way_of_its_stop(
+        repo: Project) -> None:
+    assert "notes" not in run(repo, "ok")  # git ran beside it: not called a leftover
+    repo.config(CONFIG + DAEMON)
+    (repo.root / ".gitignore").write_text("__pycache__/\nbuild/\nstray.pid\n")
+    digest = run(repo, "daemon")
+    stray = int((repo.root / "stray.pid").read_text())
+    try:
+        # ckdn adopted the daemon as the tree's subreaper though git was its child too
+        assert digest["notes"] == [
+            "stopped 1 leftover process(es) still running after the command exited, 1 of them"
+            " outside its process group (SIGTERM)"]
+        assert (repo.root / ".agent-runs" / "latest" / "source.json").is_file()
+    finally:
+        try:
+            os.kill(stray, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+#: A single-threaded interpreter (as the `ckdn` process is) without a cgroup of its own:
+#: the git status beside the check must not keep ckdn from being the tree's subreaper.
+SUBREAPER_DRIVER = r"""
+import json, os, sys
+from ckdn.app._running.source import SourceWatch
+from ckdn.process import _cgroup, run_process
+
+_cgroup._cgroup_home = False
+os.makedirs("spool", exist_ok=True)
+watch = SourceWatch(os.getcwd(), "spool")
+script = ("sleep 0.1; (setsid sh -c 'echo $$ > stray.pid; exec sleep 30' </dev/null >/dev/null"
+          " 2>&1 &); while [ ! -s stray.pid ]; do sleep 0.01; done")
+ran = run_process(["sh", "-c", script], cwd=os.getcwd(), env=dict(os.environ),
+                  log_path="full.log", timeout=30)
+state = watch.result()
+print(json.dumps({"notes": ran.exit.notes, "tree": state is not None}))
+"""
+
+
+def test_ckdn_stays_the_trees_subreaper_beside_its_git_status(repo: Project) -> None:
+    (repo.root / ".gitignore").write_text("__pycache__/\nspool/\nstray.pid\nfull.log\n")
+    proc = subprocess.run([sys.executable, "-c", SUBREAPER_DRIVER], cwd=repo.root,
+                          capture_output=True, text=True, timeout=60, check=False)
+    stray = int((repo.root / "stray.pid").read_text())
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == {"notes": [
+            "stopped 1 leftover process(es) still running after the command exited, 1 of them"
+            " outside its process group (SIGTERM)"], "tree": True}
+    finally:
+        try:
+            os.kill(stray, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

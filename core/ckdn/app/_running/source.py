@@ -11,6 +11,7 @@ import sys
 import time
 
 from ckdn._lite.canonical import canonical
+from ckdn.process import ended_beside, started_beside
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class SourceWatch:
                        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
             self._pid = os.posix_spawnp("git", ["git", "-C", self._cwd, *_ARGS], env,
                                         file_actions=actions, setsid=True)
+            started_beside(self._pid)  # not the check's: the tree's stop passes it by
         except (OSError, AttributeError):  # no git, no posix_spawnp, an unwritable run dir
             self._close()
 
@@ -131,6 +133,7 @@ class SourceWatch:
                 os.waitpid(pid, 0)
             except OSError:  # gone already, or reaped elsewhere
                 pass
+            ended_beside(pid)
         self._close()
 
     def _close(self) -> None:
@@ -142,7 +145,11 @@ class SourceWatch:
         """The tree's state, or ``None`` when git cannot say."""
         pid, self._pid = self._pid, 0
         try:
-            if not pid or not _finished(pid):
+            if not pid:
+                return None
+            exited = _finished(pid)
+            ended_beside(pid)
+            if not exited:
                 return None
             out = _read_all(self._fd)
         finally:
