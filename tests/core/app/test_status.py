@@ -6,6 +6,7 @@ real pytest sessions under `ckdn run` that lose tests or gain a skip marker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -240,7 +241,8 @@ def test_the_default_is_every_check_or_run_required_and_aliases_expand(repo: Pro
 def test_status_refusals_are_one_line_and_exit_2(repo: Project) -> None:
     proc = repo.ckdn("status", "nosuch")
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr.count("\n") == 1 and "nosuch" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "nosuch" in proc.stderr
     repo.config('[run]\nrequired = ["tset"]\n' + CONFIG)
     proc = repo.ckdn("status")
     assert proc.returncode == 2
@@ -323,10 +325,8 @@ def test_the_git_status_beside_a_check_is_neither_its_leftover_nor_in_the_way_of
             " outside its process group (SIGTERM)"]
         assert (repo.root / ".agent-runs" / "latest" / "source.json").is_file()
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(stray, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 #: A single-threaded interpreter (as the `ckdn` process is) without a cgroup of its own:
@@ -359,7 +359,5 @@ def test_ckdn_stays_the_trees_subreaper_beside_its_git_status(repo: Project) -> 
             "stopped 1 leftover process(es) still running after the command exited, 1 of them"
             " outside its process group (SIGTERM)"], "tree": True}
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(stray, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
