@@ -116,9 +116,9 @@ SCHEMA_DIFF = "ckdn.diff/1"
 SCHEMA_DOCTOR = "ckdn.doctor/1"
 
 
-def test_schema_ids_are_the_five_packaged_documents() -> None:
+def test_schema_ids_are_the_six_packaged_documents() -> None:
     assert schema_ids() == [SCHEMA_AGGREGATE, SCHEMA_DIFF, SCHEMA_DIGEST, SCHEMA_DOCTOR,
-                            SCHEMA_META]
+                            SCHEMA_META, "ckdn.status/1"]
 
 
 @pytest.mark.parametrize("schema_id", [SCHEMA_DIGEST, SCHEMA_AGGREGATE, SCHEMA_META,

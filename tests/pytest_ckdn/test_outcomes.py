@@ -79,7 +79,7 @@ def test_a_session_records_every_tests_outcome_and_its_source_tree(repo: Project
     assert outcomes == {"test_pass": "passed", "test_fail": "failed",
                         "test_setup_error": "error", "test_skip": "skipped",
                         "test_xfail": "xfailed", "test_env": "passed"}
-    assert json.loads((run_dir / "source.json").read_text())["schema"] == "ckdn.source/1"
+    assert json.loads((run_dir / "source.json").read_text())["schema"] == "ckdn.source/2"
 
 
 def test_two_sessions_on_the_same_tree_show_a_changed_outcome_as_flaky(repo: Project) -> None:

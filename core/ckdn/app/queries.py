@@ -17,7 +17,7 @@ from ckdn.app._project.checks import (
 from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._stored.diff import diff_runs, render_diff
 from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_window, run_id
-from ckdn.app._stored.freshness import SCHEMA_STATUS, render_status, status
+from ckdn.app._stored.freshness import SCHEMA_STATUS, STATES, render_status, status
 from ckdn.app._stored.runs import (
     headline,
     list_runs,
@@ -47,6 +47,7 @@ __all__ = [
     "REPORT_FORMATS",
     "SCHEMA_STATUS",
     "SKILLS",
+    "STATES",
     "Progress",
     "RunWatch",
     "annotate",

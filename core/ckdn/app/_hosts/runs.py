@@ -132,6 +132,8 @@ class HostRun:
         """Drop the lock (idempotent); a run released unsealed stays unfinished."""
         if self._log is not None:
             self._log.close()
+        if self._source is not None:  # unsealed: its git status is not waited for
+            self._source.discard()
         self._rd.release()
 
     def __enter__(self) -> HostRun:
