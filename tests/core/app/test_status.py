@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ckdn.app._running.source import SourceState
+from ckdn.app._running.source import SourceState, blob_id
 from ckdn.app._running.weakening import weakened
 from ckdn.app._stored.freshness import changed_paths
 from ckdn.schema import load_schema
@@ -361,3 +361,14 @@ def test_ckdn_stays_the_trees_subreaper_beside_its_git_status(repo: Project) -> 
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(stray, signal.SIGKILL)
+
+
+def test_a_files_content_is_hashed_as_git_hashes_its_blob(tmp_path: Path) -> None:
+    (tmp_path / "a.bin").write_bytes(bytes(range(256)) * 5000)
+    (tmp_path / "empty").write_bytes(b"")
+    for name in ("a.bin", "empty"):
+        expected = subprocess.run(["git", "hash-object", str(tmp_path / name)], check=True,
+                                  capture_output=True, text=True).stdout.strip()
+        assert blob_id(str(tmp_path / name)) == expected
+    assert blob_id(str(tmp_path / "gone")) is None
+    assert blob_id(str(tmp_path)) == "directory"
