@@ -27,8 +27,10 @@ def test_a_green_session_leaves_a_pass_digest_like_ckdn_run(session: Runner,
     assert rec.digest == {"schema": "ckdn.digest/2", "check": "pytest", "status": "pass",
                           "rc": 0, "run_dir": f".agent-runs/{rec.run_dir.name}",
                           "summary": {"counts": {"tests": 2, "passed": 2}}}
-    assert sorted(p.name for p in rec.run_dir.iterdir()) == ["digest.json", "full.log",
-                                                             "meta.json", "tests.jsonl"]
+    # facts.json: a green run's facts, for the next one's weakening (docs/freshness.md)
+    assert sorted(p.name for p in rec.run_dir.iterdir()) == ["digest.json", "facts.json",
+                                                             "full.log", "meta.json",
+                                                             "tests.jsonl"]
     assert (pytester.path / ".agent-runs" / "latest").resolve() == rec.run_dir
     assert rec.meta["rc"] == 0
     assert set(rec.meta) == {"schema", "ckdn_version", "check", "parser", "command", "rc",
