@@ -372,3 +372,13 @@ def test_a_files_content_is_hashed_as_git_hashes_its_blob(tmp_path: Path) -> Non
         assert blob_id(str(tmp_path / name)) == expected
     assert blob_id(str(tmp_path / "gone")) is None
     assert blob_id(str(tmp_path)) == "directory"
+
+
+def test_a_check_that_reads_no_files_records_no_tree_and_is_never_stale(repo: Project) -> None:
+    run(repo, "probe")
+    latest = repo.root / ".agent-runs" / "latest"
+    assert not (latest / "source.json").exists()
+    assert (latest / "facts.json").is_file()
+    (repo.root / "test_it.py").write_text("# edited\n")
+    probe = entry(status(repo, "probe", code=0), "probe")
+    assert (probe["state"], probe["green"]) == ("fresh", True)
