@@ -16,7 +16,7 @@ from ckdn.app._project.checks import (
 )
 from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
 from ckdn.app._stored.diff import diff_runs, render_diff
-from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_window, run_id
+from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_meta, read_window, run_id
 from ckdn.app._stored.runs import (
     headline,
     list_runs,
@@ -60,6 +60,7 @@ __all__ = [
     "lock_config",
     "prune_runs",
     "read_document",
+    "read_meta",
     "read_run",
     "read_window",
     "red_members",
