@@ -5,6 +5,7 @@ and ``ckdn run`` never imports it.
 from __future__ import annotations
 
 from ckdn.app._annotating import annotate, render_report, report_of
+from ckdn.app._install.agent_kit import AGENTS, write_agent_kit
 from ckdn.app._install.setup import SKILLS, this_checkdown, write_skills, write_starter
 from ckdn.app._project.checks import (
     PLUGIN_FLAG,
@@ -15,6 +16,7 @@ from ckdn.app._project.checks import (
     verify_config,
 )
 from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
+from ckdn.app._stored.brief import BRIEF_BYTES, brief_red
 from ckdn.app._stored.diff import diff_runs, render_diff
 from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_meta, read_window, run_id
 from ckdn.app._stored.runs import (
@@ -39,7 +41,9 @@ if TYPE_CHECKING:
     from ckdn.config import Config
 
 __all__ = [
+    "AGENTS",
     "ANNOTATE_FORMATS",
+    "BRIEF_BYTES",
     "CWD_ENV",
     "MAX_LIMIT",
     "PLUGIN_FLAG",
@@ -48,6 +52,7 @@ __all__ = [
     "Progress",
     "RunWatch",
     "annotate",
+    "brief_red",
     "checks_of",
     "describe_checks",
     "diff_runs",
@@ -74,6 +79,7 @@ __all__ = [
     "shown_runs_dir",
     "this_checkdown",
     "verify_config",
+    "write_agent_kit",
     "write_skills",
     "write_starter",
 ]
