@@ -131,7 +131,8 @@ def _row_line(row: Mapping[str, Any]) -> str:
     if state == "stale":
         files = [str(f) for f in row.get("changed_files") or ()]
         shown = ", ".join(files[:_SHOWN_FILES]) + (", ..." if len(files) > _SHOWN_FILES else "")
-        return f"{name}: stale ({len(files)} files changed since its run: {shown})" if files \
+        counted = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+        return f"{name}: stale ({counted} changed since its run: {shown})" if files \
             else f"{name}: stale"
     if state == "fresh":
         return f"{name}: {row.get('status', '?')} on the tree as it is now"
