@@ -141,14 +141,17 @@ def test_a_stop_without_an_answer_from_ckdn_status_is_blocked_once_then_let_thro
 
 
 def _status(*rows: dict[str, Any]) -> dict[str, Any]:
-    green = all(r["state"] == "fresh" and r.get("status") == "pass" for r in rows)
-    return {"schema": "ckdn.status/1", "verdict": "pass" if green else "fail",
+    """A ``ckdn.status/1`` document as docs/freshness.md shows it."""
+    rows = tuple({**r, "green": r["state"] == "fresh" and r.get("status") == "pass"
+                  and not r.get("weakened")} for r in rows)
+    return {"schema": "ckdn.status/1",
+            "verdict": "green" if all(r["green"] for r in rows) else "not_green",
             "checks": list(rows)}
 
 
 FRESH_PASS = {"check": "ruff", "state": "fresh", "status": "pass", "run_id": "r1"}
 STALE = {"check": "mypy", "state": "stale", "status": "pass", "run_id": "r2",
-         "changed_files": ["a.py", "b.py"]}
+         "changed": ["a.py", "b.py"], "changed_total": 2}
 MISSING = {"check": "pytest", "state": "missing"}
 RED = {"check": "bandit", "state": "fresh", "status": "error", "run_id": "r3"}
 
@@ -183,11 +186,14 @@ def test_a_second_stop_with_something_stale_is_blocked_again() -> None:
 
 
 def test_a_weakened_or_unknown_check_is_not_green() -> None:
-    for state in ("weakened", "unknown"):
-        row = {"check": "pytest", "state": state, "status": "pass", "run_id": "r"}
-        decision = stop_decision(_status(row), again=False)
-        assert decision.block
-        assert f"pytest: {state}" in decision.reason
+    weakened = {"check": "pytest", "state": "fresh", "status": "pass", "run_id": "r",
+                "weakened": ["2 tests fewer collected (40, was 42)"]}
+    decision = stop_decision(_status(weakened), again=False)
+    assert decision.block
+    assert "pytest: weakened (2 tests fewer collected (40, was 42))" in decision.reason
+    unknown = {"check": "pytest", "state": "unknown", "reason": "not a git work tree"}
+    decision = stop_decision(_status(unknown), again=False)
+    assert "pytest: unknown (not a git work tree)" in decision.reason
 
 
 # --- the kit's whole loop, through the real `ckdn status` -------------------------------

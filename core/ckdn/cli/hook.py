@@ -42,6 +42,8 @@ _SHOWN_FILES = 5
 #: Seconds ``ckdn status`` may take (with ``--run`` it runs what is stale).
 _STATUS_SECONDS = 60
 _STATUS_RUN_SECONDS = 3600
+#: The verdicts of a green ``ckdn.status/1`` document.
+GREEN_VERDICTS = ("green", "pass")
 #: States of a check the agent can make fresh by running it.
 _NOT_RUN = ("stale", "missing")
 
@@ -66,8 +68,8 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if args.event == "edit":
         return _edit(args)
     status, problem = _status(args)
-    briefs = _briefs(args, status) if status is not None and status.get("verdict") != "pass" \
-        else ""
+    briefs = _briefs(args, status) if status is not None \
+        and status.get("verdict") not in GREEN_VERDICTS else ""
     return _answer_stop(args, stop_decision(status, problem, again=_again(payload),
                                             briefs=briefs))
 
@@ -126,17 +128,30 @@ class Decision:
         self.message = message
 
 
+def _green(row: Mapping[str, Any]) -> bool:
+    """A fresh ``pass`` that is not weakened (the entry's ``green``, else its state)."""
+    if isinstance(row.get("green"), bool):
+        return bool(row["green"])
+    return row.get("state") == "fresh" and row.get("status") == "pass"
+
+
 def _row_line(row: Mapping[str, Any]) -> str:
     name, state = str(row.get("check", "?")), str(row.get("state", "?"))
     if state == "stale":
-        files = [str(f) for f in row.get("changed_files") or ()]
-        shown = ", ".join(files[:_SHOWN_FILES]) + (", ..." if len(files) > _SHOWN_FILES else "")
-        counted = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+        files = [str(f) for f in row.get("changed") or row.get("changed_files") or ()]
+        total = row.get("changed_total")
+        count = total if type(total) is int else len(files)
+        shown = ", ".join(files[:_SHOWN_FILES]) + (", ..." if count > _SHOWN_FILES else "")
+        counted = f"{count} file{'s' if count != 1 else ''}"
         return f"{name}: stale ({counted} changed since its run: {shown})" if files \
             else f"{name}: stale"
+    if state == "fresh" and (row.get("weakened") or row.get("status") == "pass"):
+        what = "; ".join(str(w) for w in row.get("weakened") or ())[:200]
+        return f"{name}: weakened ({what})" if what else f"{name}: weakened"
     if state == "fresh":
         return f"{name}: {row.get('status', '?')} on the tree as it is now"
-    return f"{name}: {state}"
+    reason = f" ({str(row['reason'])[:160]})" if row.get("reason") else ""
+    return f"{name}: {state}{reason}"
 
 
 def stop_decision(status: Mapping[str, Any] | None, problem: str = "", *, again: bool,
@@ -147,10 +162,9 @@ def stop_decision(status: Mapping[str, Any] | None, problem: str = "", *, again:
         reason = f"ckdn status could not answer: {problem}"
         return Decision(block=False, message=reason) if again else Decision(block=True,
                                                                             reason=reason)
-    if status.get("verdict") == "pass":
+    rows = [r for r in status.get("checks") or () if isinstance(r, dict) and not _green(r)]
+    if status.get("verdict") in GREEN_VERDICTS or not rows:
         return Decision(block=False)
-    rows = [r for r in status.get("checks") or () if isinstance(r, dict)
-            and not (r.get("state") == "fresh" and r.get("status") == "pass")]
     not_run = [r for r in rows if r.get("state") in _NOT_RUN]
     lines = [_row_line(r) for r in rows[:_SHOWN_CHECKS]]
     if len(rows) > _SHOWN_CHECKS:
