@@ -68,7 +68,8 @@ COMMAND_LINES = {
     "run": ["run", "ok"], "baseline": ["baseline", "ok"], "show": ["show", "--json"],
     "annotate": ["annotate", "--format", "text"], "diff": ["diff", "latest", "latest"],
     "merge": ["merge", "--check", "ok"], "list": ["list"], "checks": ["checks"],
-    "gc": ["gc", "--dry-run"], "init": ["init"], "doctor": ["doctor", "--json"],
+    "gc": ["gc", "--dry-run"], "init": ["init"], "hook": ["hook", "edit", "ok"],
+    "doctor": ["doctor", "--json"],
     "lock-config": ["lock-config", "-o", "lock.toml"], "verify-config": ["verify-config"],
     "schema": ["schema"],
 }
