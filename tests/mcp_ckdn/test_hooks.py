@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,33 @@ def test_the_brief_groups_by_rule_most_findings_first_and_shows_a_differing_mess
     assert lines[1] == "  F401 x2: F401 `os` imported but unused"
     assert lines[2] == "    a.py:1:8, a.py:2:8 F401 `sys` imported but unused"
     assert lines[3] == "  F821 x1: F821 Undefined name `undefined_one`"
+
+
+def test_many_rules_in_many_checks_stay_in_the_budget_and_say_what_was_left_out(
+        project: Project, root: Path) -> None:
+    rules = ["F401", "F811", "F841", "E711", "E712", "E721", "E741", "F632", "F821", "E701"]
+    project.config(CONFIG + "".join(f"""
+[check.r{i}]
+command = ["{RUFF}", "check", "--no-cache", "--isolated", "--select", "E,F",
+           "--output-format", "json", "--output-file", "{{run_dir}}/ruff.json", "."]
+parser = "ruff"
+""" for i in range(4)) + '\n[check.many]\nmembers = ["r0", "r1", "r2", "r3"]\nfail_fast = false\n')
+    body = "".join(
+        f"import os\nimport os\ndef f{i}(x):\n    y = 1\n    if x == None: pass\n"
+        f"    if x == True: pass\n    if type(x) == type(1): pass\n    l = 1\n"
+        f"    if x is 'a': pass\n    return undefined_{i}\n" for i in range(30))
+    for n in range(20):
+        (root / f"long_module_name_number_{n:02}.py").write_text(body)
+    done = hook(project, "ckdn hook edit many")
+    assert done.returncode == 2
+    size = len(done.stderr.encode())
+    assert size <= BRIEF_BYTES, size
+    lines = done.stderr.splitlines()
+    assert lines[0] == "many fail: 4 of 4 members red (r0, r1, r2, r3)"
+    for i in range(4):  # every red check has its line, whatever the others took
+        assert any(line.startswith(f"r{i} fail (rc 1); ") for line in lines)
+    assert re.fullmatch(r"\(\d+ more lines left out; .*\)", lines[-1])
+    assert sum(1 for rule in rules if rule in done.stderr) >= 3
 
 
 def test_a_red_member_that_did_not_run_shows_why_and_the_logs_end(project: Project,

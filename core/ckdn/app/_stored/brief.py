@@ -114,7 +114,8 @@ def _group_lines(rule: str, group: _Rule) -> list[str]:
     return lines
 
 
-def _check_lines(checked: Checked) -> list[str]:
+def _check_lines(checked: Checked) -> tuple[str, list[list[str]]]:
+    """``(the check's line, its groups)``: each group a rule's lines, or the log's tail."""
     digest = checked.digest
     rules, read, files = _rules(checked)
     total = max(checked.total, read)
@@ -126,13 +127,15 @@ def _check_lines(checked: Checked) -> list[str]:
         parts.append(f"{total} finding{'s' if total != 1 else ''}" + (
             f" in {files} file{'s' if files != 1 else ''}" if files else ""))
     parts.append(f"run {run}")
-    lines = ["; ".join(parts)]
-    for rule, group in rules:
-        lines.extend(_group_lines(rule, group))
+    groups = [_group_lines(rule, group) for rule, group in rules]
     if not rules:
         tail = [str(line) for line in digest.get("log_tail") or () if str(line).strip()]
-        lines.extend(f"  | {_short(line, 160)}" for line in tail[-TAIL_LINES:])
-    return lines
+        groups = [[f"  | {_short(line, 160)}"] for line in tail[-TAIL_LINES:]]
+    return "; ".join(parts), groups
+
+
+def _size(line: str) -> int:
+    return len(line.encode("utf-8")) + 1
 
 
 def brief_red(config: Config, document: Mapping[str, Any], budget: int = BRIEF_BYTES) -> str:
@@ -154,14 +157,23 @@ def brief_red(config: Config, document: Mapping[str, Any], budget: int = BRIEF_B
     room = budget - _FOOTER_BYTES
     for index, checked in enumerate(checks):
         share = used + (room - used) // (len(checks) - index)
-        lines = _check_lines(checked)
-        for number, line in enumerate(lines):
-            size = len(line[:LINE_CHARS].encode("utf-8")) + 1
-            if used + size > (share if number else room):
-                left_out += len(lines) - number  # the rest of this check: never a torn group
+        head, groups = _check_lines(checked)
+        head = head[:LINE_CHARS]
+        if used + _size(head) > room:
+            left_out += 1 + sum(len(g) for g in groups)
+            continue
+        shown.append(head)
+        used += _size(head)
+        for number, group in enumerate(groups):
+            lines = [line[:LINE_CHARS] for line in group]
+            while lines and used + sum(_size(line) for line in lines) > share:
+                lines.pop()  # a rule without its places, rather than no rule
+            if not lines:
+                left_out += sum(len(g) for g in groups[number:])
                 break
-            shown.append(line[:LINE_CHARS])
-            used += size
+            left_out += len(group) - len(lines)
+            shown.extend(lines)
+            used += sum(_size(line) for line in lines)
     for run_dir, why in report.missing[:3]:
         shown.append(_short(f"{run_dir}: {why}", LINE_CHARS))
     if left_out:
