@@ -143,6 +143,18 @@ def test_the_hooks_project_is_the_one_the_client_names(project: Project, root: P
     assert "F401" in cursor.stderr
 
 
+def test_a_large_hook_input_is_read_whole(project: Project, root: Path,
+                                          tmp_path: Path) -> None:
+    """Claude Code's PostToolUse input for a Write holds the whole file it wrote."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "a.py").write_text("import os\n")
+    big = {"tool_name": "Write", "tool_input": {"file_path": "a.py", "content": "x" * 300_000}}
+    done = hook(project, "ckdn hook edit lint", payload=big, cwd=elsewhere)
+    assert done.returncode == 2, done.stderr
+    assert "F401" in done.stderr
+
+
 def test_a_mistake_in_the_edit_hook_is_one_line_and_blocks(project: Project,
                                                            root: Path) -> None:
     done = hook(project, "ckdn hook edit nope")

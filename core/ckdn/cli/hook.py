@@ -79,9 +79,17 @@ def _payload() -> Mapping[str, Any]:
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return {}
-        ready, _, _ = select.select([sys.stdin], [], [], _PAYLOAD_WAIT)
-        raw = os.read(sys.stdin.fileno(), _PAYLOAD_BYTES) if ready else b""
-        value = json.loads(raw) if raw.strip() else {}
+        fd = sys.stdin.fileno()
+        chunks: list[bytes] = []
+        size = 0
+        while size <= _PAYLOAD_BYTES and select.select([fd], [], [], _PAYLOAD_WAIT)[0]:
+            chunk = os.read(fd, 1 << 16)  # a Write's input holds the whole file: many reads
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        raw = b"".join(chunks)
+        value = json.loads(raw) if raw.strip() and size <= _PAYLOAD_BYTES else {}
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
