@@ -15,7 +15,8 @@ from ckdn.app.queries import load_schema
 
 __all__ = ["OUTPUT_SCHEMAS"]
 
-_DOCUMENTS = {"digest": "ckdn.digest/2", "aggregate": "ckdn.aggregate/1", "diff": "ckdn.diff/1"}
+_DOCUMENTS = {"digest": "ckdn.digest/2", "aggregate": "ckdn.aggregate/1", "diff": "ckdn.diff/1",
+              "meta": "ckdn.meta/1", "status": "ckdn.status/1"}
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
 
@@ -64,11 +65,34 @@ def _run_result(key: str) -> dict[str, Any]:
                    [["run_id", key], ["refused"]], defs)
 
 
+def _evidence(digest: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """get_evidence's answer: the run's evidence in the digest's own terms, a window, meta."""
+    shown = digest["properties"]
+    window = _object({"name": _STR, "offset": _INT, "limit": _INT, "returned": _INT,
+                      "total_lines": _INT, "lines_cut": _INT, "truncated": {"type": "boolean"},
+                      "next_offset": {"type": ["integer", "null"]},
+                      "lines": {"type": "array", "items": _STR}},
+                     ["name", "offset", "limit", "total_lines", "truncated", "lines"])
+    routed = _object({"run_id": _STR, "alias": _STR, "member": _STR},
+                     ["run_id", "alias", "member"])
+    properties = {"run_id": _STR, "artifacts": {"type": "array", "items": _STR},
+                  **{key: shown[key] for key in (
+                      "check", "status", "rc", "run_dir", "status_reason", "timed_out",
+                      "interrupted", "findings_total", "findings_truncated", "findings",
+                      "log_tail", "notes", "gate", "baseline")},
+                  "alias_run": routed, "artifact": window, "meta": _embed("meta", defs)}
+    return _object(properties, ["run_id", "check", "status", "rc", "run_dir", "artifacts"],
+                   defs=defs)
+
+
 def _build() -> dict[str, dict[str, Any]]:
     digest_defs: dict[str, Any] = {}
     digest = _embed("digest", digest_defs)
     aggregate = _embed("aggregate", digest_defs)
+    evidence_defs: dict[str, Any] = {}
+    evidence = _evidence(_embed("digest", evidence_defs), evidence_defs)
     diff_defs: dict[str, Any] = {}
+    status_defs: dict[str, Any] = {}
     row = {"type": "object"}
     return {
         "list_checks": _object({"config": _STR, "cwd": _STR, "runs_dir": _STR,
@@ -77,19 +101,11 @@ def _build() -> dict[str, dict[str, Any]]:
         "run_check": _run_result("digest"),
         "run_group": _run_result("aggregate"),
         "run_all": _run_result("aggregate"),
-        "get_digest": _object({"run_id": _STR, "digest": digest, "aggregate": aggregate,
-                               "unfinished": _STR},
-                              ["run_id"], [["digest"], ["aggregate"], ["unfinished"]],
-                              digest_defs),
+        "get_digest": {"type": "object", "anyOf": [digest, aggregate], "$defs": digest_defs},
         "list_runs": _object({"runs": {"type": "array", "items": row}}, ["runs"]),
-        "get_evidence": _object(
-            {"run_id": _STR, "file": _STR, "offset": _INT, "limit": _INT, "returned": _INT,
-             "total_lines": _INT, "lines_cut": _INT, "truncated": {"type": "boolean"},
-             "next_offset": {"type": ["integer", "null"]},
-             "lines": {"type": "array", "items": _STR}},
-            ["run_id", "file", "offset", "limit", "returned", "total_lines", "lines_cut",
-             "truncated", "next_offset", "lines"]),
+        "get_evidence": evidence,
         "diff": _object({"diff": _embed("diff", diff_defs)}, ["diff"], defs=diff_defs),
+        "status": _embed("status", status_defs) | ({"$defs": status_defs} if status_defs else {}),
     }
 
 

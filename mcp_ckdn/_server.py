@@ -7,6 +7,7 @@ annotated, and given their output schemas (the packaged document schemas,
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -20,12 +21,13 @@ from pydantic import ValidationError
 
 from ckdn import __version__
 from ckdn.app.queries import resolution_order
-from ckdn.errors import one_line
+from ckdn.errors import one_line, quote
 from mcp_ckdn._running import stop_all
 from mcp_ckdn._schemas import OUTPUT_SCHEMAS
 from mcp_ckdn._tools import PROGRESS_EVERY, Tools
 
-__all__ = ["TOOL_NAMES", "argument_problem", "build_server", "instructions", "serve_stdio"]
+__all__ = ["TOOL_NAMES", "argument_problem", "build_server", "instructions", "serve_stdio",
+           "unknown_arguments"]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _RUNS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -40,6 +42,7 @@ _TOOLS = {
     "list_runs": ("list_runs", False),
     "get_evidence": ("get_evidence", False),
     "diff": ("diff", False),
+    "status": ("status", False),
 }
 TOOL_NAMES = tuple(_TOOLS)
 
@@ -60,11 +63,22 @@ class CkdnServer(MCPServer):
     """An MCPServer whose tools publish ckdn's packaged document schemas as output schemas
     (the SDK would derive them from Python annotations; these are the documents' own)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: tool name -> the argument names it takes (anything else is refused).
+        self.accepted: dict[str, frozenset[str]] = {}
+
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None
                         ) -> CallToolResult | InputRequiredResult:
         """The SDK's call, with an argument that fails the tool's input schema answered in
-        ckdn's one line (:func:`argument_problem`), not pydantic's report and its URL."""
+        ckdn's one line (:func:`argument_problem`), not pydantic's report and its URL, and
+        an argument the tool does not take refused (the SDK would drop it silently)."""
+        accepted = self.accepted.get(name)
+        if accepted is not None and arguments:
+            problem = unknown_arguments(name, arguments, accepted)
+            if problem:
+                raise ToolError(problem)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -101,6 +115,22 @@ def argument_problem(tool: str, error: ValidationError) -> str:
     return one_line(f"{tool}: invalid arguments: " + "; ".join(problems))
 
 
+def unknown_arguments(tool: str, arguments: dict[str, Any], accepted: frozenset[str]) -> str:
+    """One line naming the arguments ``tool`` does not take, and those it does; "" if none."""
+    unknown = sorted(set(arguments) - accepted)
+    if not unknown:
+        return ""
+    shown = ", ".join(quote(name[:_SHOWN_VALUE]) for name in unknown[:5])
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    return one_line(f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {shown}{more};"
+                    f" it takes: {', '.join(sorted(accepted))}")
+
+
+def _parameters(method: Any) -> frozenset[str]:
+    """The argument names a tool method takes (its context is the SDK's, never a client's)."""
+    return frozenset(name for name in inspect.signature(method).parameters if name != "ctx")
+
+
 def build_server(cwd: str, config_flag: str | None = None, *,
                  progress_every: float = PROGRESS_EVERY) -> MCPServer:
     """The ``ckdn`` MCP server for the project in ``cwd`` (config: ``config_flag`` or the
@@ -111,6 +141,7 @@ def build_server(cwd: str, config_flag: str | None = None, *,
     for name, (method, runs) in _TOOLS.items():
         server.add_tool(getattr(tools, method), name=name,
                         annotations=_RUNS if runs else _READ_ONLY)
+        server.accepted[name] = _parameters(getattr(tools, method))
     return server
 
 

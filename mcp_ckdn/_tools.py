@@ -1,7 +1,9 @@
 """The tools: each a thin call into ``ckdn.app``, its answer data, its mistakes ``isError``.
 
 Every call reads the project's config afresh (an edit to ``ckdn.toml`` is seen
-at the next call, and a missing one is that call's error, not the server's). A
+at the next call, and a missing one is that call's error, not the server's), and
+may name another (``config``, ``cwd``: the published arguments, as ``--config``
+and ``--cwd`` read them). A
 run's status, red or green, is data: ``isError`` is kept for calls that cannot
 be answered (no config, an unknown check, a check of the wrong kind, a run
 reference that is a path or escapes the runs dir). The one refusal that is
@@ -29,12 +31,15 @@ from ckdn.app.queries import (
     diff_runs,
     list_runs,
     locate_config,
+    locate_cwd,
     read_document,
+    read_meta,
     read_window,
     run_id,
     shown_runs_dir,
+    status,
 )
-from ckdn.errors import BusyError, CkdnError
+from ckdn.errors import BusyError, CkdnError, UsageError, quote
 from mcp_ckdn._running import run_watched
 
 __all__ = ["PROGRESS_EVERY", "Tools", "result"]
@@ -46,6 +51,22 @@ Gate = Annotated[bool, Field(
     description="exit_code follows the baseline gate, as `ckdn run --gate` does")]
 RunRef = Annotated[str | None, Field(
     description="a run id from list_runs (a run dir's name, never a path); omitted: the latest")]
+ConfigArg = Annotated[str | None, Field(
+    description="the ckdn.toml to read, as `--config` (relative: to the server's working"
+                " directory); omitted: the server's")]
+CwdArg = Annotated[str | None, Field(
+    description="the project's directory, as `--cwd`; omitted: the server's (a call naming"
+                " only `cwd` reads that directory's ckdn.toml)")]
+
+#: The published arguments every tool takes, beside its own.
+COMMON_ARGUMENTS = ("config", "cwd")
+#: Statuses of an aggregate's members that have no evidence to show.
+_NOT_RED = ("pass", "skipped")
+#: Keys of a digest that get_evidence repeats, when the digest has them.
+_EVIDENCE_KEYS = ("status_reason", "timed_out", "interrupted", "findings_total",
+                  "findings_truncated", "findings", "log_tail", "notes", "gate", "baseline")
+#: Runs looked through for the latest run of an alias's member.
+_MEMBER_SEARCH = 100
 
 
 def result(data: dict[str, Any]) -> CallToolResult:
@@ -70,6 +91,33 @@ def _relative(ref: str) -> bool:
     return ref.startswith("-") and ref[1:].isdigit()
 
 
+def _document(cfg: Config, ref: str | None) -> tuple[str, dict[str, Any]]:
+    """``(run id, stored document)`` of ``ref``; UsageError for a run without one yet."""
+    found = read_document(cfg, ref)
+    name = str(found["run_id"])
+    if "unfinished" in found:
+        raise UsageError(f"run {quote(name)} has no document yet: {found['unfinished']}")
+    return name, found["digest"] if "digest" in found else found["aggregate"]
+
+
+def _member_run(cfg: Config, aggregate: dict[str, Any]) -> tuple[str, str]:
+    """``(member check, its run id)``: an aggregate's first red member, else its last."""
+    members = [m for m in aggregate.get("members", ()) if isinstance(m, dict)]
+    red = next((m for m in members if m.get("status") not in _NOT_RED
+                and isinstance(m.get("run_dir"), str)), None)
+    if red is not None:
+        return str(red["check"]), os.path.basename(str(red["run_dir"]).rstrip("/"))
+    ran = [m for m in members if m.get("status") == "pass"]
+    if not ran:
+        raise UsageError(f"alias run of {quote(str(aggregate.get('alias')))} ran no member")
+    check = str(ran[-1]["check"])
+    latest = next((row["run_id"] for row in reversed(list_runs(cfg, _MEMBER_SEARCH))
+                   if row["check"] == check and row.get("kind") == "digest"), None)
+    if latest is None:
+        raise UsageError(f"no stored run of {quote(check)}, the alias's last member")
+    return check, str(latest)
+
+
 class Tools:
     """The tools of one server: its project's directory, config flag and progress pace."""
 
@@ -78,9 +126,12 @@ class Tools:
         self.config_flag = config_flag
         self.progress_every = progress_every
 
-    def _config(self) -> Config:
+    def _config(self, config: str | None = None, cwd: str | None = None) -> Config:
+        """The call's config: its ``config`` / ``cwd``, else the server's."""
         try:
-            return locate_config(self.cwd, self.config_flag)
+            where = locate_cwd(cwd) if cwd else self.cwd
+            flag = config if config else (self.config_flag if not cwd else None)
+            return locate_config(where, flag)
         except CkdnError as exc:
             raise _Asked(str(exc)) from None
 
@@ -106,41 +157,42 @@ class Tools:
         return result({"run_id": os.path.basename(outcome.run_dir or ""), "exit_code": code,
                        key: outcome.document})
 
-    def list_checks(self) -> CallToolResult:
+    def list_checks(self, config: ConfigArg = None, cwd: CwdArg = None) -> CallToolResult:
         """The configured atomic checks and aliases: the only things this server runs."""
-        cfg = self._config()
+        cfg = self._config(config, cwd)
         return _answer(lambda: {"config": cfg.path or "", "cwd": cfg.cwd,
                                 "runs_dir": shown_runs_dir(cfg), "checks": describe_checks(cfg)})
 
     async def run_check(
         self, ctx: Context,
         check: Annotated[str, Field(description="an atomic check's name from list_checks")],
-        args: Annotated[list[str] | None, Field(
+        *, extra_args: Annotated[list[str] | None, Field(
             description="extra arguments appended to the check's command (as after `--`)")] = None,
-        gate: Gate = False,
+        gate: Gate = False, config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
         """Run one configured atomic check: {run_id, exit_code, digest}. A red run is a
         result; read its digest, then get_evidence for more."""
-        cfg = self._config()
+        cfg = self._config(config, cwd)
         target = self._target(cfg, check)
         if isinstance(target, Alias):
             raise _Asked(f"{check!r} is an alias ({', '.join(target.members)}); call run_group")
-        extra = tuple(args or ())
+        extra = tuple(extra_args or ())
         if any("\0" in arg for arg in extra):
-            raise _Asked("an argument in args holds a NUL character; no program can receive it")
+            raise _Asked("an argument in extra_args holds a NUL character; no program can"
+                         " receive it")
         return await self._run(ctx, cfg, check, key="digest", gate=gate,
                                work=lambda stop: run(cfg, check, extra_args=extra, stop=stop))
 
     async def run_group(
         self, ctx: Context,
         alias: Annotated[str, Field(description="an alias's name from list_checks")],
-        fail_fast: Annotated[bool | None, Field(
+        *, fail_fast: Annotated[bool | None, Field(
             description="stop at the first red member (default: the alias's own setting)")] = None,
-        gate: Gate = False,
+        gate: Gate = False, config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
-        """Run an alias's members in order: {run_id, exit_code, aggregate}. A member's digest
-        is get_digest of the run id at the end of its run_dir."""
-        cfg = self._config()
+        """Run an alias's members in order: {run_id, exit_code, aggregate}. get_evidence
+        without a run then answers for its first red member."""
+        cfg = self._config(config, cwd)
         if not isinstance(self._target(cfg, alias), Alias):
             raise _Asked(f"{alias!r} is an atomic check, not an alias; call run_check")
         return await self._run(ctx, cfg, alias, key="aggregate", gate=gate,
@@ -149,48 +201,81 @@ class Tools:
     async def run_all(
         self, ctx: Context,
         fail_fast: Annotated[bool, Field(description="stop at the first red check")] = False,
-        gate: Gate = False,
+        gate: Gate = False, config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
         """Run every configured atomic check in config order: {run_id, exit_code, aggregate}."""
-        cfg = self._config()
+        cfg = self._config(config, cwd)
         if not cfg.checks:
             raise _Asked("the configuration defines no checks; add a [check.NAME] table")
         return await self._run(ctx, cfg, ALL, key="aggregate", gate=gate,
                                work=lambda stop: run_all(cfg, fail_fast=fail_fast, stop=stop))
 
-    def get_digest(self, run: RunRef = None) -> CallToolResult:
-        """A stored run's document: {run_id, digest}, or {run_id, aggregate} for an alias
-        run, or {run_id, unfinished} for a run that is still going (or was killed)."""
-        cfg = self._config()
-        return _answer(lambda: read_document(cfg, run))
+    def get_digest(self, run: RunRef = None, config: ConfigArg = None,
+                   cwd: CwdArg = None) -> CallToolResult:
+        """A stored run's document itself: its ckdn.digest/2, or its ckdn.aggregate/1 for
+        an alias run (a run still going has none yet: an error naming why)."""
+        cfg = self._config(config, cwd)
+        return _answer(lambda: _document(cfg, run)[1])
 
     def list_runs(
         self, limit: Annotated[int, Field(ge=1, le=100, description="how many")] = 10,
+        config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
         """The newest stored runs: run_id, check, status, rc, kind, run_dir."""
-        cfg = self._config()
+        cfg = self._config(config, cwd)
         return _answer(lambda: {"runs": list_runs(cfg, limit)})
 
     def get_evidence(
-        self, run: RunRef = None,
-        file: Annotated[str, Field(
-            description="full.log or an artifact the run's digest lists")] = "full.log",
+        self, run: RunRef = None, *,
+        artifact: Annotated[str | None, Field(
+            description="a window of this file: full.log or a name the answer's artifacts"
+                        " list")] = None,
         offset: Annotated[int, Field(
-            description="first line (0-based); negative counts from the end")] = 0,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="lines at most")] = 50,
+            description="the window's first line (0-based); negative counts from the end")] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
+                                    description="the window's lines at most")] = MAX_LIMIT,
+        include_meta: Annotated[bool, Field(
+            description="add the run's provenance (ckdn.meta/1)")] = False,
+        config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
-        """A bounded window of a run's full.log or of an artifact, never the whole file:
-        lines, offset, limit, returned, total_lines, lines_cut, truncated, next_offset."""
-        cfg = self._config()
-        return _answer(lambda: read_window(cfg, run, file, offset, limit))
+        """A run's evidence: {run_id, check, status, rc, run_dir, artifacts, findings?,
+        log_tail?}; with `artifact` a bounded window of that file; after an alias, its
+        first red member's run (or its last member's), named in `alias_run`."""
+        cfg = self._config(config, cwd)
+
+        def ask() -> dict[str, Any]:
+            name, doc = _document(cfg, run)
+            routed: dict[str, Any] | None = None
+            if "alias" in doc:
+                routed = {"run_id": name, "alias": doc["alias"]}
+                routed["member"], name = _member_run(cfg, doc)
+                _, doc = _document(cfg, name)
+            listed = ["full.log", *(a for a in doc.get("artifacts", ()) if isinstance(a, str))]
+            out: dict[str, Any] = {"run_id": name, "check": doc["check"],
+                                   "status": doc["status"], "rc": doc["rc"],
+                                   "run_dir": doc["run_dir"],
+                                   "artifacts": list(dict.fromkeys(listed))}
+            out.update({key: doc[key] for key in _EVIDENCE_KEYS if key in doc})
+            if routed is not None:
+                out["alias_run"] = routed
+            if artifact is not None:
+                window = read_window(cfg, name, artifact, offset, limit)
+                del window["run_id"], window["file"]
+                out["artifact"] = {"name": artifact, **window}
+            if include_meta:
+                out["meta"] = read_meta(cfg, name)
+            return out
+
+        return _answer(ask)
 
     def diff(
         self,
         a: Annotated[str, Field(description="the earlier run id, or -N: the N-th run before b")],
         b: Annotated[str, Field(description="the later run id (of the same check)")],
+        config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
         """What changed between two runs of one check: ckdn.diff/1 (fixed, new, unchanged)."""
-        cfg = self._config()
+        cfg = self._config(config, cwd)
 
         def ask() -> dict[str, Any]:
             later = run_id(cfg, b)
@@ -198,3 +283,17 @@ class Tools:
             return {"diff": diff_runs(cfg, earlier, later)}
 
         return _answer(ask)
+
+    def status(
+        self,
+        checks: Annotated[list[str] | None, Field(
+            description="check or alias names; omitted: [run].required, else every atomic"
+                        " check")] = None,
+        accept_weakened: Annotated[bool, Field(
+            description="a weakened green counts as green (as --accept-weakened)")] = False,
+        config: ConfigArg = None, cwd: CwdArg = None,
+    ) -> CallToolResult:
+        """May I say it is done? ckdn.status/1: each check's latest run and whether it still
+        holds for the tree now (fresh, stale, missing, unknown); green only if all fresh pass."""
+        cfg = self._config(config, cwd)
+        return _answer(lambda: status(cfg, checks, accept_weakened=accept_weakened))

@@ -93,22 +93,29 @@ def test_each_client_example_starts_a_server_that_finds_the_project(
     assert checks["cwd"] == str(project.root)
 
 
-def _hook_command() -> str:
+def _hook_commands() -> tuple[str, str]:
     settings = json.loads((EXAMPLES / "hooks" / "claude-code.settings.json").read_text())
     (entry,) = settings["hooks"]["PostToolUse"]
     assert re.fullmatch(entry["matcher"], "Edit")
     (hook,) = entry["hooks"]
     assert hook["type"] == "command"
-    command: str = hook["command"]
-    return command
+    ((stop,),) = [group["hooks"] for group in settings["hooks"]["Stop"]]
+    return str(hook["command"]), str(stop["command"])
 
 
-def test_the_post_edit_hook_is_silent_on_green_and_blocks_with_the_aggregate_on_red(
+def test_the_example_hooks_are_what_init_agent_claude_writes(project: Project) -> None:
+    project.config(LINT)
+    assert project.ckdn("init", "--agent", "claude").returncode == 0
+    written = project.root / ".claude" / "settings.json"
+    assert written.read_text() == (EXAMPLES / "hooks" / "claude-code.settings.json").read_text()
+
+
+def test_the_post_edit_hook_is_silent_on_green_and_blocks_with_the_findings_on_red(
         project: Project) -> None:
     """Claude Code runs a hook's command with a shell; exit 2 hands its stderr to the model."""
     project.config(LINT)
-    command = _hook_command()
-    assert "ckdn run --quiet lint" in command
+    command, _stop = _hook_commands()
+    assert command == "ckdn hook edit lint"
     env = {**clean_env(), "PATH": BIN + os.pathsep + os.environ["PATH"]}
 
     def hook() -> subprocess.CompletedProcess[str]:
@@ -121,8 +128,9 @@ def test_the_post_edit_hook_is_silent_on_green_and_blocks_with_the_aggregate_on_
     (project.root / "bad.py").write_text("import os\n")
     red = hook()
     assert (red.returncode, red.stdout) == (2, "")
-    aggregate = json.loads(red.stderr)
-    assert (aggregate["alias"], aggregate["status"]) == ("lint", "fail")
+    lines = red.stderr.splitlines()
+    assert lines[0] == "lint fail: 1 of 1 members red (ruff)"
+    assert lines[2:4] == ["  F401 x1: F401 `os` imported but unused", "    bad.py:1:8"]
 
 
 def test_init_skill_installs_the_shipped_skill_and_refuses_to_overwrite_it(

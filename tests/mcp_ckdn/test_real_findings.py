@@ -63,6 +63,6 @@ def test_a_result_stays_bounded_whatever_the_tool_reported(root: Path) -> None:
     (text,) = result.content
     assert len(text.text) <= 65_536 + 200  # type: ignore[union-attr]
     assert len(json.dumps(found)) <= 65_536 + 200
-    window = data(call(root, "get_evidence", {"run": found["run_id"], "file": "ruff.json",
+    window = data(call(root, "get_evidence", {"run": found["run_id"], "artifact": "ruff.json",
                                               "limit": 200}))
     assert len(json.dumps(window)) <= 20_000

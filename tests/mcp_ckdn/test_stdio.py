@@ -56,7 +56,7 @@ def test_the_real_server_over_stdio_runs_real_checks_and_stops_a_cancelled_one(
             (root / "bad.py").write_text("import os\nimport sys\n")
             found["red"] = data(await client.call_tool("run_check", {"check": "ruff"}))
             found["evidence"] = data(await client.call_tool(
-                "get_evidence", {"run": found["red"]["run_id"], "file": "ruff.json",
+                "get_evidence", {"run": found["red"]["run_id"], "artifact": "ruff.json",
                                  "limit": 5}))
             async with anyio.create_task_group() as group:
                 group.start_soon(client.call_tool, "run_check", {"check": "hang"})
@@ -77,12 +77,13 @@ def test_the_real_server_over_stdio_runs_real_checks_and_stops_a_cancelled_one(
     assert (found["red"]["exit_code"], red["status"]) == (1, "fail")
     assert {f["id"] for f in red["findings"]} == {"bad.py:1:8:F401", "bad.py:2:8:F401"}
     assert "ruff.json" in red["artifacts"]
-    window = found["evidence"]
-    assert window["file"] == "ruff.json"
+    assert found["evidence"]["findings"] == red["findings"]
+    window = found["evidence"]["artifact"]
+    assert window["name"] == "ruff.json"
     assert window["returned"] <= 5
     assert window["total_lines"] >= window["returned"]
     assert found["alive"] is True
-    stopped = found["stopped"]["digest"]
+    stopped = found["stopped"]
     assert (stopped["check"], stopped["interrupted"]) == ("hang", True)
 
 

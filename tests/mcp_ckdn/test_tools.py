@@ -102,7 +102,7 @@ def test_error_and_parse_mismatch_are_results_not_tool_errors(root: Path, check:
     ("get_digest", {"run": ".locks"}, "is not a run"),
     ("get_digest", {"run": "20990101T000000Z-ok"}, "no run"),
     ("get_evidence", {"run": "../x"}, "is a path"),
-    ("run_check", {"check": "argv", "args": ["a\0b"]}, "holds a NUL character"),
+    ("run_check", {"check": "argv", "extra_args": ["a\0b"]}, "holds a NUL character"),
     ("diff", {"a": "/tmp", "b": "x"}, "no run"),
 ])
 def test_impossible_calls_are_tool_errors_with_one_line(root: Path, tool: str,
@@ -134,7 +134,7 @@ def test_a_run_reference_escaping_the_runs_dir_through_a_symlink_is_refused(root
 def test_extra_args_reach_the_configured_command_as_words_never_through_a_shell(
         root: Path) -> None:
     words = ["$(touch pwned)", ";", "touch", "pwned2", "`id`"]
-    result = data(call(root, "run_check", {"check": "argv", "args": words}))
+    result = data(call(root, "run_check", {"check": "argv", "extra_args": words}))
     assert result["digest"]["status"] == "pass"
     log = (root / ".agent-runs" / result["run_id"] / "full.log").read_text()
     assert log.strip() == repr(words)
@@ -149,8 +149,8 @@ def test_no_tool_takes_a_command(root: Path) -> None:
 
     for tool in anyio.run(go):
         assert set(tool.input_schema.get("properties", {})) <= {
-            "check", "alias", "args", "gate", "fail_fast", "run", "limit", "file", "offset",
-            "a", "b"}
+            "check", "alias", "extra_args", "gate", "fail_fast", "run", "limit", "artifact",
+            "offset", "include_meta", "a", "b", "config", "cwd"}
 
 
 def test_run_group_returns_the_aggregate_and_its_members_digests_are_readable(
@@ -161,9 +161,9 @@ def test_run_group_returns_the_aggregate_and_its_members_digests_are_readable(
     assert (aggregate["status"], result["exit_code"]) == ("fail", 3)
     red = next(m for m in aggregate["members"] if m["status"] == "fail")
     member = data(call(root, "get_digest", {"run": os.path.basename(red["run_dir"])}))
-    assert member["digest"]["check"] == "bad"
+    assert member["check"] == "bad"
     stored = data(call(root, "get_digest", {"run": result["run_id"]}))
-    assert stored == {"run_id": result["run_id"], "aggregate": aggregate}
+    assert stored == aggregate
 
 
 def test_fail_fast_stops_a_group_at_its_first_red_member(root: Path) -> None:
@@ -187,9 +187,12 @@ def test_get_digest_reads_the_latest_or_a_named_run_and_list_runs_lists_them(
     first = data(call(root, "run_check", {"check": "ok"}))
     second = data(call(root, "run_check", {"check": "bad"}))
     latest = data(call(root, "get_digest"))
-    assert latest == {"run_id": second["run_id"], "digest": second["digest"]}
+    assert latest == second["digest"]  # the stored document itself, as published
+    stored = root / ".agent-runs" / second["run_id"] / "digest.json"
+    assert latest == json.loads(stored.read_text())
+    valid(latest, "ckdn.digest/2")
     named = data(call(root, "get_digest", {"run": first["run_id"]}))
-    assert named["digest"] == first["digest"]
+    assert named == first["digest"]
     runs = data(call(root, "list_runs", {"limit": 5}))["runs"]
     assert {r["run_id"] for r in runs} == {first["run_id"], second["run_id"]}
     assert {r["status"] for r in runs} == {"pass", "fail"}
@@ -206,12 +209,10 @@ def test_list_checks_shows_the_configured_checks_and_never_their_env_values(
     assert "s3cret" not in json.dumps(result)
 
 
-def test_get_evidence_of_an_alias_run_or_an_unlisted_file_is_a_tool_error(root: Path) -> None:
-    group = data(call(root, "run_group", {"alias": "both"}))
-    assert "is an alias run" in error_text(call(root, "get_evidence", {"run": group["run_id"]}))
+def test_get_evidence_of_an_unlisted_artifact_is_a_tool_error(root: Path) -> None:
     one = data(call(root, "run_check", {"check": "ok"}))
     for name in ("../digest.json", "digest.json", "nope.txt", ".hidden"):
-        text = error_text(call(root, "get_evidence", {"run": one["run_id"], "file": name}))
+        text = error_text(call(root, "get_evidence", {"run": one["run_id"], "artifact": name}))
         assert "is not evidence of run" in text
 
 
@@ -242,7 +243,10 @@ def test_the_instructions_advertise_the_order_the_resolver_walks() -> None:
     ("list_runs", {"limit": 1000}, "limit: "),
     ("list_runs", {"limit": "ten"}, "limit: "),
     ("run_check", {"check": 7}, "check: "),
-    ("run_check", {"check": "ok", "args": "not a list"}, "args: "),
+    ("run_check", {"check": "ok", "extra_args": "not a list"}, "extra_args: "),
+    ("get_evidence", {"include_meta": "maybe"}, "include_meta: "),
+    ("get_digest", {"run": 5}, "run: "),
+    ("list_checks", {"cwd": 5}, "cwd: "),
     ("run_check", {}, "check: "),
     ("run_all", {"fail_fast": "maybe"}, "fail_fast: "),
 ])
@@ -259,7 +263,7 @@ def test_a_wrong_argument_is_answered_in_ckdns_one_line(root: Path, tool: str,
 
 def test_a_foreign_file_lists_full_log_once_among_the_choices(root: Path) -> None:
     data(call(root, "run_check", {"check": "bad"}))
-    text = error_text(call(root, "get_evidence", {"file": "junit.xml"}))
+    text = error_text(call(root, "get_evidence", {"artifact": "junit.xml"}))
     assert "choose one of: " in text
     choices = text.split("choose one of: ", 1)[1].split(", ")
     assert choices.count("full.log") == 1, text

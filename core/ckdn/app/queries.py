@@ -5,6 +5,7 @@ and ``ckdn run`` never imports it.
 from __future__ import annotations
 
 from ckdn.app._annotating import annotate, render_report, report_of
+from ckdn.app._install.agent_kit import AGENTS, write_agent_kit
 from ckdn.app._install.setup import SKILLS, this_checkdown, write_skills, write_starter
 from ckdn.app._project.checks import (
     PLUGIN_FLAG,
@@ -15,8 +16,9 @@ from ckdn.app._project.checks import (
     verify_config,
 )
 from ckdn.app._project.locating import CWD_ENV, locate_config, locate_cwd, resolution_order
+from ckdn.app._stored.brief import BRIEF_BYTES, brief_red
 from ckdn.app._stored.diff import diff_runs, render_diff
-from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_window, run_id
+from ckdn.app._stored.evidence import MAX_LIMIT, read_document, read_meta, read_window, run_id
 from ckdn.app._stored.freshness import SCHEMA_STATUS, STATES, render_status, status
 from ckdn.app._stored.runs import (
     headline,
@@ -40,7 +42,9 @@ if TYPE_CHECKING:
     from ckdn.config import Config
 
 __all__ = [
+    "AGENTS",
     "ANNOTATE_FORMATS",
+    "BRIEF_BYTES",
     "CWD_ENV",
     "MAX_LIMIT",
     "PLUGIN_FLAG",
@@ -51,6 +55,7 @@ __all__ = [
     "Progress",
     "RunWatch",
     "annotate",
+    "brief_red",
     "checks_of",
     "describe_checks",
     "diff_runs",
@@ -63,6 +68,7 @@ __all__ = [
     "lock_config",
     "prune_runs",
     "read_document",
+    "read_meta",
     "read_run",
     "read_window",
     "red_members",
@@ -78,6 +84,7 @@ __all__ = [
     "status",
     "this_checkdown",
     "verify_config",
+    "write_agent_kit",
     "write_skills",
     "write_starter",
 ]

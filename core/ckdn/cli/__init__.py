@@ -44,7 +44,9 @@ VERBS: dict[str, tuple[str, str]] = {
     "list": ("list_runs", "recent runs, newest first"),
     "checks": ("checks", "configured checks and aliases"),
     "gc": ("gc", "prune old run directories"),
-    "init": ("init_project", "write a starter ckdn.toml"),
+    "init": ("init_project", "write a starter ckdn.toml, or an agent's kit (--agent)"),
+    "hook": ("hook", "what an agent's hooks run: edit (findings on red, exit 2) and stop"
+                     " (blocks while `ckdn status` is not green)"),
     "doctor": ("doctor", "check this installation and the configured checks, running nothing "
                          "(exit 1 on an error)"),
     "lock-config": ("lock_config", "write ckdn.lock.toml: a hash of every setting that decides "

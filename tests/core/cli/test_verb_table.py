@@ -69,7 +69,8 @@ COMMAND_LINES = {
     "annotate": ["annotate", "--format", "text"], "diff": ["diff", "latest", "latest"],
     "merge": ["merge", "--check", "ok"], "status": ["status"], "list": ["list"],
     "checks": ["checks"],
-    "gc": ["gc", "--dry-run"], "init": ["init"], "doctor": ["doctor", "--json"],
+    "gc": ["gc", "--dry-run"], "init": ["init"], "hook": ["hook", "edit", "ok"],
+    "doctor": ["doctor", "--json"],
     "lock-config": ["lock-config", "-o", "lock.toml"], "verify-config": ["verify-config"],
     "schema": ["schema"],
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import json
 import os
 from collections import deque
 
@@ -14,7 +15,7 @@ from ckdn.documents.redacting import redact_document, redacted_pieces
 from ckdn.documents.stored import read_stored
 from ckdn.documents.textcap import Cut, clean_line
 from ckdn.errors import UsageError, quote
-from ckdn.evidence_files import NotRegular, open_regular
+from ckdn.evidence_files import NotRegular, open_regular, read_regular
 from ckdn.redact import Redaction, open_block_after
 from ckdn.store import FINISHED_MARKERS
 
@@ -33,6 +34,8 @@ DEFAULT_LIMIT = 50
 LINE_WIDTH = 300
 #: Characters of all lines of one window together: 200 cut lines would be 60,000.
 MAX_CHARS = 16_000
+#: The most bytes of a run's meta.json read (a real one is under 2 KiB).
+_META_BYTES = 1 << 16
 #: Bytes of a line read before it is cut (a UTF-8 character is at most 4 bytes).
 _HEAD_BYTES = LINE_WIDTH * 4
 _SKIP_BYTES = 1 << 16
@@ -65,6 +68,26 @@ def read_document(config: Config, ref: str | None) -> dict[str, Any]:
     if redaction is not None:
         doc = redact_document(doc, redaction)  # type: ignore[assignment]
     return {"run_id": name, ("aggregate" if "alias" in doc else "digest"): doc}
+
+
+def read_meta(config: Config, ref: str | None) -> dict[str, Any]:
+    """The ``ckdn.meta/1`` provenance of run ``ref`` (None: the latest), redacted as its
+    digest is; UsageError (one line) when the run has none that can be read."""
+    store = store_for(config)
+    path = store.resolve(ref, name_only=True)
+    name = os.path.basename(path)
+    try:
+        raw = read_regular(os.path.join(path, "meta.json"), _META_BYTES)
+        meta = json.loads(raw) if len(raw) <= _META_BYTES else None
+    except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict) or "check" not in meta:
+        raise UsageError(f"run {quote(name)} has no readable meta.json")
+    redaction = _redaction(config, meta)
+    command = meta.get("command")
+    if redaction is not None and isinstance(command, list):  # the one place meta holds text
+        meta["command"] = [redaction.text(a) if isinstance(a, str) else a for a in command]
+    return meta
 
 
 def _redaction(config: Config, doc: Any) -> Redaction | None:
