@@ -162,7 +162,8 @@ class FindingTap:
         position = len(table)
         table.add(finding)
         spool.add(finding, table.line_hash(position))
-        if index is not None and not isinstance(index, str):
+        if index is not None and not isinstance(index, str) \
+                and len(self.held) < _HELD * self.top:  # a full hold takes no more
             self._hold_if_new(table, position, finding, index)
         if position < self.top:
             self.first.append(finding)
@@ -179,19 +180,18 @@ class FindingTap:
             copies = {}
             self._copies = (path, copies)
         key = table.key_at_zero(position)
-        room = len(self.held) < _HELD * self.top
         if key in copies:
             earlier = copies[key]
             if earlier is not None:
                 copies[key] = None
-                if room and earlier[0] >= self.top:
+                if earlier[0] >= self.top:
                     self.held[earlier[0]] = earlier[1]
             new = True
         else:
             # the first copy is remembered (a bounded number a file) in case a second comes
             copies[key] = (position, finding) if len(copies) < _HELD * self.top else None
             new = key not in index.entries
-        if new and room and position >= self.top:
+        if new and position >= self.top:
             self.held[position] = finding
 
     def _start(self) -> tuple[Any, Any, Any]:
