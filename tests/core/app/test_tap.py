@@ -203,3 +203,20 @@ def test_a_new_first_copy_the_report_lists_before_its_known_twin_is_held(
     assert reads == [None]
     assert digest["baseline"] == {"known": 2, "new": 1}
     assert digest["findings"][0]["id"] == "d.py:4:5:F841"
+
+
+def test_a_second_copy_of_a_finding_the_digest_kept_is_held(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first copy is among the ``top`` findings the digest keeps, the second (new)
+    comes after: the tap counts the kept ones' copies too, so it holds the second."""
+    project.config(REPLAY)
+    (project.root / "d.py").write_text("def f():\n    x = 1\ndef g():\n    x = 1\n")
+    report = project.root / "report.json"
+    report.write_text(json.dumps([diagnostic("d.py", 2)]))
+    record(project)
+    report.write_text(json.dumps([diagnostic("d.py", 2), diagnostic("d.py", 4)]))
+    reads = parse_reads(monkeypatch)
+    digest, _ = run(project)
+    assert reads == [None]
+    assert digest["baseline"] == {"known": 1, "new": 1}
+    assert digest["findings"][0]["id"] == "d.py:4:5:F841"
