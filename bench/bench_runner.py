@@ -150,7 +150,7 @@ print((modules - begin) * 1000, (time.perf_counter() - modules) * 1000)
 def bench_tree(work: Path, runs: int) -> None:
     from ckdn.process import _cgroup, _group
     from ckdn.process._group import Tree
-    from ckdn.process._loghash import LogHash
+    from ckdn.process._runner import LogHash
     from ckdn.store import _runlock
 
     log = work / "tree.log"

@@ -76,7 +76,7 @@ def test_the_tree_keeps_every_contract() -> None:
     # a parser deciding a status
     ("core/ckdn/parsers/generic.py", "from ckdn.reconcile import reconcile", {"parsers"}),
     # the runner learning a document format: also a layer turned upside down
-    ("core/ckdn/process/_loghash.py", "from ckdn.documents import encode",
+    ("core/ckdn/process/_runner.py", "from ckdn.documents import encode",
      {"infrastructure", "layers"}),
     # the store reaching up into the app
     ("core/ckdn/store/_reading.py", "import ckdn.app", {"infrastructure", "layers"}),

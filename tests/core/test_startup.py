@@ -106,7 +106,7 @@ RUN_PATH = frozenset({
     # meta.json's command is screened for secrets on every run (string searches; the
     # redactor itself, and `re`, load only for a command or a text that may hold one)
     "ckdn.redact", "ckdn.redact._settings",  # what a secret is (names, settings): no `re`
-    "ckdn.process", "ckdn.process._group", "ckdn.process._loghash", "ckdn.process._runner",
+    "ckdn.process", "ckdn.process._group", "ckdn.process._runner",
     "ckdn.store", "ckdn.store._names", "ckdn.store._publish", "ckdn.store._reading",
     "ckdn.store._runlock", "ckdn.store._store",
 })

@@ -179,8 +179,9 @@ def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: st
         ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
         detail.append(f"cell {cell}, line {row or '?'}, column {col or '?'}")
     else:
-        location = (_as_written(filename, row, col) if legacy
-                    else ctx.location(filename, row, col))
+        # ctx.location(filename, row, col), from the path already shown (one lookup a finding)
+        location = (_as_written(filename, row, col) if legacy else path if row is None
+                    else f"{path}:{row}" if col is None else f"{path}:{row}:{col}")
         ident = f"{path}:{row or 0}:{col or 0}:{code}"
     if not detailed:
         return Finding(ident, KIND, cap_line(f"{code} {message}"), location)

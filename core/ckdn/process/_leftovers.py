@@ -11,8 +11,17 @@ from ckdn.process._strays import stop_pids, stop_signals
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Protocol
 
-    from ckdn.process._loghash import LogHash
+    class LogHash(Protocol):
+        """What this module asks of the runner's :class:`~ckdn.process._runner.LogHash`
+        (named here, not imported: the runner loads this module)."""
+
+        def fileno(self) -> int: ...
+
+        def open_for_writing(self) -> bool | None: ...
+
+        def seal_copy(self) -> None: ...
 
 # Both are rare, and both are looked for by scanning ``/proc``, so this module is
 # loaded only when there is something to look for:

@@ -166,3 +166,57 @@ def test_a_missing_baseline_is_named_as_the_config_names_it(many: Project) -> No
     digest, _ = run(many)
     assert digest["gate"]["status"] == "unavailable"
     assert digest["gate"]["reason"].startswith("[run] baseline: ckdn.baseline.json not found")
+
+
+REPLAY = """
+[run]
+top = 1
+baseline = "ckdn.baseline.json"
+
+[check.ruff]
+command = "sh -c 'cp report.json {run_dir}/ruff.json; exit 1'"
+parser = "ruff"
+"""
+
+
+def diagnostic(filename: str, row: int) -> dict[str, Any]:
+    return {"code": "F841", "message": "Local variable `x` is assigned to but never used",
+            "filename": filename, "location": {"row": row, "column": 5},
+            "end_location": {"row": row, "column": 6}, "fix": None, "url": None}
+
+
+def test_a_new_first_copy_the_report_lists_before_its_known_twin_is_held(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Occurrences go by line, not by the report's order: a report that lists line 4
+    before line 2 (same content) has its first copy new and its second known. The tap
+    holds both, so the evidence is read once (it used to be read again by position)."""
+    project.config(REPLAY)
+    (project.root / "a.py").write_text("def f():\n    x = 1\n")
+    (project.root / "d.py").write_text("def f():\n    x = 1\ndef g():\n    x = 1\n")
+    report = project.root / "report.json"
+    report.write_text(json.dumps([diagnostic("a.py", 2), diagnostic("d.py", 2)]))
+    record(project)
+    report.write_text(json.dumps([diagnostic("a.py", 2), diagnostic("d.py", 4),
+                                  diagnostic("d.py", 2)]))
+    reads = parse_reads(monkeypatch)
+    digest, _ = run(project)
+    assert reads == [None]
+    assert digest["baseline"] == {"known": 2, "new": 1}
+    assert digest["findings"][0]["id"] == "d.py:4:5:F841"
+
+
+def test_a_second_copy_of_a_finding_the_digest_kept_is_held(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first copy is among the ``top`` findings the digest keeps, the second (new)
+    comes after: the tap counts the kept ones' copies too, so it holds the second."""
+    project.config(REPLAY)
+    (project.root / "d.py").write_text("def f():\n    x = 1\ndef g():\n    x = 1\n")
+    report = project.root / "report.json"
+    report.write_text(json.dumps([diagnostic("d.py", 2)]))
+    record(project)
+    report.write_text(json.dumps([diagnostic("d.py", 2), diagnostic("d.py", 4)]))
+    reads = parse_reads(monkeypatch)
+    digest, _ = run(project)
+    assert reads == [None]
+    assert digest["baseline"] == {"known": 1, "new": 1}
+    assert digest["findings"][0]["id"] == "d.py:4:5:F841"

@@ -134,3 +134,22 @@ def test_a_table_holds_about_42_bytes_a_finding() -> None:
     tracemalloc.stop()
     assert len(table) == 20_000
     assert grown < 20_000 * 60  # 42 bytes a row, and the bytearray's slack
+
+
+@pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
+def test_numbering_the_table_holds_one_files_sort_keys_not_the_runs() -> None:
+    """A primary hash includes the path, so occurrences are counted file by file: 20,000
+    findings in 400 files sort 50 keys at a time (all at once they were ~60 bytes each)."""
+    import tracemalloc
+
+    table = IdentityTable(SourceLines(SOURCE))
+    for i in range(20_000):
+        path = f"f{i % 400}.py"
+        table.add(Finding(f"{path}:{i % 3 + 1}:1:F401", "lint_violation", "m",
+                          f"{path}:{i % 3 + 1}:1"))
+    tracemalloc.start()
+    table.number()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert table.key(0)[-4:] == bytes(4)  # numbered
+    assert peak < 20_000 * 8 + 20_000 * 20  # the occurrences list, and the files' rows

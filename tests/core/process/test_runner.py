@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ckdn.process import FinishedRun, _group, _loghash, run_process
+from ckdn.process import FinishedRun, _group, _runner, run_process
 from ckdn.process.stop import StopRequest
 from ckdn.reconcile import RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT
 from tests.project import running
@@ -231,12 +231,12 @@ def test_a_leftover_process_cannot_write_into_the_sealed_log(run: Run, tmp_path:
 def test_a_failure_inside_ckdn_still_stops_the_tree(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(self: _loghash.LogHash) -> bool:
+    def broken(self: _runner.LogHash) -> bool:
         if self.size():
             raise RuntimeError("boom")
         return False
 
-    monkeypatch.setattr(_loghash.LogHash, "follow", broken)
+    monkeypatch.setattr(_runner.LogHash, "follow", broken)
     with pytest.raises(RuntimeError, match="boom"):
         run(sh("sleep 30 & echo $!; wait"))
     assert not running(first_pid(tmp_path / "full.log"))

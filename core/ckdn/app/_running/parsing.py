@@ -145,8 +145,9 @@ class FindingTap:
         self.first: list[Finding] = []
         #: position -> finding, for the first ``top`` the baseline has no entry like
         self.held: dict[int, Finding] = {}
-        #: the primary hashes seen in the current file: a second copy may be a new one
-        self._copies: tuple[str, set[bytes]] = ("", set())
+        #: the primary hashes seen in the current file, each with its first copy (until a
+        #: second comes): a second copy, or the first, may be a new one
+        self._copies: tuple[str, dict[bytes, tuple[int, Finding] | None]] = ("", {})
 
     def __call__(self, finding: Finding) -> None:
         parts = self._parts
@@ -161,26 +162,37 @@ class FindingTap:
         position = len(table)
         table.add(finding)
         spool.add(finding, table.line_hash(position))
-        if index is not None and not isinstance(index, str) and len(self.held) < _HELD * self.top \
-                and position >= self.top and self._likely_new(table, position, index):
-            self.held[position] = finding
+        if index is not None and not isinstance(index, str) \
+                and len(self.held) < _HELD * self.top:  # a full hold takes no more
+            self._hold_if_new(table, position, finding, index)
         if position < self.top:
             self.first.append(finding)
 
-    def _likely_new(self, table: IdentityTable, position: int, index: BaselineIndex) -> bool:
-        """Whether this finding may be new: the baseline has no entry for its primary hash
-        at occurrence 0, or it is another copy of one seen in its file (its occurrence is
-        known only at the end). A guess the gate checks; a new one it missed is read again."""
+    def _hold_if_new(self, table: IdentityTable, position: int, finding: Finding,
+                     index: BaselineIndex) -> None:
+        """Hold this finding if it may be new: the baseline has no entry for its primary
+        hash at occurrence 0, or it is another copy of one seen in its file. Occurrences
+        go by line, not by the report's order, so the first copy may be the new one: it is
+        held too. A guess the gate checks; a new one it missed is read again."""
         path = table.path(position)
         seen_in, copies = self._copies
         if path != seen_in:
-            copies = set()
+            copies = {}
             self._copies = (path, copies)
         key = table.key_at_zero(position)
         if key in copies:
-            return True
-        copies.add(key)
-        return key not in index.entries
+            earlier = copies[key]
+            if earlier is not None:
+                copies[key] = None
+                if earlier[0] >= self.top:
+                    self.held[earlier[0]] = earlier[1]
+            new = True
+        else:
+            # the first copy is remembered (a bounded number a file) in case a second comes
+            copies[key] = (position, finding) if len(copies) < _HELD * self.top else None
+            new = key not in index.entries
+        if new and position >= self.top:
+            self.held[position] = finding
 
     def _start(self) -> tuple[Any, Any, Any]:
         # lazy: the identity room loads at a run's first finding; a green run never needs it
