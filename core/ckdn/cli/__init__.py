@@ -39,6 +39,10 @@ VERBS: dict[str, tuple[str, str]] = {
                      "findings)"),
     "merge": ("merge", "seal shard runs of one check as one run; digest on stdout (never green "
                        "for missing or disagreeing shards)"),
+    "plan": ("plan", "plan a pytest check's shards from the durations ckdn keeps; the "
+                     "ckdn.plan/1 document on stdout"),
+    "durations": ("durations", "update the durations ledger from the last whole runs of a "
+                               "check (`ckdn durations update CHECK`)"),
     "list": ("list_runs", "recent runs, newest first"),
     "checks": ("checks", "configured checks and aliases"),
     "gc": ("gc", "prune old run directories"),

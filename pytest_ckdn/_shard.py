@@ -1,0 +1,100 @@
+"""``--ckdn-shard auto|K/N [--ckdn-plan FILE]``: this session runs one shard of the tests, chosen
+as pytest collects them, with the deselected counted as pytest counts ``-k`` and the record a
+shard merge checks left in the run dir.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ckdn.app.shards import (
+    Plan,
+    Selection,
+    read_plan_file,
+    resolve_shard,
+    select_tests,
+    write_shard_file,
+)
+from ckdn.errors import CkdnError
+from pytest_ckdn._settings import outer_run_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ckdn.app import ParseResult
+
+__all__ = ["SHARDER", "Sharder", "start_sharding"]
+
+SHARDER = "ckdn-sharder"
+
+
+class Sharder:
+    """The hooks of a sharded session: select at collection, say so, keep the record."""
+
+    def __init__(self, config: pytest.Config, spec: Any, plan: Plan | None,
+                 recorder: Callable[[], Any]) -> None:
+        self.config = config
+        self.recorder = recorder  # the session's recorder, when it records
+        self.spec = spec
+        self.plan = plan
+        self.selection: Selection | None = None
+
+    @pytest.hookimpl(trylast=True)  # after -k, -m and other plugins' own deselection
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        try:
+            selection = select_tests(self.plan, [item.nodeid for item in items], self.spec)
+        except CkdnError as exc:
+            raise pytest.UsageError(f"ckdn: {exc}") from None
+        self.selection = selection
+        chosen = set(selection.selected)
+        kept = [item for item in items if item.nodeid in chosen]
+        dropped = [item for item in items if item.nodeid not in chosen]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+        self._keep_record(selection)
+
+    def _keep_record(self, selection: Selection) -> None:
+        """Into the run dir of this session's record: the outer ``ckdn run``'s, else the
+        recording session's own; a session ckdn does not record keeps none."""
+        run_dir = getattr(self.recorder(), "run_dir", None) or outer_run_dir()
+        if run_dir is None:
+            return
+        try:
+            write_shard_file(str(run_dir), selection)
+        except (OSError, CkdnError) as exc:
+            raise pytest.UsageError(f"ckdn: cannot write the shard record into {run_dir}: "
+                                    f"{exc}") from None
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
+        return [f"ckdn: {self.selection.describe()}"] if self.selection is not None else []
+
+    def pytest_ckdn_collect(self, result: ParseResult, config: pytest.Config) -> None:
+        if self.selection is not None:
+            result.notes.append(self.selection.describe())
+
+
+def start_sharding(config: pytest.Config, recorder: Callable[[], Any]) -> None:
+    """Register the sharder when ``--ckdn-shard`` is given; one line and exit 4 on a mistake
+    (``auto`` without a CI's variables, a plan that cannot be read)."""
+    shard = config.getoption("ckdn_shard")
+    plan_path = config.getoption("ckdn_plan")
+    if shard is None:
+        if plan_path is not None:
+            raise pytest.UsageError("ckdn: --ckdn-plan needs --ckdn-shard auto|K/N")
+        return
+    try:
+        spec = resolve_shard(shard, os.environ)
+        plan = None
+        if plan_path is not None:
+            plan = read_plan_file(os.path.join(str(config.invocation_params.dir), plan_path))
+            if plan.total != spec.total:
+                raise pytest.UsageError(f"ckdn: --ckdn-shard {spec}: the plan has {plan.total} "
+                                        f"shards (plan {plan.plan_id})")
+    except CkdnError as exc:
+        raise pytest.UsageError(f"ckdn: {exc}") from None
+    config.pluginmanager.register(Sharder(config, spec, plan, recorder), SHARDER)
