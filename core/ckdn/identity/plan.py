@@ -205,7 +205,7 @@ class ShardRecord:
 
     __slots__ = ("deselected", "gone", "index", "plan_id", "total", "unplanned")
 
-    def __init__(self, plan_id: str | None, index: int, total: int, unplanned: list[str],
+    def __init__(self, plan_id: str | None, index: int, total: int, *, unplanned: list[str],
                  gone: list[str], deselected: int = 0) -> None:
         self.plan_id, self.index, self.total = plan_id, index, total
         self.unplanned, self.gone, self.deselected = unplanned, gone, deselected
@@ -222,8 +222,8 @@ def read_shard_record(value: Any) -> ShardRecord | None:
             or not all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in lists):
         return None
     deselected = value.get("deselected")
-    return ShardRecord(plan_id, index, total, list(lists[0] or ()), list(lists[1] or ()),
-                       deselected if type(deselected) is int and deselected >= 0 else 0)
+    return ShardRecord(plan_id, index, total, unplanned=list(lists[0] or ()),
+                       gone=list(lists[1] or ()), deselected=deselected if type(deselected) is int and deselected >= 0 else 0)
 
 
 def _named(what: str, ids: Sequence[str]) -> str:
