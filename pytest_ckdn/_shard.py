@@ -42,7 +42,9 @@ class Sharder:
         self.plan = plan
         self.selection: Selection | None = None
 
-    @pytest.hookimpl(trylast=True)  # after -k, -m and other plugins' own deselection
+    # First, before -k, -m and other plugins deselect: the shard is the plan's whole part of
+    # what was collected, so a test they drop is a planned test no shard ran (the merge says so)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         try:

@@ -222,8 +222,9 @@ def read_shard_record(value: Any) -> ShardRecord | None:
             or not all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in lists):
         return None
     deselected = value.get("deselected")
+    deselected = deselected if type(deselected) is int and deselected >= 0 else 0
     return ShardRecord(plan_id, index, total, unplanned=list(lists[0] or ()),
-                       gone=list(lists[1] or ()), deselected=deselected if type(deselected) is int and deselected >= 0 else 0)
+                       gone=list(lists[1] or ()), deselected=deselected)
 
 
 def _named(what: str, ids: Sequence[str]) -> str:
