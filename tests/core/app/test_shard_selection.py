@@ -44,7 +44,7 @@ def test_auto_without_any_shard_variable_is_refused_not_the_whole_suite() -> Non
 
 def test_two_cis_that_disagree_are_refused() -> None:
     env = {"CKDN_SHARD": "1/4", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "4"}
-    with pytest.raises(UsageError, match="says 1/4, GitLab .* says 2/4"):
+    with pytest.raises(UsageError, match=r"says 1/4, GitLab .* says 2/4"):
         resolve_shard("auto", env)
 
 

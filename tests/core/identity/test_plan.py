@@ -39,7 +39,7 @@ def test_a_plan_puts_each_test_in_exactly_one_shard() -> None:
 
 def test_the_same_tests_and_durations_make_the_same_plan_in_any_order() -> None:
     tests = suite(50)
-    shuffled = dict(sorted(tests.items(), key=lambda item: item[1]))
+    shuffled = dict(sorted(tests.items(), key=lambda item: item[1] or 0.0))
     assert make_plan("tests", tests, 3).document() == make_plan("tests", shuffled, 3).document()
 
 
@@ -142,7 +142,7 @@ def test_a_shard_of_another_number_of_shards_than_the_plan_is_refused() -> None:
 
 def honest(plan: Plan, collected: list[str]) -> list[tuple[str, ShardRecord | None,
                                                            dict[str, str] | None]]:
-    out = []
+    out: list[tuple[str, ShardRecord | None, dict[str, str] | None]] = []
     for k in range(1, plan.total + 1):
         part = select(plan, collected, k, plan.total)
         record = read_shard_record(json.loads(json.dumps(part.record())))
@@ -171,7 +171,8 @@ def mutate(plan: Plan, shards: list[tuple[str, ShardRecord | None, dict[str, str
            kind: str, rng: random.Random) -> None:
     k = rng.randrange(len(shards))
     name, record, outcomes = shards[k]
-    assert record is not None and outcomes is not None
+    assert record is not None
+    assert outcomes is not None
     if kind == "drop" or (kind == "duplicate" and len(shards) == 1):
         candidates = [s for s in shards if s[2]]
         victim = rng.choice(candidates)[2]
