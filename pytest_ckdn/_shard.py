@@ -12,7 +12,6 @@ import pytest
 
 from ckdn.app.shards import (
     Plan,
-    Selection,
     read_plan_file,
     resolve_shard,
     select_tests,
@@ -29,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["SHARDER", "Sharder", "start_sharding"]
 
 SHARDER = "ckdn-sharder"
+#: What a pytest-xdist worker hands its controller (``workeroutput``).
+RECORD_KEY = "ckdn_shard_record"
+LINE_KEY = "ckdn_shard_line"
 
 
 class Sharder:
@@ -40,7 +42,7 @@ class Sharder:
         self.recorder = recorder  # the session's recorder, when it records
         self.spec = spec
         self.plan = plan
-        self.selection: Selection | None = None
+        self.line: str | None = None  # what the shard ran, for the terminal and the digest
 
     # First, before -k, -m and other plugins deselect: the shard is the plan's whole part of
     # what was collected, so a test they drop is a planned test no shard ran (the merge says so)
@@ -51,33 +53,47 @@ class Sharder:
             selection = select_tests(self.plan, [item.nodeid for item in items], self.spec)
         except CkdnError as exc:
             raise pytest.UsageError(f"ckdn: {exc}") from None
-        self.selection = selection
         chosen = set(selection.selected)
         kept = [item for item in items if item.nodeid in chosen]
         dropped = [item for item in items if item.nodeid not in chosen]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-        self._keep_record(selection)
+        worker_output = getattr(config, "workeroutput", None)
+        if worker_output is not None:  # a pytest-xdist worker: the controller keeps the record
+            worker_output[RECORD_KEY] = selection.record()
+            worker_output[LINE_KEY] = selection.describe()
+            return
+        self.line = selection.describe()
+        self._keep_record(selection.record())
 
-    def _keep_record(self, selection: Selection) -> None:
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist's controller: each worker collected and selected the same shard; the
+        first one down reports it."""
+        output = getattr(node, "workeroutput", None) or {}
+        if self.line is None and isinstance(output.get(RECORD_KEY), dict):
+            self.line = str(output.get(LINE_KEY, ""))
+            self._keep_record(output[RECORD_KEY])
+
+    def _keep_record(self, record: dict[str, Any]) -> None:
         """Into the run dir of this session's record: the outer ``ckdn run``'s, else the
         recording session's own; a session ckdn does not record keeps none."""
         run_dir = getattr(self.recorder(), "run_dir", None) or outer_run_dir()
         if run_dir is None:
             return
         try:
-            write_shard_file(str(run_dir), selection)
+            write_shard_file(str(run_dir), record)
         except (OSError, CkdnError) as exc:
             raise pytest.UsageError(f"ckdn: cannot write the shard record into {run_dir}: "
                                     f"{exc}") from None
 
     def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
-        return [f"ckdn: {self.selection.describe()}"] if self.selection is not None else []
+        return [f"ckdn: {self.line}"] if self.line is not None else []
 
     def pytest_ckdn_collect(self, result: ParseResult, config: pytest.Config) -> None:
-        if self.selection is not None:
-            result.notes.append(self.selection.describe())
+        if self.line is not None:
+            result.notes.append(self.line)
 
 
 def start_sharding(config: pytest.Config, recorder: Callable[[], Any]) -> None:

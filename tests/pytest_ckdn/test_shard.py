@@ -78,3 +78,26 @@ def test_shard_auto_reads_circlecis_zero_based_index(project: Project) -> None:
                       env={"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "2"})
     assert auto.returncode == 0, auto.stderr
     assert auto.stdout.splitlines()[:-1] == one.stdout.splitlines()[:-1]  # but the time
+
+
+def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the_record(
+        project: Project) -> None:
+    planned = project.ckdn("plan", "tests", "--shards", "2", "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    runs = []
+    for k in (1, 2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+             "-n", "2", "--ckdn-digest", "--ckdn-check", "tests", "--ckdn-shard", f"{k}/2",
+             "--ckdn-plan", "plan.json"], cwd=project.root, env=clean_env(),
+            capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        digest = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert any(note.startswith(f"shard {k}/2 (plan ") for note in digest["notes"])
+        record = json.loads((project.root / digest["run_dir"] / "shard.json").read_text())
+        assert record["index"] == k
+        runs.append(digest["run_dir"])
+    merged = project.digest(project.ckdn("merge", "--check", "tests", "--plan", "plan.json",
+                                         *runs))
+    assert merged["status"] == "pass", merged
+    assert merged["summary"]["counts"]["tests"] == 24

@@ -21,6 +21,7 @@ from ckdn.store import write_atomic
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 __all__ = ["CI_VARIABLES", "SHARD_ENV", "SHARD_FILE", "ShardSpec", "read_plan_file",
            "read_shard_file", "resolve_shard", "select_tests", "write_shard_file"]
@@ -125,9 +126,11 @@ def select_tests(plan: Plan | None, collected: Sequence[str], spec: ShardSpec) -
     return select(plan, collected, spec.index, spec.total)
 
 
-def write_shard_file(run_dir: str, selection: Selection) -> None:
-    """The shard's record, beside its digest, for ``ckdn merge --plan``."""
-    data = json.dumps(selection.record(), sort_keys=True, separators=(",", ":")) + "\n"
+def write_shard_file(run_dir: str, selection: Selection | Mapping[str, Any]) -> None:
+    """The shard's record (a selection's, or one a pytest-xdist worker sent), beside its
+    digest, for ``ckdn merge --plan``."""
+    record = selection.record() if isinstance(selection, Selection) else dict(selection)
+    data = json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n"
     write_atomic(os.path.join(run_dir, SHARD_FILE), data.encode("utf-8"))
 
 
