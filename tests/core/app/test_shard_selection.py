@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ckdn.app.shards import CI_VARIABLES, resolve_shard
+from ckdn.app.shards import (
+    CI_VARIABLES,
+    read_shard_file,
+    resolve_shard,
+    select_tests,
+    write_shard_file,
+)
 from ckdn.errors import UsageError
+from ckdn.identity.plan import make_plan
 
 #: (variables, the 1-based shard they mean) for the second of four jobs on each CI.
 SECOND_OF_FOUR = [
@@ -75,3 +82,16 @@ def test_bazels_shard_status_file_is_touched(tmp_path: Path) -> None:
            "TEST_SHARD_STATUS_FILE": str(status)}
     assert str(resolve_shard("auto", env)) == "1/2"
     assert status.exists()
+
+
+def test_a_shard_record_is_read_back_but_never_through_a_symlink(tmp_path: Path) -> None:
+    plan = make_plan("t", {"a": 1.0, "b": 2.0}, 2)
+    (tmp_path / "real").mkdir()
+    write_shard_file(str(tmp_path / "real"), select_tests(plan, ["a", "b"],
+                                                          resolve_shard("1/2", {})))
+    record = read_shard_file(str(tmp_path / "real"))
+    assert record is not None
+    assert (record.plan_id, record.index, record.total) == (plan.plan_id, 1, 2)
+    (tmp_path / "planted").mkdir()
+    (tmp_path / "planted" / "shard.json").symlink_to(tmp_path / "real" / "shard.json")
+    assert read_shard_file(str(tmp_path / "planted")) is None

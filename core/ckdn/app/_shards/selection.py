@@ -8,6 +8,7 @@ import json
 import os
 
 from ckdn.errors import UsageError, os_reason, quote
+from ckdn.evidence_files import open_regular
 from ckdn.identity.plan import (
     Plan,
     Selection,
@@ -40,6 +41,8 @@ CI_VARIABLES = (
     ("Semaphore", "SEMAPHORE_JOB_INDEX", "SEMAPHORE_JOB_COUNT", 1),
     ("Bazel", "TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS", 0),
 )
+#: The largest shard record read (its lists name tests: a million ids fit).
+MAX_RECORD = 256 << 20
 #: Bazel asks a test runner that shards to touch this file.
 BAZEL_STATUS_FILE = "TEST_SHARD_STATUS_FILE"
 
@@ -135,9 +138,11 @@ def write_shard_file(run_dir: str, selection: Selection | Mapping[str, Any]) -> 
 
 
 def read_shard_file(run_dir: str) -> ShardRecord | None:
-    """The record a shard left in ``run_dir``; None when there is none or it is not one."""
+    """The record a shard left in ``run_dir``; None when there is none or it is not one
+    (never read through a symlink, nor past :data:`MAX_RECORD` bytes)."""
     try:
-        with open(os.path.join(run_dir, SHARD_FILE), encoding="utf-8") as handle:
-            return read_shard_record(json.load(handle))
+        with open(open_regular(os.path.join(run_dir, SHARD_FILE)), "rb") as handle:
+            data = handle.read(MAX_RECORD + 1)
+        return read_shard_record(json.loads(data)) if len(data) <= MAX_RECORD else None
     except (OSError, ValueError):
         return None
