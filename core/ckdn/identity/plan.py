@@ -264,7 +264,8 @@ def check_shards(plan: Plan, shards: Sequence[tuple[str, ShardRecord | None,
                             "or tests.jsonl)")
             continue
         declared = set(record.unplanned)
-        gone.update(record.gone)
+        # a shard can only say it did not collect its own part of the plan
+        gone.update(ident for ident in record.gone if plan.shard_of.get(ident) == record.index)
         stray = []
         for ident in outcomes:
             ran.setdefault(ident, []).append(position)

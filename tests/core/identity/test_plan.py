@@ -164,6 +164,21 @@ def test_unplanned_tests_the_shards_declared_are_listed_not_problems() -> None:
     assert any("tests/new.py::test_n" in note and "unplanned" in note for note in notes)
 
 
+def test_a_shard_cannot_excuse_another_shards_test_as_no_longer_collected() -> None:
+    plan = make_plan("t", suite(20), 2)
+    shards = honest(plan, list(suite(20)))
+    _name, record, outcomes = shards[1]
+    assert record is not None
+    assert outcomes is not None
+    theirs = plan.shards[0][0]
+    record.gone.append(theirs)
+    first = shards[0][2]
+    assert first is not None
+    del first[theirs]
+    problems, _notes = check_shards(plan, shards)
+    assert any("run by no shard" in p and theirs in p for p in problems)
+
+
 MUTATIONS = ("drop", "duplicate", "unplanned", "missing", "other_plan", "twice")
 
 
