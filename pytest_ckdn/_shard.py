@@ -39,6 +39,7 @@ class Sharder:
     def __init__(self, config: pytest.Config, spec: Any, plan: Plan | None,
                  recorder: Callable[[], Any]) -> None:
         self.config = config
+        self.rerun = bool(config.getoption("ckdn_rerun"))
         self.recorder = recorder  # the session's recorder, when it records
         self.spec = spec
         self.plan = plan
@@ -53,6 +54,7 @@ class Sharder:
             selection = select_tests(self.plan, [item.nodeid for item in items], self.spec)
         except CkdnError as exc:
             raise pytest.UsageError(f"ckdn: {exc}") from None
+        selection.rerun = self.rerun
         chosen = set(selection.selected)
         kept = [item for item in items if item.nodeid in chosen]
         dropped = [item for item in items if item.nodeid not in chosen]
@@ -102,9 +104,8 @@ def start_sharding(config: pytest.Config, recorder: Callable[[], Any]) -> None:
     shard = config.getoption("ckdn_shard")
     plan_path = config.getoption("ckdn_plan")
     if shard is None:
-        if plan_path is not None:
-            raise pytest.UsageError("ckdn: --ckdn-plan needs --ckdn-shard auto|K/N")
-        return
+        given = "--ckdn-plan" if plan_path is not None else "--ckdn-rerun"
+        raise pytest.UsageError(f"ckdn: {given} needs --ckdn-shard auto|K/N")
     try:
         spec = resolve_shard(shard, os.environ)
         plan = None

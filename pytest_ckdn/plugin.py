@@ -69,6 +69,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="FILE",
                     help="With --ckdn-shard: the ckdn.plan/1 file (ckdn plan) assigning the "
                          "tests; a test it does not know is placed by a hash of its node id.")
+    group.addoption("--ckdn-rerun", action="store_true", dest="ckdn_rerun", default=False,
+                    help="With --ckdn-shard: this session reruns its shard; at ckdn merge "
+                         "--plan it replaces the shard's earlier run.")
     parser.addini("ckdn_digest", type="bool", default=False,
                   help="Record every session as a ckdn run (as --ckdn-digest).")
 
@@ -115,7 +118,8 @@ def _records_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("ckdn_shard") is not None or config.getoption("ckdn_plan") is not None:
+    if config.getoption("ckdn_shard") is not None or config.getoption("ckdn_plan") is not None \
+            or config.getoption("ckdn_rerun"):
         # lazy: only a sharded session loads sharding (and with it ckdn)
         from pytest_ckdn._shard import start_sharding
 

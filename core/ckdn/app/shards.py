@@ -59,9 +59,10 @@ __all__ = [
 
 
 def shard_arguments(config: Config, name: str, shard: str, plan: str | None,
-                    env: Mapping[str, str]) -> list[str]:
-    """The pytest options that make ``ckdn run NAME`` shard ``shard`` of the plan: the
-    selection happens at collection, in the plugin. Refused for any check but a pytest one."""
+                    env: Mapping[str, str], *, rerun: bool = False) -> list[str]:
+    """The pytest options that make ``ckdn run NAME`` shard ``shard`` of the plan (``rerun``:
+    a run that replaces the shard's earlier one at the merge); the selection happens at
+    collection, in the plugin. Refused for any check but a pytest one."""
     check = config.get(name)
     if isinstance(check, Alias):
         raise UsageError(f"--shard: {quote(name)} is an alias; shard one pytest check")
@@ -82,7 +83,7 @@ def shard_arguments(config: Config, name: str, shard: str, plan: str | None,
             raise UsageError(f"--shard {spec}: the plan has {planned.total} shards "
                              f"(plan {planned.plan_id})")
         args += ["--ckdn-plan", os.path.abspath(path)]
-    return args
+    return [*args, "--ckdn-rerun"] if rerun else args
 
 
 def write_plan_file(config: Config, plan: Plan, path: str) -> str:

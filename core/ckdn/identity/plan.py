@@ -28,6 +28,7 @@ __all__ = [
     "read_plan",
     "read_shard_record",
     "select",
+    "superseded",
 ]
 
 SCHEMA_PLAN = "ckdn.plan/1"
@@ -147,10 +148,12 @@ def read_plan(value: Any, shown: str) -> Plan:
 class Selection:
     """One shard's part of a collected test set, and what the plan did not foresee."""
 
-    __slots__ = ("deselected", "gone", "index", "plan_id", "selected", "total", "unplanned")
+    __slots__ = ("deselected", "gone", "index", "plan_id", "rerun", "selected", "total",
+                 "unplanned")
 
     def __init__(self, index: int, total: int, plan_id: str | None) -> None:
         self.index, self.total, self.plan_id = index, total, plan_id
+        self.rerun = False  # this session reruns its shard: it replaces the earlier run
         self.selected: list[str] = []
         self.deselected = 0
         self.unplanned: list[str] = []  # selected here by hash: the plan does not know them
@@ -160,7 +163,8 @@ class Selection:
         """The ``ckdn.shard/1`` record a shard's run dir keeps, for ``ckdn merge --plan``."""
         return {"schema": SCHEMA_SHARD, "plan_id": self.plan_id, "index": self.index,
                 "total": self.total, "selected": len(self.selected),
-                "deselected": self.deselected, "unplanned": self.unplanned, "gone": self.gone}
+                "deselected": self.deselected, "unplanned": self.unplanned, "gone": self.gone,
+                "rerun": self.rerun}
 
     def describe(self) -> str:
         """One line for the session's output and its digest's notes."""
@@ -203,12 +207,13 @@ def select(plan: Plan | None, collected: Sequence[str], index: int, total: int) 
 class ShardRecord:
     """A shard's ``ckdn.shard/1`` record, read back."""
 
-    __slots__ = ("deselected", "gone", "index", "plan_id", "total", "unplanned")
+    __slots__ = ("deselected", "gone", "index", "plan_id", "rerun", "total", "unplanned")
 
     def __init__(self, plan_id: str | None, index: int, total: int, *, unplanned: list[str],
-                 gone: list[str], deselected: int = 0) -> None:
+                 gone: list[str], deselected: int = 0, rerun: bool = False) -> None:
         self.plan_id, self.index, self.total = plan_id, index, total
         self.unplanned, self.gone, self.deselected = unplanned, gone, deselected
+        self.rerun = rerun
 
 
 def read_shard_record(value: Any) -> ShardRecord | None:
@@ -224,7 +229,23 @@ def read_shard_record(value: Any) -> ShardRecord | None:
     deselected = value.get("deselected")
     deselected = deselected if type(deselected) is int and deselected >= 0 else 0
     return ShardRecord(plan_id, index, total, unplanned=list(lists[0] or ()),
-                       gone=list(lists[1] or ()), deselected=deselected)
+                       gone=list(lists[1] or ()), deselected=deselected,
+                       rerun=value.get("rerun") is True)
+
+
+def superseded(records: Sequence[ShardRecord | None]) -> dict[int, int]:
+    """Runs of one shard that a run marked as its rerun replaces: position -> the position
+    of the rerun kept (the last one given). Without a rerun mark, each run counts."""
+    groups: dict[tuple[str | None, int, int], list[int]] = {}
+    for position, record in enumerate(records):
+        if record is not None:
+            groups.setdefault((record.plan_id, record.index, record.total), []).append(position)
+    out: dict[int, int] = {}
+    for positions in groups.values():
+        reruns = [p for p in positions if records[p].rerun]  # type: ignore[union-attr]
+        if len(positions) > 1 and reruns:
+            out.update({p: reruns[-1] for p in positions if p != reruns[-1]})
+    return out
 
 
 def _named(what: str, ids: Sequence[str]) -> str:

@@ -171,3 +171,22 @@ def test_the_ledger_folds_merged_runs_and_keeps_tests_that_did_not_run(
     assert ledger["tests/test_m03.py::test_slow"] > ledger["tests/test_m03.py::test_quick"]
     document = plan(project, 2)
     assert document["tests"] == 25  # the ledger's tests are planned (a gone test too)
+
+
+def test_a_shard_marked_as_a_rerun_replaces_its_earlier_run(project: Project) -> None:
+    plan(project, 2)
+    (project.root / "tests" / "conftest.py").write_text(
+        "import os\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\ndef flaky():\n"
+        "    assert not os.environ.get('FLAKY')\n")
+    first = project.digest(project.ckdn("run", "tests", "--shard", "1/2", "--plan", "plan.json",
+                                        env={"FLAKY": "1"}))
+    assert first["status"] == "fail"
+    again = run_shard(project, "1/2", "--rerun")
+    two = run_shard(project, "2/2")
+    record = json.loads((project.root / again / "shard.json").read_text())
+    assert record["rerun"] is True
+    merged = merge(project, str(first["run_dir"]), again, two)
+    assert merged["status"] == "pass", merged
+    assert f"shard {first['run_dir']}: replaced by its rerun {again}" in str(merged["notes"])
+    unmarked = merge(project, str(first["run_dir"]), run_shard(project, "1/2"), two)
+    assert unmarked["status"] != "pass"  # two runs of one shard, neither a rerun: not a whole

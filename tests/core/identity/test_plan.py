@@ -21,6 +21,7 @@ from ckdn.identity.plan import (
     read_plan,
     read_shard_record,
     select,
+    superseded,
 )
 from ckdn.schema import load_schema
 
@@ -177,6 +178,16 @@ def test_a_shard_cannot_excuse_another_shards_test_as_no_longer_collected() -> N
     del first[theirs]
     problems, _notes = check_shards(plan, shards)
     assert any("run by no shard" in p and theirs in p for p in problems)
+
+
+def test_a_run_marked_as_a_rerun_replaces_the_other_runs_of_its_shard_only() -> None:
+    def record(index: int, rerun: bool = False) -> ShardRecord:
+        return ShardRecord("p", index, 2, unplanned=[], gone=[], rerun=rerun)
+
+    assert superseded([record(1), record(2), record(1, rerun=True)]) == {0: 2}
+    assert superseded([record(1), record(1)]) == {}  # no mark: both count (a problem)
+    assert superseded([record(1, rerun=True), record(2)]) == {}
+    assert superseded([None, record(1), record(1, True), record(1, True)]) == {1: 3, 2: 3}
 
 
 MUTATIONS = ("drop", "duplicate", "unplanned", "missing", "other_plan", "twice")

@@ -26,7 +26,7 @@ from ckdn.identity import (
     read_findings,
 )
 from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
-from ckdn.identity.plan import check_shards
+from ckdn.identity.plan import check_shards, superseded
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.parsers.gates import is_coverage_gate
 from ckdn.parsers.outcomes import TEST_PARSERS, worse
@@ -97,10 +97,19 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
     clock = time.perf_counter()
     store = store_for(config)
     shards = [_read_shard(config, store, check, ref) for ref in refs]
+    replaced: list[str] = []
+    if planned is not None:
+        by_rerun = superseded([s.record if s.problem is None else None for s in shards])
+        replaced = [f"shard {shards[p].name}: replaced by its rerun {shards[by].name}"
+                    for p, by in sorted(by_rerun.items())]
+        shards = [s for p, s in enumerate(shards) if p not in by_rerun]
     with begin_host_run(config, name) as host:
         log = host.open_log()
+        for line in replaced:
+            log.write(line + "\n")
         result, rows = _merged(config, check, shards, expect=expect,
                               run_dir=host.run_dir, log=log, plan=planned)
+        result.notes.extend(replaced)
         rc = _worst_rc(shards, name)
         identities = rows if result.total == len(rows) else None
         outcomes, durations = _whole_outcomes(shards)
