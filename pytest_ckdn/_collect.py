@@ -249,9 +249,14 @@ class Collector:
         self._own: dict[str, int] = {}
         #: every test's outcome by node id, the worst of its phases (``tests.jsonl``)
         self.outcomes: dict[str, str] = {}
+        #: every test's seconds by node id, its phases summed (``tests.jsonl``, for ``ckdn plan``)
+        self.durations: dict[str, float] = {}
 
     def test_report(self, report: Any) -> None:
         outcome = _outcome(report)
+        took = getattr(report, "duration", None)
+        if isinstance(took, (int, float)):
+            self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + took
         known = self.outcomes.get(report.nodeid)
         if known != outcome:  # most phases repeat the one before: nothing to decide
             self.outcomes[report.nodeid] = (outcome if known is None

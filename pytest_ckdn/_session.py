@@ -237,6 +237,14 @@ class Recorder:
 
     # -- the end of the session --------------------------------------------------------------
 
+    @property
+    def run_dir(self) -> str | None:
+        """The run dir this session records into: the outer run's, else its own once begun
+        (a sharded session keeps its record there)."""
+        if self.settings.evidence_dir is not None:
+            return str(self.settings.evidence_dir)
+        return self._run.run_dir if self._run is not None else None
+
     def exit_status(self) -> int:
         assert self.session is not None
         return int(self.session.exitstatus)
@@ -354,7 +362,8 @@ class Recorder:
                 interrupted=self.interrupted or self.sigterm.received,
                 duration=time.perf_counter() - self._clock, result=result,
                 parser=PARSER_LABEL, top=self.settings.check_top or self.settings.top,
-                gated=True, outcomes=self.collector.outcomes)
+                gated=True, outcomes=self.collector.outcomes,
+                durations=self.collector.durations)
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return

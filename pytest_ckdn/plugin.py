@@ -61,6 +61,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="PATH",
                     help="ckdn.toml to read (default: $CKDN_CONFIG, else ckdn.toml in the "
                          "rootdir, else in the invocation directory).")
+    group.addoption("--ckdn-shard", action="store", dest="ckdn_shard", default=None,
+                    metavar="auto|K/N",
+                    help="Run shard K of N of the collected tests (auto: from the CI's shard "
+                         "variables; none set is an error, never the whole suite).")
+    group.addoption("--ckdn-plan", action="store", dest="ckdn_plan", default=None,
+                    metavar="FILE",
+                    help="With --ckdn-shard: the ckdn.plan/1 file (ckdn plan) assigning the "
+                         "tests; a test it does not know is placed by a hash of its node id.")
+    group.addoption("--ckdn-rerun", action="store_true", dest="ckdn_rerun", default=False,
+                    help="With --ckdn-shard: this session reruns its shard; at ckdn merge "
+                         "--plan it replaces the shard's earlier run.")
     parser.addini("ckdn_digest", type="bool", default=False,
                   help="Record every session as a ckdn run (as --ckdn-digest).")
 
@@ -107,6 +118,12 @@ def _records_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("ckdn_shard") is not None or config.getoption("ckdn_plan") is not None \
+            or config.getoption("ckdn_rerun"):
+        # lazy: only a sharded session loads sharding (and with it ckdn)
+        from pytest_ckdn._shard import start_sharding
+
+        start_sharding(config, lambda: config.stash.get(recorder_key, None))
     if not _enabled(config) or not _records_tests(config):
         return
     # lazy: the documented boundary; a session without --ckdn-digest imports nothing from ckdn

@@ -29,6 +29,7 @@ _FILES = {
     "ckdn.doctor/1": "doctor-1.json",
     "ckdn.meta/1": "meta-1.json",
     "ckdn.status/1": "status-1.json",
+    "ckdn.plan/1": "plan-1.json",
 }
 _UNPACKAGED = {"ckdn.baseline/1": "it is ckdn's own state, not output to validate"}
 _DIR = os.path.join(os.path.dirname(__file__), "schemas")

@@ -32,6 +32,9 @@ COSTLY = (
     "json", "json.decoder", "json.scanner",  # the documents are written by ckdn._lite.canonical
     "re", "collections.abc", "shlex", "warnings",  # patterns compile on first use; no shlex split
     "ckdn.process._progress",  # the live line: only on a terminal
+    # sharding (issue 28): only `ckdn run --shard`, `ckdn plan`, `ckdn merge --plan` load it
+    "ckdn.app.shards", "ckdn.app._shards.selection", "ckdn.app._shards.plan",
+    "ckdn.app._shards.ledger", "ckdn.identity.plan",
 )
 
 PLAIN_CONFIG = """\

@@ -79,12 +79,12 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
 
 
 def merge_runs(config: Config, name: str, runs: Sequence[str], *,
-               expect: int | None = None) -> Outcome:
+               expect: int | None = None, plan: str | None = None) -> Outcome:
     """Seal the shard runs ``runs`` of check ``name`` as one run of it, failing closed
-    (:mod:`ckdn.app._shards.merge`)."""
+    (:mod:`ckdn.app._shards.merge`); ``plan``: the ``ckdn.plan/1`` file they ran."""
     from ckdn.app._shards.merge import merge_runs as merge  # lazy: as record_baseline
 
-    return merge(config, name, runs, expect=expect)
+    return merge(config, name, runs, expect=expect, plan=plan)
 
 
 def gate_exit_code(outcome: Outcome) -> int:

@@ -41,6 +41,10 @@ VERBS: dict[str, tuple[str, str]] = {
                        "for missing or disagreeing shards)"),
     "status": ("status", "whether each check's latest run holds for the tree now: fresh, stale, "
                          "missing, unknown (exit 0 only when all are fresh passes)"),
+    "plan": ("plan", "plan a pytest check's shards from the durations ckdn keeps; the "
+                     "ckdn.plan/1 document on stdout"),
+    "durations": ("durations", "update the durations ledger from the last whole runs of a "
+                               "check (`ckdn durations update CHECK`)"),
     "list": ("list_runs", "recent runs, newest first"),
     "checks": ("checks", "configured checks and aliases"),
     "gc": ("gc", "prune old run directories"),

@@ -6,6 +6,7 @@ without argparse too (:func:`read_quickly`), held to argparse by a differential 
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 from ckdn import app
@@ -39,6 +40,15 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("json", "text"), default="json",
                         help="stdout: the document as one JSON line (default), or text for "
                              "people")
+    parser.add_argument("--shard", default=None, metavar="auto|K/N",
+                        help="run shard K of N of a pytest check (auto: from the CI's "
+                             "variables); the plugin selects the tests as pytest collects them")
+    parser.add_argument("--plan", default=None, metavar="FILE",
+                        help="with --shard: the ckdn.plan/1 file (`ckdn plan`) that assigns "
+                             "the tests")
+    parser.add_argument("--rerun", action="store_true",
+                        help="with --shard: this run reruns its shard; `ckdn merge --plan` "
+                             "takes it in place of the shard's earlier run")
     parser.add_argument("extra", nargs="*", help=argparse.SUPPRESS)
 
 
@@ -50,7 +60,7 @@ def read_quickly(argv: list[str]) -> SimpleNamespace | None:
     abbreviation, ``--help``, a mistake): argparse reads that one.
     """
     args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           gate=False, format="json", extra=[])
+                           gate=False, format="json", shard=None, plan=None, rerun=False, extra=[])
     words = iter(argv)
     for word in words:
         if word in GLOBAL_OPTIONS:
@@ -81,9 +91,20 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
         raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
     if args.all == bool(args.check):
         raise UsageError("name one check or alias, or pass --all")
+    if (args.plan is not None or args.rerun) and args.shard is None:
+        raise UsageError(f"{'--plan' if args.plan is not None else '--rerun'} needs "
+                         "--shard auto|K/N")
     config = load_config(args)
     if args.gate:  # refused before anything runs: exit 2 means nothing ran
         require_baseline(config)
+    if args.shard is not None:
+        if args.all:
+            raise UsageError("--shard runs one pytest check, not --all")
+        # lazy: sharding's modules stay off the path of a `ckdn run` without --shard
+        from ckdn.app.shards import shard_arguments
+
+        extra = [*shard_arguments(config, args.check, args.shard, args.plan, os.environ,
+                                  rerun=args.rerun), *extra]
     if args.all:
         if extra:
             raise UsageError("extra arguments after -- are not accepted with --all")

@@ -8,7 +8,7 @@ from ckdn.parsers import TEST_PARSERS
 from ckdn.parsers._pytest_text import node_id
 from ckdn.parsers._xml import XmlError, XmlReader
 
-__all__ = ["OUTCOMES", "TEST_PARSERS", "XmlError", "read_outcomes", "worse"]
+__all__ = ["OUTCOMES", "TEST_PARSERS", "XmlError", "read_outcomes", "read_timed_outcomes", "worse"]
 
 # A digest lists failures; a shard merge must also know which tests *passed*, so
 # that a test one shard passed and another failed is caught (a merge of the two
@@ -35,7 +35,7 @@ def worse(a: str, b: str) -> str:
 
 
 class _Outcomes(XmlReader):
-    __slots__ = ("case", "cwd", "outcome", "outcomes", "splits")
+    __slots__ = ("case", "cwd", "outcome", "outcomes", "seconds", "splits")
 
     def __init__(self, cwd: str) -> None:
         super().__init__()
@@ -43,6 +43,7 @@ class _Outcomes(XmlReader):
         self.case: dict[str, str] | None = None
         self.outcome = "passed"
         self.outcomes: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}  # a testcase's ``time``, summed over its cases
         self.splits: dict[str, int] = {}
 
     def on_root(self, tag: str, attrs: dict[str, str]) -> None:
@@ -74,6 +75,12 @@ class _Outcomes(XmlReader):
                                case.get("file") or None, self.cwd, self.splits)
         known = self.outcomes.get(ident)
         self.outcomes[ident] = self.outcome if known is None else worse(known, self.outcome)
+        try:
+            took = float(case.get("time", ""))
+        except ValueError:
+            return
+        if 0 <= took < float("inf"):  # NaN compares false
+            self.seconds[ident] = self.seconds.get(ident, 0.0) + took
 
 
 def read_outcomes(path: str | Path, cwd: str) -> dict[str, str]:
@@ -85,3 +92,10 @@ def read_outcomes(path: str | Path, cwd: str) -> dict[str, str]:
     reader = _Outcomes(cwd)
     reader.read(Path(path))
     return reader.outcomes
+
+
+def read_timed_outcomes(path: str | Path, cwd: str) -> tuple[dict[str, str], dict[str, float]]:
+    """:func:`read_outcomes` and each testcase's ``time`` (seconds), for a shard plan."""
+    reader = _Outcomes(cwd)
+    reader.read(Path(path))
+    return reader.outcomes, reader.seconds

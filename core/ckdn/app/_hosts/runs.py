@@ -100,7 +100,8 @@ class HostRun:
              result: ParseResult | None = None, parser: str = "generic",
              top: int | None = None, gated: bool = False,
              identities: Sequence[FindingRow] | None = None,
-             outcomes: Mapping[str, str] | None = None) -> Outcome:
+             outcomes: Mapping[str, str] | None = None,
+             durations: Mapping[str, float] | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
@@ -109,7 +110,8 @@ class HostRun:
         of ``result``'s findings, one each, when the host has them (a shard merge keeps
         the shards'). ``outcomes``: every test's outcome by node id, when the host saw
         them all (the pytest plugin), recorded in ``tests.jsonl`` for ``ckdn diff`` and
-        ``ckdn merge``. Refusals are CkdnError."""
+        ``ckdn merge``, with each test's seconds from ``durations`` (for ``ckdn plan``).
+        Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
@@ -117,7 +119,7 @@ class HostRun:
             from ckdn.app._stored.outcomes import record_outcomes
 
             try:
-                record_outcomes(self._store, self.run_dir, self.name, outcomes)
+                record_outcomes(self._store, self.run_dir, self.name, outcomes, durations)
             except CkdnError as exc:  # a record beside the digest: never the digest's loss
                 del exc
         run = Run(self.config, self.name, parser=parser, top=top, store=self._store)

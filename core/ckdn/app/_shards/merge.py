@@ -12,7 +12,8 @@ import time
 from ckdn.app._hosts.runs import HostLog, begin_host_run
 from ckdn.app._running.parsing import options_for, parse_run
 from ckdn.app._running.steps import Outcome, store_for
-from ckdn.app._stored.outcomes import run_outcomes
+from ckdn.app._shards.selection import read_plan_file, read_shard_file
+from ckdn.app._stored.outcomes import run_durations
 from ckdn.config import HOST_SEPARATOR, Alias
 from ckdn.documents import SCHEMA_DIGEST
 from ckdn.documents.stored import read_stored
@@ -25,9 +26,10 @@ from ckdn.identity import (
     read_findings,
 )
 from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
+from ckdn.identity.plan import check_shards, superseded
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.parsers.gates import is_coverage_gate
-from ckdn.parsers.outcomes import TEST_PARSERS
+from ckdn.parsers.outcomes import TEST_PARSERS, worse
 from ckdn.store import FINISHED_MARKERS, Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
     from ckdn.config import Check, Config
     from ckdn.identity import FindingRow
+    from ckdn.identity.plan import Plan, ShardRecord
     from ckdn.store import Store
 
 __all__ = ["Covered", "combine_coverage", "merge_runs"]
@@ -56,8 +59,8 @@ _SHAPES = (("summary", dict, "an object"), ("findings", list, "an array"),
 class Shard:
     """One shard as read: its digest and rows, or the problem that makes it unusable."""
 
-    __slots__ = ("coverage", "digest", "name", "outcomes", "path", "problem", "rows",
-                 "unlisted")
+    __slots__ = ("coverage", "digest", "durations", "name", "outcomes", "path", "problem",
+                 "record", "rows", "unlisted")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -67,12 +70,15 @@ class Shard:
         self.rows: list[FindingRow] = []
         self.unlisted = 0  # findings counted by the digest and not in its rows
         self.outcomes: dict[str, str] | None = None
+        self.durations: dict[str, float] = {}
+        self.record: ShardRecord | None = None  # its shard.json, read for --plan
         self.coverage: list[str] = []  # coverage.py data files in the run dir
 
 
 def merge_runs(config: Config, name: str, refs: Sequence[str], *,
-               expect: int | None = None) -> Outcome:
-    """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it."""
+               expect: int | None = None, plan: str | None = None) -> Outcome:
+    """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it;
+    ``plan``: the plan file they ran (each planned test run by exactly one shard)."""
     check = config.get(name)
     if isinstance(check, Alias):
         raise UsageError(f"{quote(name)} is an alias; ckdn merge merges shards of one "
@@ -82,18 +88,53 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
     if not refs and expect is None:
         raise UsageError("name the shards to merge: run dirs (or their digest.json) "
                          "copied from the jobs that ran them, or run ids")
+    planned = read_plan_file(os.path.join(config.cwd, plan)) if plan is not None else None
+    if planned is not None and planned.check != name:
+        raise UsageError(f"--plan {quote(plan or '')}: a plan of {quote(planned.check)}, not "
+                         f"of {quote(name)}")
+    if planned is not None and expect is None:
+        expect = planned.total
     clock = time.perf_counter()
     store = store_for(config)
     shards = [_read_shard(config, store, check, ref) for ref in refs]
+    replaced: list[str] = []
+    if planned is not None:
+        by_rerun = superseded([s.record if s.problem is None else None for s in shards])
+        replaced = [f"shard {shards[p].name}: replaced by its rerun {shards[by].name}"
+                    for p, by in sorted(by_rerun.items())]
+        shards = [s for p, s in enumerate(shards) if p not in by_rerun]
     with begin_host_run(config, name) as host:
         log = host.open_log()
+        for line in replaced:
+            log.write(line + "\n")
         result, rows = _merged(config, check, shards, expect=expect,
-                              run_dir=host.run_dir, log=log)
+                              run_dir=host.run_dir, log=log, plan=planned)
+        result.notes.extend(replaced)
         rc = _worst_rc(shards, name)
         identities = rows if result.total == len(rows) else None
-        return host.seal(argv=["ckdn", "merge", "--check", name, *refs], rc=rc,
+        outcomes, durations = _whole_outcomes(shards)
+        argv = ["ckdn", "merge", "--check", name, *(["--plan", plan] if plan else []), *refs]
+        return host.seal(argv=argv, rc=rc,
                          duration=time.perf_counter() - clock, result=result,
-                         parser="merge", gated=True, identities=identities)
+                         parser="merge", gated=True, identities=identities,
+                         outcomes=outcomes, durations=durations)
+
+
+def _whole_outcomes(shards: list[Shard]) -> tuple[dict[str, str] | None, dict[str, float]]:
+    """Every test's outcome and seconds in the whole, when every shard kept them (the
+    merged run's ``tests.jsonl``: what ``ckdn durations update`` folds)."""
+    if not shards or any(s.problem is not None or s.outcomes is None for s in shards):
+        return None, {}
+    outcomes: dict[str, str] = {}
+    durations: dict[str, float] = {}
+    for shard in shards:
+        assert shard.outcomes is not None
+        for ident, outcome in shard.outcomes.items():
+            known = outcomes.get(ident)
+            outcomes[ident] = outcome if known is None else worse(known, outcome)
+        for ident, seconds in shard.durations.items():
+            durations[ident] = max(seconds, durations.get(ident, 0.0))
+    return outcomes, durations
 
 
 def _read_shard(config: Config, store: Store, check: Check, ref: str) -> Shard:
@@ -198,10 +239,13 @@ def _listed_rows(config: Config, name: str, digest: dict[str, Any]) -> list[Find
 
 def _read_outcomes(config: Config, check: Check, shard: Shard) -> None:
     try:
-        shard.outcomes = run_outcomes(config, shard.digest["check"], shard.path,
-                                      shard.digest["rc"])
+        found = run_durations(config, shard.digest["check"], shard.path, shard.digest["rc"])
     except UsageError as exc:
         shard.problem = exc.message
+        return
+    if found is not None:
+        shard.outcomes, shard.durations = found
+    shard.record = read_shard_file(shard.path)
 
 
 def _coverage_files(path: str) -> list[str]:
@@ -217,7 +261,8 @@ def _coverage_files(path: str) -> list[str]:
 
 
 def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | None,
-            run_dir: str, log: HostLog) -> tuple[ParseResult, list[FindingRow]]:
+            run_dir: str, log: HostLog, plan: Plan | None = None
+            ) -> tuple[ParseResult, list[FindingRow]]:
     """The facts of the whole and its distinct findings' rows (in the digest's order);
     the merge's account of each shard written to ``log``."""
     _mark_duplicates(shards)
@@ -242,6 +287,12 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
         problems.append(f"... and {clashing - len(conflicts)} more test(s) the shards "
                         "disagree on")
     notes = _outcome_notes(check, usable, repeated)
+    if plan is not None:
+        planned, plan_notes = check_shards(plan, [(s.name, s.record, s.outcomes)
+                                                  for s in usable])
+        problems += planned
+        notes += [f"plan {plan.plan_id}: {len(plan.shard_of)} planned test(s) in {plan.total} "
+                  "shards, checked", *plan_notes]
     rows = dedupe(s.rows for s in usable)
     findings = _findings(rows, usable)
     unlisted = sum(s.unlisted for s in usable)
@@ -249,6 +300,8 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
         notes.append(f"{unlisted} finding(s) of shards without findings.jsonl are counted, "
                      "not listed or deduplicated; findings.jsonl not written")
     summary, dropped = merge_summaries([s.digest.get("summary") or {} for s in usable])
+    if plan is not None:
+        _undo_shard_deselection(summary, usable)
     gate_failures = list(dict.fromkeys(g for s in usable for g in s.digest.get("gate_failures", ())
                                        if isinstance(g, str)))
     covered = combine_coverage(config, check, usable, run_dir, log)
@@ -277,6 +330,17 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
     return ParseResult(findings=findings, findings_total=len(findings) + unlisted,
                        summary=summary, parser_ok=not problems, notes=notes,
                        gate_failures=gate_failures, wants_log_tail=bool(problems)), rows
+
+
+def _undo_shard_deselection(summary: dict[str, Any], usable: list[Shard]) -> None:
+    """The tests a shard left to the others are not deselected from the whole."""
+    counts = summary.get("counts")
+    if not isinstance(counts, dict) or type(counts.get("deselected")) is not int:
+        return
+    by_shards = sum(s.record.deselected for s in usable if s.record is not None)
+    counts["deselected"] = max(counts["deselected"] - by_shards, 0)
+    if not counts["deselected"]:
+        del counts["deselected"]
 
 
 def _mark_duplicates(shards: list[Shard]) -> None:

@@ -13,7 +13,13 @@ from ckdn.errors import UsageError
 from ckdn.evidence_files import open_regular
 from ckdn.parsers.base import ArtifactError, ParseContext
 from ckdn.parsers.junit import DEFAULT_JUNIT
-from ckdn.parsers.outcomes import OUTCOMES, TEST_PARSERS, XmlError, read_outcomes
+from ckdn.parsers.outcomes import (
+    OUTCOMES,
+    TEST_PARSERS,
+    XmlError,
+    read_outcomes,
+    read_timed_outcomes,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -22,7 +28,7 @@ if TYPE_CHECKING:
     from ckdn.config import Config
     from ckdn.store import Store
 
-__all__ = ["TESTS_FILE", "record_outcomes", "run_outcomes"]
+__all__ = ["TESTS_FILE", "record_outcomes", "run_durations", "run_outcomes"]
 
 TESTS_FILE = "tests.jsonl"
 SCHEMA_TESTS = "ckdn.tests/1"
@@ -30,10 +36,15 @@ SCHEMA_TESTS = "ckdn.tests/1"
 MAX_TESTS = 2_000_000
 _ID_CHARS = 4000
 _MAX_LINE = 64 << 10
+_TEST_KEYS = frozenset(("id", "outcome"))
+_TIMED_KEYS = _TEST_KEYS | {"seconds"}
 
 
-def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[str, str]) -> None:
-    """Write ``tests.jsonl`` (every test's outcome, by id) into ``run_dir``; CkdnError if not."""
+def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[str, str],
+                    durations: Mapping[str, float] | None = None) -> None:
+    """Write ``tests.jsonl`` (every test's outcome, by id, and its seconds when ``durations``
+    has them) into ``run_dir``; CkdnError if not."""
+    took = durations or {}
     quoted = json.encoder.encode_basestring_ascii
 
     def chunks() -> Iterator[bytes]:
@@ -41,7 +52,10 @@ def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[st
         yield (json.dumps(header, separators=(",", ":")) + "\n").encode("ascii")
         lines: list[str] = []
         for ident in sorted(outcomes):
-            lines.append(f'{{"id":{quoted(ident[:_ID_CHARS])},"outcome":"{outcomes[ident]}"}}')
+            seconds = took.get(ident)
+            timed = f',"seconds":{round(seconds, 6)!r}' if seconds is not None else ""
+            lines.append(f'{{"id":{quoted(ident[:_ID_CHARS])},"outcome":"{outcomes[ident]}"'
+                         f'{timed}}}')
             if len(lines) >= 4096:
                 yield ("\n".join(lines) + "\n").encode("ascii")
                 lines = []
@@ -51,8 +65,10 @@ def record_outcomes(store: Store, run_dir: str, check: str, outcomes: Mapping[st
     store.write_atomic(os.path.join(run_dir, TESTS_FILE), chunks())
 
 
-def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
-    """The outcomes of a ``tests.jsonl``; UsageError naming the file for one ckdn did not write."""
+def _read_tests_file(path: str, shown: str, check: str,
+                     durations: dict[str, float] | None = None) -> dict[str, str]:
+    """The outcomes of a ``tests.jsonl`` (their seconds into ``durations``); UsageError naming
+    the file for one ckdn did not write."""
     known = frozenset(OUTCOMES)
     try:
         fd = open_regular(path)
@@ -73,11 +89,14 @@ def _read_tests_file(path: str, shown: str, check: str) -> dict[str, str]:
                     raise UsageError(f"{shown}:1: not a {SCHEMA_TESTS} header of {check!r}")
                 total = value["total"]
                 continue
-            if not isinstance(value, dict) or set(value) != {"id", "outcome"} \
+            if not isinstance(value, dict) or not _TEST_KEYS <= set(value) <= _TIMED_KEYS \
                     or type(value["id"]) is not str or type(value["outcome"]) is not str \
-                    or value["outcome"] not in known or len(out) >= total:
+                    or value["outcome"] not in known or len(out) >= total \
+                    or type(value.get("seconds", 0.0)) not in (int, float):
                 raise UsageError(f"{shown}:{number}: not a test line of {SCHEMA_TESTS}")
             out[value["id"]] = value["outcome"]
+            if durations is not None and "seconds" in value:
+                durations[value["id"]] = float(value["seconds"])
     if len(out) != total:
         raise UsageError(f"{shown}: {len(out)} tests, its header says {total} (a torn file)")
     return out
@@ -108,5 +127,30 @@ def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
         return None
     try:
         return read_outcomes(report, config.cwd)
+    except (XmlError, OSError) as exc:
+        raise UsageError(f"{report.name} cannot be read again: {exc}") from None
+
+
+def run_durations(config: Config, name: str, run_dir: str, rc: int
+                  ) -> tuple[dict[str, str], dict[str, float]] | None:
+    """Every test's outcome and the seconds of those timed in the run in ``run_dir``
+    (``tests.jsonl``, else its JUnit report's ``time``), or ``None``: no such record."""
+    recorded = os.path.join(run_dir, TESTS_FILE)
+    durations: dict[str, float] = {}
+    if os.path.lexists(recorded):
+        outcomes = _read_tests_file(recorded, f"{os.path.basename(run_dir)}/{TESTS_FILE}", name,
+                                    durations)
+        return outcomes, durations
+    check = config.check_of_run(name)
+    options = options_for(check, run_dir) if check is not None else {}
+    ctx = ParseContext(name, run_dir, config.cwd, rc, options)
+    try:
+        report = ctx.artifact("junit", DEFAULT_JUNIT)
+    except ArtifactError as exc:
+        raise UsageError(str(exc)) from None
+    if not report.is_file():
+        return None
+    try:
+        return read_timed_outcomes(report, config.cwd)
     except (XmlError, OSError) as exc:
         raise UsageError(f"{report.name} cannot be read again: {exc}") from None

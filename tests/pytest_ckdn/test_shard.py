@@ -1,0 +1,103 @@
+"""`pytest --ckdn-shard K/N --ckdn-plan FILE`: the plugin selects one shard as pytest collects,
+counts the rest as deselected, and a recorded session keeps the record `ckdn merge --plan`
+checks. Real pytest sessions on a real suite."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.project import Project, clean_env
+from tests.shard_suite import sharded_project
+
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
+          "-p", "no:cacheprovider"]
+
+
+def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PYTEST, *args], cwd=root, env={**clean_env(), **(env or {})},
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    project = sharded_project(tmp_path / "p")
+    whole = pytest_run(project.root, "--ckdn-digest", "--ckdn-check", "tests")
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    return project
+
+
+@pytest.mark.parametrize("shards", [2, 4])
+def test_recorded_shard_sessions_merge_green_with_their_plan(project: Project,
+                                                             shards: int) -> None:
+    planned = project.ckdn("plan", "tests", "--shards", str(shards), "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr  # durations from the session's tests.jsonl
+    runs = []
+    for k in range(1, shards + 1):
+        proc = pytest_run(project.root, "--ckdn-digest", "--ckdn-check", "tests",
+                          "--ckdn-shard", f"{k}/{shards}", "--ckdn-plan", "plan.json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        digest = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert digest["summary"]["counts"]["deselected"] == 24 - digest["summary"]["counts"][
+            "tests"]
+        runs.append(digest["run_dir"])
+    merged = project.digest(project.ckdn("merge", "--check", "tests", "--plan", "plan.json",
+                                         *runs))
+    assert merged["status"] == "pass", merged
+    assert merged["summary"]["counts"] == {"passed": 24, "tests": 24}
+    dropped = project.digest(project.ckdn("merge", "--check", "tests", "--plan", "plan.json",
+                                          *runs[1:]))
+    assert dropped["status"] != "pass"
+
+
+def test_a_plain_session_runs_its_shard_and_says_so(project: Project) -> None:
+    proc = pytest_run(project.root, "--ckdn-shard", "1/2", "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ckdn: shard 1/2 (no plan: every test by hash)" in proc.stdout
+    ran = int(proc.stdout.split(" passed")[0].split()[-1])
+    other = pytest_run(project.root, "--ckdn-shard", "2/2", "-q")
+    assert ran + int(other.stdout.split(" passed")[0].split()[-1]) == 24
+    assert f"{24 - ran} deselected" in proc.stdout
+
+
+def test_shard_auto_without_ci_variables_stops_pytest_in_one_line(project: Project) -> None:
+    proc = pytest_run(project.root, "--ckdn-shard", "auto")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "ckdn: --shard auto: no CI shard variable is set" in proc.stderr
+    assert "passed" not in proc.stdout
+
+
+def test_shard_auto_reads_circlecis_zero_based_index(project: Project) -> None:
+    one = pytest_run(project.root, "--ckdn-shard", "1/2", "-q", "--co")
+    auto = pytest_run(project.root, "--ckdn-shard", "auto", "-q", "--co",
+                      env={"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "2"})
+    assert auto.returncode == 0, auto.stderr
+    assert auto.stdout.splitlines()[:-1] == one.stdout.splitlines()[:-1]  # but the time
+
+
+def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the_record(
+        project: Project) -> None:
+    planned = project.ckdn("plan", "tests", "--shards", "2", "-o", "plan.json")
+    assert planned.returncode == 0, planned.stderr
+    runs = []
+    for k in (1, 2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+             "-n", "2", "--ckdn-digest", "--ckdn-check", "tests", "--ckdn-shard", f"{k}/2",
+             "--ckdn-plan", "plan.json"], cwd=project.root, env=clean_env(),
+            capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        digest = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert any(note.startswith(f"shard {k}/2 (plan ") for note in digest["notes"])
+        record = json.loads((project.root / digest["run_dir"] / "shard.json").read_text())
+        assert record["index"] == k
+        runs.append(digest["run_dir"])
+    merged = project.digest(project.ckdn("merge", "--check", "tests", "--plan", "plan.json",
+                                         *runs))
+    assert merged["status"] == "pass", merged
+    assert merged["summary"]["counts"]["tests"] == 24

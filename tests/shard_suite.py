@@ -1,0 +1,50 @@
+"""A real pytest suite to split into shards: 12 modules of two tests each, some slower."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.project import Project
+
+CKDN_TOML = f"""
+[check.tests]
+command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
+           "-p", "no:cacheprovider", "--junitxml", "{{run_dir}}/junit.xml"]
+parser = "pytest"
+
+[check.lint]
+command = ["{sys.executable}", "-c", "pass"]
+parser = "generic"
+"""
+MODULES = 12
+
+
+def write_suite(root: Path, modules: int = MODULES) -> list[str]:
+    """The suite's files under ``root``; its node ids."""
+    (root / "tests").mkdir(exist_ok=True)
+    ids = []
+    for i in range(modules):
+        (root / "tests" / f"test_m{i:02}.py").write_text(
+            "import time\n\n\n"
+            f"def test_slow():\n    time.sleep({(i % 4) * 0.01:.2f})\n\n\n"
+            "def test_quick():\n    pass\n")
+        ids += [f"tests/test_m{i:02}.py::test_slow", f"tests/test_m{i:02}.py::test_quick"]
+    return ids
+
+
+def sharded_project(root: Path) -> Project:
+    root.mkdir(exist_ok=True)
+    project = Project(root)
+    project.config(CKDN_TOML)
+    write_suite(root)
+    return project
+
+
+def json_out(proc: Any) -> dict[str, Any]:
+    lines = proc.stdout.strip().splitlines()
+    assert lines, proc.stderr
+    value: dict[str, Any] = json.loads(lines[-1])
+    return value
