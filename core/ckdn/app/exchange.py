@@ -8,7 +8,6 @@ import os
 from ckdn.app._annotating import build_report
 from ckdn.app._running.steps import Outcome, run_check
 from ckdn.config import IMPORT_FORMATS, Check, ImportSource
-
 from ckdn.errors import UsageError, suggest
 from ckdn.reports import render_report
 

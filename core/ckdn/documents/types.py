@@ -16,9 +16,9 @@ __all__ = [
     "ImportedFacts",
     "ImportedOrigin",
     "MemberDoc",
-    "OriginDoc",
     "MemberStatus",
     "Meta",
+    "OriginDoc",
 ]
 
 # Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key

@@ -4,6 +4,7 @@ refused, the producer sniffed and named, the residue counted."""
 
 from __future__ import annotations
 
+from ckdn.errors import UsageError, suggest
 from ckdn.imports._model import Imported, ImportRefused, Tally
 from ckdn.imports.checkstyle import read_checkstyle
 from ckdn.imports.coverage import read_cobertura, read_lcov
@@ -12,7 +13,6 @@ from ckdn.imports.diagnostics import read_codequality, read_rdjson, read_rdjsonl
 from ckdn.imports.junit import read_junit
 from ckdn.imports.sarif import read_sarif
 from ckdn.imports.tap import read_tap
-from ckdn.errors import UsageError, suggest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ckdn.parsers.base import ParseContext
 
-__all__ = ["FORMATS", "Imported", "ImportRefused", "Tally", "read_import"]
+__all__ = ["FORMATS", "ImportRefused", "Imported", "Tally", "read_import"]
 
 #: format name -> its reader; a new format is one module and one row.
 FORMATS: dict[str, Callable[[ParseContext, str], Imported]] = {

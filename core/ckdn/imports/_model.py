@@ -9,7 +9,7 @@ import os
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult, cap_line
 
-__all__ = ["Imported", "ImportRefused", "Tally", "declared_mismatch", "place"]
+__all__ = ["ImportRefused", "Imported", "Tally", "declared_mismatch", "place"]
 
 
 class ImportRefused(UsageError):

@@ -37,8 +37,8 @@ class _Suite:
 
     def __init__(self, attrs: dict[str, str]) -> None:
         self.name = cap_line(attrs.get("name", ""), 200)
-        declared = {key: attrs[key] for key in ("tests", "failures", "errors", "skipped")
-                    if key in attrs}
+        declared: dict[str, object] = {
+            key: attrs[key] for key in ("tests", "failures", "errors", "skipped") if key in attrs}
         if "skipped" not in declared and "skips" in attrs:  # mypy writes ``skips``
             declared["skipped"] = attrs["skips"]
         self.declared = declared

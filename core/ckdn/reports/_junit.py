@@ -65,7 +65,7 @@ def junit(report: Report) -> str:
         failures = errors = 0
         for row in rows:
             failures += 1
-            path, line, _ = where(row.location)
+            _path, line, _ = where(row.location)
             place = (f" file={_attr(row.location)}" if row.location else "") + (
                 f" line=\"{line}\"" if line else "")
             cases.append(f"    <testcase classname={_attr(row.kind)} name={_attr(row.id)}"

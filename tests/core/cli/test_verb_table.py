@@ -70,7 +70,8 @@ COMMAND_LINES = {
     "merge": ["merge", "--check", "ok"], "list": ["list"], "checks": ["checks"],
     "gc": ["gc", "--dry-run"], "init": ["init"], "doctor": ["doctor", "--json"],
     "lock-config": ["lock-config", "-o", "lock.toml"], "verify-config": ["verify-config"],
-    "schema": ["schema"],
+    "schema": ["schema"], "import": ["import", "tap", "nosuch.tap", "--as", "tap"],
+    "export": ["export", "--format", "junit"],
 }
 
 

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     #: One step of a run: it reads what the steps before it set and sets its own part.
     Step = Callable[["Run"], "Run"]
 
-__all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute", "run",
-           "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
+__all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute",
+           "run", "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
 
 #: The log file of every run dir.
 LOG = "full.log"
