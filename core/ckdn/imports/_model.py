@@ -28,9 +28,9 @@ class Tally:
         self.attached = 0
         self.unattached: dict[str, int] = {}
 
-    def attach(self) -> None:
-        self.read += 1
-        self.attached += 1
+    def attach(self, count: int = 1) -> None:
+        self.read += count
+        self.attached += count
 
     def leave(self, reason: str, count: int = 1) -> None:
         self.read += count

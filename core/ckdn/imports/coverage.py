@@ -48,6 +48,8 @@ class _Figures:
 
 
 class _Cobertura(XmlReader):
+    bare_doctype = True  # ``<!DOCTYPE coverage SYSTEM ".../coverage-04.dtd">``: the DTD named
+
     def __init__(self, ctx: ParseContext) -> None:
         super().__init__()
         self.figures = _Figures(ctx)
@@ -95,7 +97,9 @@ def read_cobertura(ctx: ParseContext, path: str) -> Imported:
     except XmlError as exc:
         raise ImportRefused(f"not readable as Cobertura XML: {exc}") from None
     figures, declared = reader.figures, reader.declared
-    dtd = "coverage-04" if "lines-valid" in declared else "coverage-03"
+    named = reader.doctype[1] if reader.doctype is not None else ""
+    dtd = ("coverage-04" if "lines-valid" in declared or "coverage-04" in named
+           else "coverage-03")
     mismatch = declared_mismatch("<coverage>", {"lines-valid": declared.get("lines-valid"),
                                                 "lines-covered": declared.get("lines-covered")}
                                  if dtd == "coverage-04" else {},

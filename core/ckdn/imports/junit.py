@@ -28,6 +28,8 @@ _RERUNS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 #: What a testcase may hold besides its outcome; anything else is a variant ckdn does not read.
 _CASE_PARTS = frozenset(("system-out", "system-err", "properties", "property", "stackTrace",
                          "skipped", "failure", "error", *_RERUNS))
+#: Producers that count every failure in ``errors`` (their variants say so).
+_ERRORS_COUNT_FAILURES = frozenset(("mocha", "eslint"))
 _SUITE_PARTS = frozenset(("testsuite", "testcase", "properties", "property", "system-out",
                           "system-err"))
 
@@ -71,6 +73,9 @@ class _Reader(XmlReader):
                        "flaky": 0}
         self.file_line = False
         self.open_suites = 0
+        self.reruns_total = 0
+        self.partial = False
+        self.root_attrs: dict[str, str] = {}
         self.first_suite = ""
         self.check_error: str | None = None
         self.check_failed: str | None = None
@@ -81,6 +86,7 @@ class _Reader(XmlReader):
                                 "or <testsuite>: not JUnit XML")
         self.root = tag
         self.root_name = attrs.get("name", "")
+        self.root_attrs = attrs if tag == "testsuites" else {}
         for key, value in attrs.items():
             if key.endswith("noNamespaceSchemaLocation") and "surefire" in value:
                 self.producer_hints.add("surefire")
@@ -104,6 +110,12 @@ class _Reader(XmlReader):
                 self.producer_hints.add("surefire")
             if suite.name == "pytest":
                 self.producer_hints.add("pytest")
+            elif suite.name == "Mocha Tests":  # mocha's xunit reporter
+                self.producer_hints.add("mocha")
+            elif attrs.get("package") == "org.eslint":  # eslint's junit formatter
+                self.producer_hints.add("eslint")
+            elif "disabled" in attrs and "hostname" in attrs and not self.root_attrs:
+                self.producer_hints.add("node-test")
         elif tag == "testcase":
             self.case = attrs
             self.outcome = None
@@ -127,6 +139,7 @@ class _Reader(XmlReader):
         if tag in _RERUNS:
             self.producer_hints.add("surefire")
             self.reruns += 1
+            self.reruns_total += 1
             if tag.startswith("flaky") and self.outcome is None:
                 self.outcome = ("flaky", attrs)
             return
@@ -158,7 +171,18 @@ class _Reader(XmlReader):
             suite = self.suites.pop()
             if self.mismatch is None:
                 what = f"<{tag}> {suite.name!r}" if suite.name else f"<{tag}>"
-                self.mismatch = declared_mismatch(what, suite.declared, suite.counts)
+                declared, counts = suite.declared, suite.counts
+                if self.producer_hints & _ERRORS_COUNT_FAILURES:
+                    # mocha and eslint write every failure into ``errors`` (mocha declares
+                    # failures="0" beside it): compared as they mean it
+                    declared = {k: v for k, v in declared.items() if k != "failures"}
+                    counts = {**counts, "errors": counts["failures"] + counts["errors"]}
+                if "surefire" in self.producer_hints and self.reruns_total:
+                    # Surefire's totals after a rerun round count that round alone (the
+                    # reruns' tests); its failures and errors still say how many stayed red
+                    declared = {k: v for k, v in declared.items() if k in ("failures", "errors")}
+                    self.partial = True
+                self.mismatch = declared_mismatch(what, declared, counts)
 
     def _close_case(self, case: dict[str, str]) -> None:
         for suite in self.suites:
@@ -221,6 +245,11 @@ def _variant(reader: _Reader) -> tuple[str, str]:
         return ("pytest-xunit1" if reader.file_line else "pytest-xunit2"), "pytest"
     if "go-junit-report" in hints:
         return "go-junit-report", "go-junit-report"
+    for hint, variant, producer in (("mocha", "mocha-xunit", "mocha"),
+                                    ("eslint", "eslint-junit", "eslint"),
+                                    ("node-test", "node-test", "node --test")):
+        if hint in hints:
+            return variant, producer
     if "jest" in name.lower():
         return "jest-junit", "jest-junit"
     if name in ("ruff", "mypy", "bandit"):
@@ -252,6 +281,10 @@ def read_junit(ctx: ParseContext, path: str) -> Imported:
         variant += "+nested"
     counts = {key: value for key, value in reader.counts.items() if value or key == "tests"}
     result = reader.sink.result(summary={"counts": counts, "suites": reader.suite_total})
+    if reader.partial:
+        result.notes.append(f"Surefire reran failing tests ({reader.reruns_total} rerun(s)); "
+                            "its declared tests and skipped count the last round alone, so only "
+                            "its failures and errors were checked")
     if reader.check_failed and not result.total:
         result.gate_failures.append(cap_line(reader.check_failed))
     if reader.check_error:

@@ -7,25 +7,9 @@ import os
 
 from ckdn.imports._model import Imported, ImportRefused, Tally
 from ckdn.parsers import get_parser
-from ckdn.parsers.base import Finding, ParseContext
+from ckdn.parsers.base import ParseContext
 
 __all__ = ["read_sarif"]
-
-
-class _Counted:
-    """The tap the parser hands every finding to: each one attached, or not, by its place."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-
-    def __call__(self, finding: Finding) -> None:
-        location = finding.location
-        if not location:
-            self.tally.leave("no_location")
-        elif os.path.isabs(location) or location.startswith(("../", "file:")):
-            self.tally.leave("outside_project")
-        else:
-            self.tally.attach()
 
 
 def read_sarif(ctx: ParseContext, path: str) -> Imported:
@@ -33,13 +17,14 @@ def read_sarif(ctx: ParseContext, path: str) -> Imported:
     levels = ctx.options.get("fail_levels", ("error",))
     inner = ParseContext(ctx.check, ctx.run_dir, ctx.cwd, 0,
                          {"report": os.path.basename(path), "fail_levels": list(levels)},
-                         ctx.top, ctx.max_snippet_lines, _Counted(tally))
+                         ctx.top, ctx.max_snippet_lines)
     result = get_parser("sarif").parse(inner)
     summary = result.summary
     if not result.parser_ok and not summary:
         raise ImportRefused(result.notes[0] if result.notes else "not a SARIF 2.1.0 log")
     counts = summary.get("counts", {})
     below = int(counts.get("results", 0)) - result.total
+    tally.attach(result.total)  # every result at fail_levels is a finding (the parser's rule)
     if below > 0:  # results at levels that are not findings: counted, kept out
         tally.leave("below_fail_levels", below)
     tools = [str(tool) for tool in summary.get("tools", [])]

@@ -88,6 +88,10 @@ class XmlReader:
     #: Element and attribute names with a colon are refused (reports are plain XML); an
     #: importer of other tools' files (Surefire's ``xsi:`` schema attribute) turns it off.
     plain_names = True
+    #: A DOCTYPE without an internal subset (it names a DTD, declares nothing) is allowed
+    #: and kept in :attr:`doctype`; off for the parsers, which never see one.
+    bare_doctype = False
+    doctype: tuple[str, str, str] | None = None
 
     def __init__(self) -> None:
         parser = expat.ParserCreate()
@@ -105,7 +109,15 @@ class XmlReader:
 
     # -- hardening ---------------------------------------------------------------
 
-    def _doctype(self, *_args: object) -> None:
+    def _doctype(self, name: str, system_id: str | None, public_id: str | None,
+                 has_internal_subset: int) -> None:
+        # An importer may take a bare ``<!DOCTYPE coverage SYSTEM "...dtd">`` (Cobertura's
+        # producers write one): it names the DTD and declares nothing; the DTD is never read
+        # (parameter entities off, no external entity handler lets one in), and a DOCTYPE
+        # with an internal subset (where entities are declared) is refused all the same.
+        if self.bare_doctype and not has_internal_subset:
+            self.doctype = (name, system_id or "", public_id or "")
+            return
         _refuse("a DOCTYPE declaration (DTDs and entities are refused)")
 
     def _entity(self, *_args: object) -> None:
