@@ -9,6 +9,10 @@ import os
 from ckdn.errors import UsageError
 from ckdn.parsers.base import ParseContext, ParseResult, cap_line
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["ImportRefused", "Imported", "Tally", "declared_mismatch", "place"]
 
 
@@ -43,7 +47,7 @@ class Tally:
         else:
             self.leave(reason)
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> dict[str, Any]:
         return {"read": self.read, "attached": self.attached,
                 "unattached_by_reason": dict(sorted(self.unattached.items()))}
 
