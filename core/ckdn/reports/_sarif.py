@@ -132,12 +132,14 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str)
         driver["informationUri"] = uri
     invocation: dict[str, Any] = {
         "executionSuccessful": checked.status in (GREEN, "fail"),
-        "exitCode": int(checked.digest.get("rc", 0)),
+        "exitCode": int(checked.digest.get("rc") or 0),
         "toolExecutionNotifications": [{"level": "note", "message": {"text": note}}
                                        for note in notes],
     }
     if not notes:
         del invocation["toolExecutionNotifications"]
+    if checked.digest.get("rc") is None:  # an import: no exit code was observed
+        del invocation["exitCode"]
     envelope = {
         "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",
