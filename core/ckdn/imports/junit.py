@@ -28,6 +28,7 @@ _RERUNS = ("flakyFailure", "flakyError", "rerunFailure", "rerunError")
 #: What a testcase may hold besides its outcome; anything else is a variant ckdn does not read.
 _CASE_PARTS = frozenset(("system-out", "system-err", "properties", "property", "stackTrace",
                          "skipped", "failure", "error", *_RERUNS))
+_ELEMENT_COUNT = {"failure": "failures", "error": "errors", "skipped": "skipped"}
 #: Producers that count every failure in ``errors`` (their variants say so).
 _ERRORS_COUNT_FAILURES = frozenset(("mocha", "eslint"))
 _SUITE_PARTS = frozenset(("testsuite", "testcase", "properties", "property", "system-out",
@@ -35,16 +36,19 @@ _SUITE_PARTS = frozenset(("testsuite", "testcase", "properties", "property", "sy
 
 
 class _Suite:
-    __slots__ = ("counts", "declared", "name")
+    """An open suite: its declared totals, and the reader's element counts when it opened
+    (what it holds is the counts at its end less these)."""
 
-    def __init__(self, attrs: dict[str, str]) -> None:
+    __slots__ = ("declared", "name", "start")
+
+    def __init__(self, attrs: dict[str, str], seen: dict[str, int]) -> None:
         self.name = cap_line(attrs.get("name", ""), 200)
         declared: dict[str, object] = {
             key: attrs[key] for key in ("tests", "failures", "errors", "skipped") if key in attrs}
         if "skipped" not in declared and "skips" in attrs:  # mypy writes ``skips``
             declared["skipped"] = attrs["skips"]
         self.declared = declared
-        self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        self.start = dict(seen)
 
 
 class _Reader(XmlReader):
@@ -63,7 +67,6 @@ class _Reader(XmlReader):
         self.producer_hints: set[str] = set()
         self.case: dict[str, str] | None = None
         self.outcome: tuple[str, dict[str, str]] | None = None
-        self.reruns = 0
         self.in_property = False
         self.text: list[str] = []
         self.text_size = 0
@@ -73,6 +76,8 @@ class _Reader(XmlReader):
                        "flaky": 0}
         self.file_line = False
         self.open_suites = 0
+        #: elements read so far (testcases, failures, errors, skipped), for suites' totals
+        self.seen = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.reruns_total = 0
         self.partial = False
         self.root_attrs: dict[str, str] = {}
@@ -93,17 +98,21 @@ class _Reader(XmlReader):
             if key.endswith("noNamespaceSchemaLocation") and "failsafe" in value:
                 self.producer_hints.add("failsafe")
         if tag == "testsuites":
-            self.suites.append(_Suite(attrs))
+            self.suites.append(_Suite(attrs, self.seen))
 
     def on_start(self, tag: str, attrs: dict[str, str]) -> None:
-        case = self.case
-        if case is not None:
+        if self.case is not None:
             self._case_part(tag, attrs)
+        elif tag == "testcase":
+            self.case = attrs
+            self.outcome = None
+            if "file" in attrs or "line" in attrs:
+                self.file_line = True
         elif tag == "testsuite":
             self.open_suites += 1
             self.nested = self.nested or self.open_suites > 1
             self.suite_total += 1
-            suite = _Suite(attrs)
+            suite = _Suite(attrs, self.seen)
             self.first_suite = self.first_suite or suite.name
             self.suites.append(suite)
             if "schemaLocation" in "".join(attrs) and "surefire" in "".join(attrs.values()):
@@ -116,12 +125,6 @@ class _Reader(XmlReader):
                 self.producer_hints.add("eslint")
             elif "disabled" in attrs and "hostname" in attrs and not self.root_attrs:
                 self.producer_hints.add("node-test")
-        elif tag == "testcase":
-            self.case = attrs
-            self.outcome = None
-            self.reruns = 0
-            if "file" in attrs or "line" in attrs:
-                self.file_line = True
         elif tag in ("testsuites", FRAGMENT) and not self.suite_total:
             return  # the root, seen again by on_start
         elif tag == "property":
@@ -138,7 +141,6 @@ class _Reader(XmlReader):
                                 f"{self.position()}: not a JUnit variant ckdn reads")
         if tag in _RERUNS:
             self.producer_hints.add("surefire")
-            self.reruns += 1
             self.reruns_total += 1
             if tag.startswith("flaky") and self.outcome is None:
                 self.outcome = ("flaky", attrs)
@@ -147,9 +149,7 @@ class _Reader(XmlReader):
             previous = self.outcome[0] if self.outcome is not None else None
             if previous in (None, "flaky") or (previous == "failure" and tag == "error"):
                 self.outcome = (tag, attrs)
-            for suite in self.suites:
-                suite.counts[{"failure": "failures", "error": "errors",
-                              "skipped": "skipped"}[tag]] += 1
+            self.seen[_ELEMENT_COUNT[tag]] += 1
             if tag in ("failure", "error") and not self.text:
                 self.capturing = True
                 self.capture_text(True)
@@ -160,18 +160,20 @@ class _Reader(XmlReader):
             self.text_size += len(self.text[-1])
 
     def on_end(self, tag: str) -> None:
-        if tag in ("failure", "error") and self.capturing:
-            self.capturing = False
-            self.capture_text(False)
-        elif tag == "testcase" and self.case is not None:
+        if tag == "testcase" and self.case is not None:
             self._close_case(self.case)
             self.case = None
+        elif tag in ("failure", "error") and self.capturing:
+            self.capturing = False
+            self.capture_text(False)
         elif tag == "testsuite" or (tag == "testsuites" and self.root == "testsuites"):
             self.open_suites -= tag == "testsuite"
             suite = self.suites.pop()
             if self.mismatch is None:
                 what = f"<{tag}> {suite.name!r}" if suite.name else f"<{tag}>"
-                declared, counts = suite.declared, suite.counts
+                seen, start = self.seen, suite.start
+                declared = suite.declared
+                counts = {key: seen[key] - start[key] for key in seen}
                 if self.producer_hints & _ERRORS_COUNT_FAILURES:
                     # mocha and eslint write every failure into ``errors`` (mocha declares
                     # failures="0" beside it): compared as they mean it
@@ -185,11 +187,18 @@ class _Reader(XmlReader):
                 self.mismatch = declared_mismatch(what, declared, counts)
 
     def _close_case(self, case: dict[str, str]) -> None:
-        for suite in self.suites:
-            suite.counts["tests"] += 1
-        counts = self.counts
+        self.seen["tests"] += 1
+        counts, tally = self.counts, self.tally
         counts["tests"] += 1
-        kind, attrs = self.outcome if self.outcome is not None else ("passed", {})
+        if self.outcome is None:  # the usual testcase: passed, nothing inside it
+            counts["passed"] += 1
+            if case.get("name"):
+                tally.read += 1
+                tally.attached += 1
+            else:
+                tally.leave("no_name")
+            return
+        kind, attrs = self.outcome
         text, self.text, self.text_size = "".join(self.text), [], 0
         name = case.get("name", "")
         if kind == "flaky":

@@ -17,7 +17,7 @@ def read_sarif(ctx: ParseContext, path: str) -> Imported:
     levels = ctx.options.get("fail_levels", ("error",))
     inner = ParseContext(ctx.check, ctx.run_dir, ctx.cwd, 0,
                          {"report": os.path.basename(path), "fail_levels": list(levels)},
-                         ctx.top, ctx.max_snippet_lines)
+                         ctx.top, ctx.max_snippet_lines, ctx.tap)
     result = get_parser("sarif").parse(inner)
     summary = result.summary
     if not result.parser_ok and not summary:

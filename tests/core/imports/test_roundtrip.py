@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,5 +65,5 @@ def test_an_exported_run_imports_with_its_outcome_and_fingerprints(
     assert fingerprints(outcome.run_dir or "", f"{case.family}-{fmt}") == \
         fingerprints(run_dir, case.family)
     shown = [(f["id"], f["kind"], f.get("location")) for f in imported.get("findings", [])]
-    assert shown == [(f["id"], f["kind"], f.get("location"))  # type: ignore[index]
-                     for f in native.get("findings", [])]  # type: ignore[attr-defined]
+    natives: Any = native.get("findings", [])
+    assert shown == [(f["id"], f["kind"], f.get("location")) for f in natives]

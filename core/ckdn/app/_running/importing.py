@@ -9,6 +9,7 @@ import os
 import time
 
 from ckdn.app._running.gate import Gated
+from ckdn.app._running.parsing import ALL_FINDINGS
 from ckdn.errors import os_reason
 from ckdn.evidence_files import open_regular
 from ckdn.imports import ImportRefused, read_import
@@ -17,9 +18,13 @@ from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Config, ImportSource
     from ckdn.documents.types import ImportedFacts
     from ckdn.imports import Imported
+    from ckdn.parsers.base import Finding
 
 __all__ = ["COPY_NAME", "ImportedRun", "import_into"]
 
@@ -30,11 +35,15 @@ _CHUNK = 1 << 20
 
 class ImportedRun:
     """What the steps after the read need of an import: the digest's marks, the counts the
-    status is decided on, and the gate a native-only gate gives it."""
+    status is decided on, the gate a native-only gate gives it, and ``every``: the file
+    read again for all its findings (``findings.jsonl`` when the read's tap did not see
+    them all)."""
 
-    __slots__ = ("cases", "facts", "mismatch")
+    __slots__ = ("cases", "every", "facts", "mismatch")
 
-    def __init__(self, imported: Imported, sha256: str, size: int) -> None:
+    def __init__(self, imported: Imported, sha256: str, size: int,
+                 every: Callable[[], Sequence[Finding]]) -> None:
+        self.every = every
         self.cases = imported.cases
         self.mismatch = imported.mismatch
         self.facts: ImportedFacts = {
@@ -69,7 +78,8 @@ def _copy(source: str, target: str, *, private: bool) -> tuple[str, int]:
 
 
 def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *,
-                top: int) -> tuple[ParseResult, ImportedRun, list[str], str, int, float]:
+                top: int, tap: FindingTap | None = None
+                ) -> tuple[ParseResult, ImportedRun, list[str], str, int, float]:
     """Read ``source`` into ``run_dir``: the facts, the import's marks, the argv meta.json
     records, ``full.log``'s sha256 and size, and when it started. ImportRefused (nothing
     left in the run dir) when the file is not one its format's importer reads."""
@@ -81,7 +91,7 @@ def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *
     try:
         sha256, size = _copy(source.path, copy, private=config.run.private)
         ctx = ParseContext(name, run_dir, config.cwd, 0, {}, top,
-                           config.run.max_snippet_lines)
+                           config.run.max_snippet_lines, tap)
         imported = read_import(source.format, ctx, copy)
     except BaseException:
         for path in (copy, log):
@@ -102,6 +112,10 @@ def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *
     with open(os.open(log, flags, 0o600 if config.run.private else 0o644), "wb") as out:
         out.write(data)
     argv = ["ckdn", "import", source.format, shown]
-    marks = ImportedRun(imported, sha256, size)
+    def every() -> Sequence[Finding]:
+        again = ParseContext(name, run_dir, config.cwd, 0, {}, ALL_FINDINGS, 0)
+        return read_import(source.format, again, copy).result.findings
+
+    marks = ImportedRun(imported, sha256, size, every)
     return (imported.result, marks, argv, hashlib.sha256(data).hexdigest(), len(data),
             started)

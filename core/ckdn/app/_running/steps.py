@@ -203,10 +203,14 @@ def read_import(run: Run) -> Run:
     # lazy: only an import loads the importers (``ckdn run`` of a native check never does)
     from ckdn.app._running.importing import import_into
 
+    config = run.config
+    top = check.top or config.run.top
+    run.tap = FindingTap(run.path, config.cwd, check=check.name, top=top,
+                         baseline=config.run.baseline, redaction=Redaction(config.run.redact))
     try:
         (run.result, run.imported, run.argv, run.log_sha256, run.log_bytes,
-         run.started_at) = import_into(run.config, run.name, check.imported, run.path,
-                                       top=check.top or run.config.run.top)
+         run.started_at) = import_into(config, run.name, check.imported, run.path, top=top,
+                                       tap=run.tap)
     except CkdnError:
         run.store.abandon(run.path)
         raise
@@ -285,7 +289,8 @@ def record_findings(run: Run) -> Run:
         from ckdn.app._running.findings import write_findings  # lazy: a green run has none
 
         check = run.check
-        every = (read_again(run.config, check, run.path, run.exit.rc) if check is not None
+        every = (run.imported.every if run.imported is not None
+                 else read_again(run.config, check, run.path, run.exit.rc) if check is not None
                  else None)
         run.notes.extend(write_findings(run.store, run.path, check=run.name, cwd=run.config.cwd,
                                         result=run.result, gated=run.gate, every=every,
