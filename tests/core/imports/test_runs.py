@@ -131,3 +131,26 @@ def test_a_native_run_loads_no_importer(project: Project) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=project.root, env=clean_env(),
                           capture_output=True, text=True, check=False)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+def test_every_finding_of_an_import_is_recorded_beyond_the_digests_top(project: Project) -> None:
+    project.config("""
+        [run]
+        top = 3
+        """)
+    cases = "".join(f'<testcase classname="c" name="t{i}"><failure message="m{i}"/></testcase>'
+                    for i in range(7))
+    junit = project.root / "many.xml"
+    junit.write_text(f'<testsuite name="s" tests="7" failures="7">{cases}</testsuite>')
+    results = ",".join(json.dumps({"ruleId": "R", "level": "error", "message": {"text": f"r{i}"},
+                                   "locations": [{"physicalLocation": {
+                                       "artifactLocation": {"uri": f"a{i}.py"}}}]})
+                       for i in range(7))
+    sarif = project.root / "many.sarif"
+    sarif.write_text('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, '
+                     f'"results": [{results}]}}]}}')
+    for fmt, path in (("junit", junit), ("sarif", sarif)):
+        doc = project.digest(project.ckdn("import", fmt, str(path), "--as", fmt))
+        assert (doc["findings_total"], len(doc["findings"])) == (7, 3)
+        rows = (project.root / doc["run_dir"] / "findings.jsonl").read_text().splitlines()
+        assert len(rows) == 1 + 7, fmt
