@@ -154,3 +154,28 @@ def test_every_finding_of_an_import_is_recorded_beyond_the_digests_top(project: 
         assert (doc["findings_total"], len(doc["findings"])) == (7, 3)
         rows = (project.root / doc["run_dir"] / "findings.jsonl").read_text().splitlines()
         assert len(rows) == 1 + 7, fmt
+
+
+def test_doctor_and_verify_config_judge_an_imported_check_by_its_file(project: Project) -> None:
+    project.config("""
+        [check.java]
+        import = {format = "junit", path = "missing.xml"}
+        """)
+    doctor = json.loads(project.ckdn("doctor", "--json").stdout)
+    assert [(p["check"], p["rule"]) for p in doctor["problems"] if p.get("check")] == [
+        ("java", "not-found")]
+    assert project.ckdn("lock-config", "-o", "lock.toml").returncode == 0
+    assert project.ckdn("verify-config", "--lock-file", "lock.toml").returncode == 0
+
+
+def test_an_imported_check_records_a_baseline_its_gate_then_passes(project: Project) -> None:
+    project.config(f"""
+        [run]
+        baseline = "ckdn.baseline.json"
+        [check.java]
+        import = {{format = "junit", path = "{SUREFIRE}"}}
+        """)
+    assert project.ckdn("baseline", "java").returncode == 0
+    gated = project.ckdn("run", "java", "--gate")
+    assert gated.returncode == 0, gated.stderr
+    assert project.digest(gated)["gate"]["status"] == "pass"

@@ -54,6 +54,8 @@ def blocked_checks(config: Config) -> list[dict[str, str]]:
     ``ckdn run`` judge it, in the run dir a run would get)."""
     found = []
     for check in config.checks.values():
+        if check.imported is not None:  # runs no command: nothing for the policy to judge
+            continue
         run_dir = os.path.join(config.run.runs_dir, f"VERIFY-{check.name}")
         argv = [substitute(a, run_dir) for a in check.argv]
         reason = verdict(config, check, argv, run_dir,
