@@ -179,3 +179,14 @@ def test_an_imported_check_records_a_baseline_its_gate_then_passes(project: Proj
     gated = project.ckdn("run", "java", "--gate")
     assert gated.returncode == 0, gated.stderr
     assert project.digest(gated)["gate"]["status"] == "pass"
+
+
+def test_checks_json_says_what_an_imported_check_reads(project: Project) -> None:
+    project.config("""
+        [check.java]
+        import = {format = "junit", path = "build/TEST-app.xml"}
+        """)
+    row = json.loads(project.ckdn("checks", "--json").stdout)["checks"][0]
+    assert (row["parser"], row["command"]) == ("import:junit", "")
+    assert row["import"] == {"format": "junit",
+                             "path": str(project.root / "build" / "TEST-app.xml")}

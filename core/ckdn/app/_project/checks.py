@@ -89,6 +89,8 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
             row["description"] = check.description
         if check.requires:
             row["requires"] = list(check.requires)
+        if check.imported is not None:  # a check made by no process: what it reads
+            row["import"] = {"format": check.imported.format, "path": check.imported.path}
         rows.append(row)
     for alias in config.aliases.values():
         row = {"name": alias.name, "kind": "alias", "members": list(alias.members),
