@@ -107,7 +107,7 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     if interrupted:
         raise KeyboardInterrupt
     if fail:
-        _fail(f"ckdn: {headline(doc)}", int(doc["rc"]))
+        _fail(f"ckdn: {headline(doc)}", int(doc["rc"] or 1))  # rc null: an import
     return doc
 
 

@@ -259,7 +259,8 @@ def _host_failure(config: Config, argv: list[str], env: str, rc: int,
     finally:
         run.release()
     doc = outcome.digest
-    return Member(check=str(doc["check"]), status=str(doc["status"]), rc=int(doc["rc"]),
+    rc = doc["rc"] if doc["rc"] is not None else 1  # null only on an import, which tox never makes
+    return Member(check=str(doc["check"]), status=str(doc["status"]), rc=int(rc),
                   run_dir=str(doc["run_dir"]))
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "Verdict",
     "exit_code",
     "reconcile",
+    "reconcile_import",
 ]
 
 # This is the only place a status is decided. The rules, in order:
@@ -100,6 +101,33 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
         return Verdict(
             ERROR, f"exit code {rc} with no finding(s) although the parser expects evidence")
     return Verdict(FAIL, f"exit code {rc}")
+
+
+# An imported run had no process ckdn saw, so no exit code speaks for it; its file's own
+# words are all there is, and they are trusted only as far as they agree with themselves:
+#
+# 1. A file that could not be read to its end, or says its producer failed, is ``error``.
+# 2. Declared totals (JUnit's tests/failures, CTRF's summary, the TAP plan, coverage's
+#    line counts) that disagree with what was read are ``parse_mismatch``.
+# 3. Nothing checked (zero testcases, files, diagnostics) is ``error``: never green.
+# 4. Findings or a failed gate are ``fail``; otherwise ``pass``.
+
+
+def reconcile_import(result: ParseResult, *, cases: int, mismatch: str | None) -> Verdict:
+    """Decide the status of an imported run (see above). Pure."""
+    if not result.parser_ok:
+        why = f": {result.notes[0]}" if result.notes else ""
+        return Verdict(ERROR, f"the imported file's evidence is incomplete{why}")
+    if mismatch is not None:
+        return Verdict(PARSE_MISMATCH, f"the imported file disagrees with itself: {mismatch}")
+    if cases <= 0:
+        return Verdict(ERROR, "the imported file holds nothing checked (zero cases): an empty "
+                              "report is never green")
+    if result.total:
+        return Verdict(FAIL, f"imported: {result.total} finding(s)")
+    if result.gate_failures:
+        return Verdict(FAIL, f"imported: gate failed: {_gates(result)}")
+    return Verdict(PASS, None)
 
 
 def exit_code(status: str, rc: int) -> int:

@@ -29,6 +29,7 @@ CONTRACTS = {
     "door": "Adapters use ckdn.app (and ckdn.errors), nothing below it",
     "private": "A private module (_x) is imported only inside the package that holds it",
     "parsers": "Parsers report facts: they never import the app, reconcile or the store",
+    "importers": "Importers report facts: they never import the app, reconcile or the store",
     "infrastructure": "The runner and the store know no parser, no document, no config",
 }
 #: Where lazy loading is the design (DESIGN.md): the CLI's verb table, each host's entry point.

@@ -49,7 +49,8 @@ def test_status_answers_fresh_then_stale_after_an_edit_and_matches_the_cli(
     (root / "app.py").write_text("x = 2\n")
     stale = data(call(root, "status", {"checks": ["ok"]}))
     entry = stale["checks"][0]
-    assert entry["state"] == "stale" and "app.py" in entry["changed"]
+    assert entry["state"] == "stale"
+    assert "app.py" in entry["changed"]
     cli = subprocess.run(["ckdn", "status", "--json", "ok"], cwd=root, capture_output=True,
                          text=True, check=False)
     assert cli.returncode == 1
@@ -71,4 +72,5 @@ def test_status_names_a_missing_check_and_a_red_one_never_green(project: Project
 def test_status_of_an_unknown_check_is_an_error_in_one_line(project: Project) -> None:
     root = _repository(project)
     text = error_text(call(root, "status", {"checks": ["nope"]}))
-    assert "nope" in text and "\n" not in text
+    assert "nope" in text
+    assert "\n" not in text

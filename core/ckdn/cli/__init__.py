@@ -58,6 +58,10 @@ VERBS: dict[str, tuple[str, str]] = {
     "verify-config": ("verify_config", "compare the config with ckdn.lock.toml (exit 1 on a "
                                        "difference)"),
     "schema": ("schema", "print a packaged JSON Schema"),
+    "import": ("import_run", "store another tool's results file (JUnit, CTRF, TAP, SARIF, ...) "
+                             "as a run, marked imported; digest on stdout"),
+    "export": ("export", "a stored run as JUnit XML or CTRF JSON for a dashboard (runs "
+                         "nothing)"),
 }
 
 

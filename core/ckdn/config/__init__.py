@@ -4,7 +4,7 @@ The starter file ``ckdn init`` writes is :mod:`ckdn.config.starter` (``ckdn run`
 needs it, and it needs :mod:`typing`).
 """
 
-from ckdn.config._load import config_path, default_config, load_config
+from ckdn.config._load import IMPORT_FORMATS, config_path, default_config, load_config
 from ckdn.config._values import (
     CONFIG_ENV,
     CONFIG_NAME,
@@ -12,6 +12,7 @@ from ckdn.config._values import (
     Alias,
     Check,
     Config,
+    ImportSource,
     RunSettings,
 )
 
@@ -19,9 +20,11 @@ __all__ = [
     "CONFIG_ENV",
     "CONFIG_NAME",
     "HOST_SEPARATOR",
+    "IMPORT_FORMATS",
     "Alias",
     "Check",
     "Config",
+    "ImportSource",
     "RunSettings",
     "config_path",
     "default_config",

@@ -8,7 +8,15 @@ from types import MappingProxyType
 
 from ckdn._lite.argv import split_command
 from ckdn._lite.toml import read_plain
-from ckdn.config._values import CONFIG_ENV, CONFIG_NAME, Alias, Check, Config, RunSettings
+from ckdn.config._values import (
+    CONFIG_ENV,
+    CONFIG_NAME,
+    Alias,
+    Check,
+    Config,
+    ImportSource,
+    RunSettings,
+)
 from ckdn.errors import ConfigError, suggest
 from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.parsers import get_parser
@@ -28,6 +36,11 @@ if TYPE_CHECKING:
 CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires",
               "env_allow", "reads_files")
 ALIAS_KEYS = ("members", "fail_fast", "description")
+IMPORT_CHECK_KEYS = ("import", "top", "description")
+#: The formats ``ckdn import`` reads (:data:`ckdn.imports.FORMATS`, which a test holds
+#: this to: config is loaded on every run and must not load the importers).
+IMPORT_FORMATS = ("checkstyle", "cobertura", "codequality", "ctrf", "junit", "lcov", "rdjson",
+                  "rdjsonl", "sarif", "tap")
 
 #: The distribution-name part of a PEP 508 requirement, and what may follow it
 #: (compiled by ``re``'s cache when a check first names ``requires``).
@@ -95,6 +108,8 @@ class Tables:
                      description=self.description(where, table))
 
     def atomic(self, where: str, name: str, table: dict[str, Any]) -> Check:
+        if "import" in table:
+            return self.imported(where, name, table)
         if "command" not in table:
             for key, value in table.items():
                 if isinstance(value, dict) and ("command" in value or "members" in value):
@@ -139,6 +154,31 @@ class Tables:
                                     f"reads no files, so no tree state is recorded), "
                                     f"not {show(value)}")
         return value
+
+    def imported(self, where: str, name: str, table: dict[str, Any]) -> Check:
+        """``import = {format = "junit", path = "..."}``: a check made by no process."""
+        for key in table:
+            if key not in IMPORT_CHECK_KEYS:
+                raise self.error(where, unknown("key", key, IMPORT_CHECK_KEYS)
+                                 + ("; an imported check runs no command" if key in CHECK_KEYS
+                                    else ""))
+        spec = table["import"]
+        if not isinstance(spec, dict) or set(spec) != {"format", "path"}:
+            raise self.error(where, f"import: must be {{format = \"junit\", path = \"...\"}}, "
+                                    f"not {show(spec)}")
+        fmt, path = spec["format"], spec["path"]
+        if not isinstance(fmt, str) or fmt not in IMPORT_FORMATS:
+            raise self.error(where, f"import.format: {show(fmt)} is not one of "
+                                    f"{', '.join(IMPORT_FORMATS)}")
+        if not isinstance(path, str) or not path.strip() or "\0" in path:
+            raise self.error(where, f"import.path: must be a non-empty path string, "
+                                    f"not {show(path)}")
+        top = table.get("top")
+        if top is not None:
+            top = self.integer(where, "top", top, 1)
+        source = ImportSource(fmt, _absolute(os.path.join(self.cwd, os.path.expanduser(path))))
+        return Check(name=name, command="", argv=(), parser=f"import:{fmt}", top=top,
+                     description=self.description(where, table), imported=source)
 
     def command(self, where: str, name: str,
                 value: Any) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
@@ -403,9 +443,9 @@ def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
-             "max_age_days", "max_bytes", "redact", "required")
+             "max_age_days", "max_bytes", "redact", "required", "gate_requires_native")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
-_BOOL_KEYS = ("require_lock", "private", "inherit_env")
+_BOOL_KEYS = ("require_lock", "private", "inherit_env", "gate_requires_native")
 _POLICIES = ("workspace", "allowlist", "off")
 #: ``command_policy = "allowlist"`` without a ``[run.command_allowlist]`` table: the
 #: published contract's built-in prefixes.

@@ -39,12 +39,14 @@ class RunSettings(Record):
     ``max_age_days`` and ``max_bytes`` (retention beyond ``keep``; None: no limit);
     ``inherit_env`` (False: the child gets a minimal environment); ``redact`` is
     ``[run].redact``; ``required`` the checks and aliases ``ckdn status`` answers for
-    by default (empty: every atomic check).
+    by default (empty: every atomic check); ``gate_requires_native``: an imported run's
+    gate always fails (a foreign pass may inform, never satisfy a gate).
     """
 
-    __slots__ = ("allowlist", "baseline", "command_policy", "inherit_env", "keep",
-                 "log_tail_lines", "max_age_days", "max_bytes", "max_snippet_lines",
-                 "private", "redact", "require_lock", "required", "runs_dir", "top")
+    __slots__ = ("allowlist", "baseline", "command_policy", "gate_requires_native",
+                 "inherit_env", "keep", "log_tail_lines", "max_age_days", "max_bytes",
+                 "max_snippet_lines", "private", "redact", "require_lock", "required",
+                 "runs_dir", "top")
     runs_dir: str
     keep: int
     top: int
@@ -60,6 +62,7 @@ class RunSettings(Record):
     inherit_env: bool
     redact: RedactSettings
     required: tuple[str, ...]
+    gate_requires_native: bool
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
@@ -67,10 +70,11 @@ class RunSettings(Record):
                  allowlist: tuple[str, ...] = (), require_lock: bool = False,
                  private: bool = True, max_age_days: float | None = None,
                  max_bytes: int | None = None, inherit_env: bool = True,
-                 redact: RedactSettings = DEFAULT_REDACT, required: tuple[str, ...] = ()) -> None:
+                 redact: RedactSettings = DEFAULT_REDACT, required: tuple[str, ...] = (),
+                 gate_requires_native: bool = False) -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
                      command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
-                     inherit_env, redact, required)
+                     inherit_env, redact, required, gate_requires_native)
 
 
 @record
@@ -87,8 +91,8 @@ class Check(Record):
     so its runs record no source state and ``ckdn status`` never calls them stale.
     """
 
-    __slots__ = ("argv", "command", "description", "env", "env_allow", "name", "options",
-                 "parser", "reads_files", "requires", "timeout", "top")
+    __slots__ = ("argv", "command", "description", "env", "env_allow", "imported", "name",
+                 "options", "parser", "reads_files", "requires", "timeout", "top")
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
@@ -101,15 +105,30 @@ class Check(Record):
     requires: tuple[str, ...]
     env_allow: tuple[str, ...] | None
     reads_files: bool
+    imported: ImportSource | None
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, name: str, command: str | tuple[str, ...], argv: tuple[str, ...], parser: str,
             timeout: float | None = None, env: Mapping[str, str] = _EMPTY,
             top: int | None = None, options: Mapping[str, Any] = _EMPTY,
             description: str | None = None, requires: tuple[str, ...] = (),
-            env_allow: tuple[str, ...] | None = None, reads_files: bool = True) -> None:
+            env_allow: tuple[str, ...] | None = None, reads_files: bool = True,
+            imported: ImportSource | None = None) -> None:
         self._assign(name, command, argv, parser, timeout, env, top, options, description,
-                     requires, env_allow, reads_files)
+                     requires, env_allow, reads_files, imported)
+
+
+@record
+class ImportSource(Record):
+    """What an imported check reads instead of running a command: ``import = {format =
+    "junit", path = "..."}``; ``path`` absolute, taken from the project's directory."""
+
+    __slots__ = ("format", "path")
+    format: str
+    path: str
+
+    def __init__(self, format: str, path: str) -> None:
+        self._assign(format, path)
 
 
 @record

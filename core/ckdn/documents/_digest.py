@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable, Mapping, Sequence
     from typing import Any, Final
 
-    from ckdn.documents.types import BaselineCounts, Digest, FindingDoc, GateDoc
+    from ckdn.documents.types import BaselineCounts, Digest, FindingDoc, GateDoc, ImportedFacts
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.process import Exit
     from ckdn.reconcile import Verdict
@@ -108,7 +108,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
                  notes: Sequence[str] = (), gate: GateDoc | None = None,
                  baseline: BaselineCounts | None = None,
                  baselined: Container[int] = (),
-                 redaction: Redaction | None = None) -> Digest:
+                 redaction: Redaction | None = None,
+                 imported: ImportedFacts | None = None) -> Digest:
     """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
 
     ``run_dir`` is the display string (forward slashes). ``artifacts`` are names in
@@ -121,6 +122,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     ``redaction`` redacts every string that carries a tool's text (status reason, messages,
     details, summary strings, gate failures, notes, the log tail; never a check name, id,
     location, path or number), and its count per rule becomes the first note.
+    ``imported``: the run is an import (no process ran): ``rc`` is null, and the digest
+    says so in ``origin`` and counts what was read in ``import_summary``.
     """
     status = verdict.status
     if status not in STATUSES:
@@ -144,6 +147,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         base["gate"] = shown_gate
     if baseline is not None:
         base["baseline"] = {"known": int(baseline["known"]), "new": int(baseline["new"])}
+    if imported is not None:
+        _imported(base, imported)
     draft = Draft(base=base)
     if exit.timed_out:
         draft.flags["timed_out"] = True
@@ -185,6 +190,25 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     if not green:
         draft.artifacts, draft.artifacts_dropped = _artifact_names(artifacts, artifacts_omitted)
     return fit(draft, DIGEST_BUDGET)
+
+
+def _imported(base: Digest, imported: ImportedFacts) -> None:
+    """An import's marks: no exit code was observed, and where the facts came from."""
+    origin = imported["origin"]
+    base["rc"] = None
+    base["origin"] = {"imported": {
+        "format": clean_line(origin["format"], KIND_WIDTH),
+        "variant": clean_line(origin["variant"], KIND_WIDTH),
+        "producer": clean_line(origin["producer"], KIND_WIDTH) or UNNAMED,
+        "sha256": clean_line(origin["sha256"], KIND_WIDTH),
+        "bytes": max(0, int(origin["bytes"])),
+    }}
+    summary = imported["import_summary"]
+    reasons = dict(islice(((clean_line(str(key), KIND_WIDTH), max(0, int(count)))
+                           for key, count in summary["unattached_by_reason"].items()), 20))
+    base["import_summary"] = {"read": max(0, int(summary["read"])),
+                              "attached": max(0, int(summary["attached"])),
+                              "unattached_by_reason": reasons}
 
 
 def redacted(redaction: Redaction | None, value: object, width: int) -> object:
@@ -477,6 +501,9 @@ class Draft:
             doc["baseline"] = base["baseline"]
         if "gate" in base:
             doc["gate"] = base["gate"]
+        if "origin" in base:
+            doc["origin"] = base["origin"]
+            doc["import_summary"] = base["import_summary"]
         return doc
 
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 # text reads back as the same document.
 
 _ORDER = (
-    "schema", "check", "alias", "status", "status_reason", "rc", "timed_out", "interrupted",
+    "schema", "check", "alias", "status", "status_reason", "rc", "origin", "import_summary",
+    "timed_out", "interrupted",
     "started", "gate", "baseline", "summary", "findings_total", "findings",
     "findings_truncated", "gate_failures", "notes", "log_tail", "members",
     "argv", "cwd", "started_at", "finished_at", "duration_s", "parser", "log_bytes",

@@ -12,9 +12,13 @@ __all__ = [
     "Document",
     "FindingDoc",
     "GateDoc",
+    "ImportSummary",
+    "ImportedFacts",
+    "ImportedOrigin",
     "MemberDoc",
     "MemberStatus",
     "Meta",
+    "OriginDoc",
 ]
 
 # Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key
@@ -60,13 +64,48 @@ class GateDoc(TypedDict):
 
 
 @final
+class ImportedOrigin(TypedDict):
+    """Where an imported run's facts came from (``origin.imported``)."""
+
+    format: str
+    variant: str
+    producer: str
+    sha256: str
+    bytes: int
+
+
+@final
+class OriginDoc(TypedDict):
+    """``origin``: only on an imported run (a native run has none)."""
+
+    imported: ImportedOrigin
+
+
+@final
+class ImportSummary(TypedDict):
+    """What an import read, and what it could not attach: ``read == attached + unattached``."""
+
+    read: int
+    attached: int
+    unattached_by_reason: dict[str, int]
+
+
+@final
+class ImportedFacts(TypedDict):
+    """What the digest builder is told of an import."""
+
+    origin: ImportedOrigin
+    import_summary: ImportSummary
+
+
+@final
 class Digest(TypedDict):
     """``ckdn.digest/2``: the bounded, deterministic digest of one atomic run."""
 
     schema: Literal["ckdn.digest/2"]
     check: str
     status: str
-    rc: int
+    rc: int | None
     run_dir: str
     status_reason: NotRequired[str]
     timed_out: NotRequired[Literal[True]]
@@ -81,6 +120,8 @@ class Digest(TypedDict):
     log_tail: NotRequired[list[str]]
     baseline: NotRequired[BaselineCounts]
     gate: NotRequired[GateDoc]
+    origin: NotRequired[OriginDoc]
+    import_summary: NotRequired[ImportSummary]
 
 
 @final

@@ -85,8 +85,15 @@ class XmlReader:
     elements then costs nothing).
     """
 
-    def __init__(self) -> None:
+    #: Element and attribute names with a colon are refused (reports are plain XML); an
+    #: importer of other tools' files (Surefire's ``xsi:`` schema attribute) turns it off.
+    plain_names = True
+    #: A DOCTYPE without an internal subset (it names a DTD, declares nothing) is allowed
+    #: and kept in :attr:`doctype`; off for the parsers, which never see one.
+    bare_doctype = False
+    doctype: tuple[str, str, str] | None = None
 
+    def __init__(self) -> None:
         parser = expat.ParserCreate()
         parser.buffer_text = True
         parser.buffer_size = TEXT_CHUNK
@@ -102,7 +109,15 @@ class XmlReader:
 
     # -- hardening ---------------------------------------------------------------
 
-    def _doctype(self, *_args: object) -> None:
+    def _doctype(self, name: str, system_id: str | None, public_id: str | None,
+                 has_internal_subset: int) -> None:
+        # An importer may take a bare ``<!DOCTYPE coverage SYSTEM "...dtd">`` (Cobertura's
+        # producers write one): it names the DTD and declares nothing; the DTD is never read
+        # (parameter entities off, no external entity handler lets one in), and a DOCTYPE
+        # with an internal subset (where entities are declared) is refused all the same.
+        if self.bare_doctype and not has_internal_subset:
+            self.doctype = (name, system_id or "", public_id or "")
+            return
         _refuse("a DOCTYPE declaration (DTDs and entities are refused)")
 
     def _entity(self, *_args: object) -> None:
@@ -123,7 +138,8 @@ class XmlReader:
     # -- events ------------------------------------------------------------------
 
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
-        _plain_names(tag, attrs)
+        if self.plain_names:
+            _plain_names(tag, attrs)
         self._parser.StartElementHandler, self._parser.EndElementHandler = self._handlers()
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
@@ -131,12 +147,12 @@ class XmlReader:
     def _handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
         """The start and end handlers past the root: the guards, then the subclass's own
         (one Python call an event on top of the subclass's: they were half of a read)."""
-        on_start, on_end = self.on_start, self.on_end
+        on_start, on_end, plain = self.on_start, self.on_end, self.plain_names
         depth = 1
 
         def start(tag: str, attrs: dict[str, str]) -> None:
             nonlocal depth
-            if ":" in tag or (attrs and ":" in "".join(attrs)):  # the names in one C search
+            if plain and (":" in tag or (attrs and ":" in "".join(attrs))):  # one C search
                 _plain_names(tag, attrs)
             depth += 1
             if depth > MAX_DEPTH:
@@ -172,15 +188,22 @@ class XmlReader:
 
     # -- driving -----------------------------------------------------------------
 
-    def read(self, path: Path) -> None:
+    def read(self, path: Path | str, *, fragment: str | None = None) -> None:
         """Parse ``path`` to the end; :class:`XmlError` when it is not acceptable XML.
 
+        ``fragment``: the file is read as the content of one element of that name (a file
+        of several top-level elements, after its XML declaration if it has one).
         ``OSError`` (unreadable file) propagates for the caller to report.
         """
         parser = self._parser
         fed = 0
         try:
             with open(path, "rb") as handle:
+                if fragment is not None:
+                    head = handle.read(CHUNK)
+                    declared = head.find(b"?>") + 2 if head.lstrip().startswith(b"<?xml") else 0
+                    parser.Parse(head[:declared] + f"<{fragment}>".encode(), False)
+                    parser.Parse(head[declared:], False)
                 while chunk := handle.read(CHUNK):
                     parser.Parse(chunk, False)
                     fed += len(chunk)
@@ -190,7 +213,7 @@ class XmlReader:
                         raise XmlError(f"a single XML token (a tag with its attributes, a "
                                        f"comment) of more than {TOKEN_CAP:,} bytes at byte "
                                        f"{start:,}: too large to read, refused")
-                parser.Parse(b"", True)
+                parser.Parse(f"</{fragment}>".encode() if fragment is not None else b"", True)
         except _Refused as exc:
             raise XmlError(f"{exc} at {self.position()}") from None
         except self._expat_error as exc:

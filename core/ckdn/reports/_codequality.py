@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
+from ckdn.reports._model import GREEN, headline, imported_label, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def codequality(report: Report) -> str:
         if checked.status == GREEN:
             continue
         counted = 0
+        prefix = "[imported] " if imported_label(checked.digest) else ""
         for row in checked.each():
             counted += 1
             if len(issues) >= CODEQUALITY_LIMITS["issues"]:
@@ -59,7 +60,7 @@ def codequality(report: Report) -> str:
                 key = hashlib.sha256(key.encode()).hexdigest()[:32]
             issue: dict[str, Any] = {
                 "check_name": f"{checked.check}/{rule_id(row, path)}",
-                "description": headline(row)[:MESSAGE_CHARS],
+                "description": (prefix + headline(row))[:MESSAGE_CHARS],
                 "fingerprint": key,
                 "location": {"path": path or report.anchor,
                              "lines": {"begin": line if line > 0 else 1}},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckdn.reports import _codequality, _github, _sarif, _summary, _text
+from ckdn.reports import _codequality, _ctrf, _github, _junit, _sarif, _summary, _text
 from ckdn.reports._reporter import Rendering, Reporter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -18,6 +18,8 @@ REPORTERS: dict[str, Reporter] = {
     "summary": _summary.render,
     "sarif": _sarif.render,
     "codequality": _codequality.render,
+    "junit": _junit.render,
+    "ctrf": _ctrf.render,
 }
 #: The formats' names, as the table had them when ckdn started.
 REPORT_FORMATS: tuple[str, ...] = tuple(REPORTERS)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ckdn.reports._escape import escape_data, escape_property
-from ckdn.reports._model import GREEN, headline, level_of, where
+from ckdn.reports._model import GREEN, headline, imported_label, level_of, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ckdn.reports._model import Report
+    from ckdn.reports._model import Checked, Report
     from ckdn.reports._reporter import Rendering
 
 __all__ = ["GITHUB_LIMITS", "github", "render"]
@@ -89,8 +89,7 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],
     for checked in report.checks:
         if checked.status == GREEN:
             continue
-        run_dir = checked.run_dir
-        digest = checked.digest
+        run_dir, shown_check = checked.run_dir, _shown(checked)
         seen = 0
         for row in checked.each():
             seen += 1
@@ -98,14 +97,14 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],
             level = levels.get(kind) or levels.setdefault(kind, level_of(kind))
             path, line, column = where(row.location)
             key = (1, row.baselined, kind, path == "", path, line, column, sequence)
-            best[level].add(key, (checked.check, run_dir, kind, row, path, line, column))
+            best[level].add(key, (shown_check, run_dir, kind, row, path, line, column))
             sequence += 1
         counted = max(seen, checked.total)
         totals[run_dir] = totals.get(run_dir, 0) + counted
         if counted == 0:  # red with nothing to point at: a crash, a timeout, a generic check
-            reason = str(digest.get("status_reason") or checked.status)
+            reason = str(checked.digest.get("status_reason") or checked.status)
             best["error"].add((0, False, "", True, "", 0, 0, sequence),
-                              (checked.check, run_dir, checked.status,
+                              (shown_check, run_dir, checked.status,
                                f"{reason} (evidence: {run_dir})", "", 0, 0))
             sequence += 1
             totals[run_dir] += 1
@@ -137,6 +136,11 @@ def github(report: Report, *, job_left: int = GITHUB_LIMITS["job"],
         lines.append(_overflow(left))
         counts["notice"] += 1
     return "".join(f"{line}\n" for line in lines), counts
+
+
+def _shown(checked: Checked) -> str:
+    """The check as an annotation's title names it: an import says so on every one."""
+    return f"{checked.check} (imported)" if imported_label(checked.digest) else checked.check
 
 
 def _command(command: str, check: str, kind: str, message: str,

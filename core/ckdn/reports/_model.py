@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from ckdn.identity import FindingRow
 
-__all__ = ["Checked", "Report", "headline", "level_of", "rule_id", "where"]
+__all__ = ["Checked", "Report", "headline", "imported_label", "level_of", "rule_id", "where"]
 
 # A :class:`Report` is the run a user named: one digest, or an aggregate with the
 # digests of its members. Each digest that was read is a :class:`Checked`, whose
@@ -116,6 +116,25 @@ class Report:
     @property
     def is_aggregate(self) -> bool:
         return "alias" in self.document
+
+
+def imported_label(digest: Mapping[str, Any]) -> str:
+    """What every view says of an imported run (seed 004: visibly weaker, declared rather
+    than inferred); empty for a run ckdn made itself."""
+    origin = digest.get("origin")
+    imported = origin.get("imported") if isinstance(origin, dict) else None
+    if not isinstance(imported, dict):
+        return ""
+    summary = digest.get("import_summary")
+    counted = ""
+    if isinstance(summary, dict):
+        reasons = summary.get("unattached_by_reason") or {}
+        left = ", ".join(f"{count} {reason}" for reason, count in reasons.items()) \
+            if isinstance(reasons, dict) else ""
+        counted = (f"; {summary.get('attached', 0)} of {summary.get('read', 0)} record(s) "
+                   f"attached" + (f" ({left} not)" if left else ""))
+    return (f"imported {imported.get('format', '?')} ({imported.get('variant', '?')}, "
+            f"from {imported.get('producer', '?')}): no exit code was observed{counted}")
 
 
 def level_of(kind: str) -> str:

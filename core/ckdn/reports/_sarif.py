@@ -6,7 +6,7 @@ import json
 import os
 from urllib.parse import quote
 
-from ckdn.reports._model import GREEN, headline, level_of, rule_id, where
+from ckdn.reports._model import GREEN, headline, imported_label, level_of, rule_id, where
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -117,7 +117,9 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str)
         results.append(encoded)
         used += size
     total = max(seen, checked.total)
-    notes = [str(note)[:NAME_CHARS] for note in (checked.digest.get("notes") or [])][:NOTES]
+    label = imported_label(checked.digest)
+    notes = [label[:NAME_CHARS]] if label else []
+    notes += [str(note)[:NAME_CHARS] for note in (checked.digest.get("notes") or [])][:NOTES]
     notes += [problem[:NAME_CHARS] for problem in checked.problems[:2]]
     if total > len(results):
         notes.append(f"{total - len(results):,} of {total:,} findings not in this log "
@@ -130,19 +132,22 @@ def _run(checked: Checked, report: Report, dumps: Any, room: int, category: str)
         driver["informationUri"] = uri
     invocation: dict[str, Any] = {
         "executionSuccessful": checked.status in (GREEN, "fail"),
-        "exitCode": int(checked.digest.get("rc", 0)),
+        "exitCode": int(checked.digest.get("rc") or 0),
         "toolExecutionNotifications": [{"level": "note", "message": {"text": note}}
                                        for note in notes],
     }
     if not notes:
         del invocation["toolExecutionNotifications"]
+    if checked.digest.get("rc") is None:  # an import: no exit code was observed
+        del invocation["exitCode"]
     envelope = {
         "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",
         "invocations": [invocation],
         "properties": {"ckdn": {"check": checked.check, "status": checked.status,
                                 "run_dir": checked.run_dir[:NAME_CHARS],
-                                "findings_total": total}},
+                                "findings_total": total,
+                                **({"imported": label[:NAME_CHARS]} if label else {})}},
         "tool": {"driver": driver},
     }
     text: str = dumps(envelope)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ckdn.documents.textcap import inert
 from ckdn.reports._escape import html, markdown
-from ckdn.reports._model import GREEN, level_of
+from ckdn.reports._model import GREEN, imported_label, level_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def summary(report: Report, *, budget: int = SUMMARY_BYTES) -> str:
     out = _Budget(max(0, budget - FOOTER_BYTES))
     status = report.status
     title = f"## {_ICON.get(status, '')} ckdn: {markdown(report.name)} {markdown(status)}"
-    out.add(f"{title} (rc {report.document.get('rc')})\n\n")
+    rc = report.document.get("rc")
+    out.add(f"{title} ({'imported' if rc is None else f'rc {rc}'})\n\n")
     gate = report.document.get("gate")
     if isinstance(gate, dict):
         out.add(f"Baseline gate ({markdown(str(gate.get('policy')))}): "
@@ -120,6 +121,8 @@ def _row(member: Mapping[str, Any], checked: Checked | None) -> str:
         if isinstance(digest.get("gate"), dict):
             gate = markdown(str(digest["gate"].get("status")))
     rc = member.get("rc", "-")
+    if checked is not None and imported_label(checked.digest):
+        rc = "imported"
     return (f"| {markdown(str(member.get('check', '?')))} | {_ICON.get(status, '')} "
             f"{markdown(status)} | {rc} | {findings} | {new} | {gate} |\n")
 
@@ -128,6 +131,9 @@ def _check(out: _Budget, checked: Checked) -> None:
     digest = checked.digest
     out.add(f"### {markdown(checked.check)}: {markdown(checked.status)}"
             f"{_reason(digest.get('status_reason'))}\n\n")
+    label = imported_label(digest)
+    if label:
+        out.add(f"> ⚠️ {markdown(label)}\n\n")
     findings = digest.get("findings") or []
     for finding in findings[:TOP]:
         if not isinstance(finding, dict):

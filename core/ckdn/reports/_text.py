@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ckdn.documents.textcap import inert
-from ckdn.reports._model import GREEN, level_of
+from ckdn.reports._model import GREEN, imported_label, level_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -96,8 +96,11 @@ def _digest(lines: list[str], checked: Checked, paint: _Paint) -> None:
     status = checked.status
     reason = f": {_show(str(digest['status_reason']))}" if digest.get("status_reason") else ""
     flags = "".join(f" [{flag}]" for flag in ("timed_out", "interrupted") if digest.get(flag))
-    lines.append(f"{_show(checked.check)} {paint(status, status)} (rc {digest.get('rc')})"
-                 f"{flags}{reason}")
+    label = imported_label(digest)
+    rc = "imported" if label else f"rc {digest.get('rc')}"
+    lines.append(f"{_show(checked.check)} {paint(status, status)} ({rc}){flags}{reason}")
+    if label:
+        lines.append(f"  {_show(label)}")
     findings = [f for f in digest.get("findings") or [] if isinstance(f, dict)]
     total = checked.total
     counts = f"  {total:,} finding(s)" if total else ""

@@ -67,12 +67,14 @@ def test_each_verb_module_declares_its_options_and_its_handler(verb: str) -> Non
 COMMAND_LINES = {
     "run": ["run", "ok"], "baseline": ["baseline", "ok"], "show": ["show", "--json"],
     "annotate": ["annotate", "--format", "text"], "diff": ["diff", "latest", "latest"],
-    "merge": ["merge", "--check", "ok"], "status": ["status"], "plan": ["plan", "ok", "--shards", "2"],
+    "merge": ["merge", "--check", "ok"], "status": ["status"],
+    "plan": ["plan", "ok", "--shards", "2"],
     "durations": ["durations", "update", "ok"], "list": ["list"], "checks": ["checks"],
     "gc": ["gc", "--dry-run"], "init": ["init"], "hook": ["hook", "edit", "ok"],
     "doctor": ["doctor", "--json"],
     "lock-config": ["lock-config", "-o", "lock.toml"], "verify-config": ["verify-config"],
-    "schema": ["schema"],
+    "schema": ["schema"], "import": ["import", "tap", "nosuch.tap", "--as", "tap"],
+    "export": ["export", "--format", "junit"],
 }
 
 

@@ -16,7 +16,7 @@ from ckdn.documents import types
 from ckdn.schema import load_schema
 
 JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "boolean": bool, "number": float,
-                               "array": list, "object": dict}
+                               "array": list, "object": dict, "null": type(None)}
 
 
 def schema_node(schema_id: str, pointer: str) -> dict[str, Any]:
@@ -34,6 +34,9 @@ MIRRORS: dict[type, tuple[str, str]] = {
     types.Aggregate: ("ckdn.aggregate/1", ""),
     types.MemberDoc: ("ckdn.aggregate/1", "$defs/member"),
     types.Meta: ("ckdn.meta/1", ""),
+    types.OriginDoc: ("ckdn.digest/2", "properties/origin"),
+    types.ImportedOrigin: ("ckdn.digest/2", "properties/origin/properties/imported"),
+    types.ImportSummary: ("ckdn.digest/2", "properties/import_summary"),
 }
 
 
@@ -53,6 +56,8 @@ def python_type_matches(hint: Any, node: dict[str, Any]) -> bool:
     if "enum" in node:
         return hint is str or (get_origin(hint) is Literal
                                and set(get_args(hint)) == set(node["enum"]))
+    if isinstance(node["type"], list):  # a union: ``int | None`` for ["integer", "null"]
+        return {JSON_TYPES[name] for name in node["type"]} == set(get_args(hint))
     expected = JSON_TYPES[node["type"]]
     origin = get_origin(hint) or hint
     if expected is dict:

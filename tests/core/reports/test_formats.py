@@ -14,7 +14,8 @@ from tests.core.reports.conftest import RealRun
 
 def test_the_door_lists_the_tables_formats_in_their_order() -> None:
     assert REPORT_FORMATS == tuple(REPORTERS) == ANNOTATE_FORMATS
-    assert REPORT_FORMATS == ("text", "github", "summary", "sarif", "codequality")
+    assert REPORT_FORMATS == ("text", "github", "summary", "sarif", "codequality", "junit",
+                              "ctrf")
 
 
 def test_a_format_registered_in_the_table_is_one_annotate_knows(

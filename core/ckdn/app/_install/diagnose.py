@@ -65,6 +65,13 @@ def _problem(level: str, check: str | None, rule: str, message: str) -> dict[str
 def check_problems(config: Config, check: Check) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The problems of one atomic check, and its policy verdict (``ckdn.doctor/1``'s ``checks``)."""
     name = check.name
+    if check.imported is not None:  # no command: the file it imports is what can be missing
+        source = check.imported.path
+        missing_file = ([] if os.path.isfile(source) else
+                        [_problem(ERROR, name, "not-found", f"{source}: the file to import "
+                                                           "is not there")])
+        return missing_file, {"name": name, "policy": config.run.command_policy,
+                              "verdict": "allowed"}
     run_dir = os.path.join(config.run.runs_dir, f"DOCTOR-{name}")  # where a run would write
     argv = [substitute(a, run_dir) for a in check.argv]
     env = child_env(config, check, name, run_dir)

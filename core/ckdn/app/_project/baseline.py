@@ -98,7 +98,7 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
             return [row.fingerprint for row in rows], Rowed(rows)
     findings: list[Any] = []
     if total:
-        findings = list(read_again(config, check, outcome.run_dir or "", int(doc["rc"]))())
+        findings = list(read_again(config, check, outcome.run_dir or "", int(doc["rc"] or 0))())
         if len(findings) < total:
             raise RefusedError(f"{check.name}: {total} findings, only {len(findings)} could be "
                                f"read again; {shown} unchanged")

@@ -54,6 +54,8 @@ def blocked_checks(config: Config) -> list[dict[str, str]]:
     ``ckdn run`` judge it, in the run dir a run would get)."""
     found = []
     for check in config.checks.values():
+        if check.imported is not None:  # runs no command: nothing for the policy to judge
+            continue
         run_dir = os.path.join(config.run.runs_dir, f"VERIFY-{check.name}")
         argv = [substitute(a, run_dir) for a in check.argv]
         reason = verdict(config, check, argv, run_dir,
@@ -87,6 +89,8 @@ def describe_checks(config: Config) -> list[dict[str, Any]]:
             row["description"] = check.description
         if check.requires:
             row["requires"] = list(check.requires)
+        if check.imported is not None:  # a check made by no process: what it reads
+            row["import"] = {"format": check.imported.format, "path": check.imported.path}
         rows.append(row)
     for alias in config.aliases.values():
         row = {"name": alias.name, "kind": "alias", "members": list(alias.members),

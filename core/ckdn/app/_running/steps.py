@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
@@ -26,7 +27,7 @@ from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
 from ckdn.parsers.base import ParseResult
 from ckdn.process import Exit, run_process, stop_left_running
-from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile
+from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile, reconcile_import
 from ckdn.redact import Redaction
 from ckdn.store import Store
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.app._running.gate import Gated
+    from ckdn.app._running.importing import ImportedRun
     from ckdn.app._running.source import SourceState
     from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.identity import FindingRow
@@ -46,8 +48,8 @@ if TYPE_CHECKING:
     #: One step of a run: it reads what the steps before it set and sets its own part.
     Step = Callable[["Run"], "Run"]
 
-__all__ = ["ALL", "HOST_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute", "run",
-           "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
+__all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute",
+           "run", "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
 
 #: The log file of every run dir.
 LOG = "full.log"
@@ -90,7 +92,8 @@ class Run:
 
     __slots__ = ("argv", "check", "config", "document", "env", "env_keys", "exit",
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
-                 "identities", "log_bytes", "log_sha256", "name", "notes", "owns_lock",
+                 "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
+                 "owns_lock",
                  "parser", "publish", "redaction", "restore_interrupts", "result",
                  "run_dir", "source", "started_at", "stop", "store", "tap", "top", "tree",
                  "verdict")
@@ -125,6 +128,8 @@ class Run:
         self.result: ParseResult | None = None
         self.tap: FindingTap | None = None
         self.identities: Sequence[FindingRow] | None = None  # a shard merge's rows
+        #: an import's marks (no process ran): the status is the file's, the rc null
+        self.imported: ImportedRun | None = None
         self.gated = check is not None  # a host's run is gated when the host asks
         self.restore_interrupts: Any = None
         self.verdict: Verdict | None = None
@@ -198,6 +203,31 @@ def spawn(run: Run) -> Run:
     return run
 
 
+def read_import(run: Run) -> Run:
+    """An imported check's spawn: its file copied into the run dir and read by its format's
+    importer (no process runs; the status will be the file's, reconciled). A file that is
+    not one is refused, and the run dir it would have filled taken back."""
+    check = run.check
+    assert check is not None
+    assert check.imported is not None, "only an imported check reads a file instead"
+    # lazy: only an import loads the importers (``ckdn run`` of a native check never does)
+    from ckdn.app._running.importing import import_into
+
+    config = run.config
+    top = check.top or config.run.top
+    run.tap = FindingTap(run.path, config.cwd, check=check.name, top=top,
+                         baseline=config.run.baseline, redaction=Redaction(config.run.redact))
+    try:
+        (run.result, run.imported, run.argv, run.log_sha256, run.log_bytes,
+         run.started_at) = import_into(config, run.name, check.imported, run.path, top=top,
+                                       tap=run.tap)
+    except CkdnError:
+        run.store.abandon(run.path)
+        raise
+    run.finished_at = time.time()
+    return run
+
+
 def parse(run: Run) -> Run:
     """What the parser makes of the finished run, every finding handed to the run's tap;
     a host that brought its own facts keeps those, a command that never started has none."""
@@ -234,13 +264,19 @@ def decide_status(run: Run) -> Run:
     """The status, from the exit and the facts (:func:`ckdn.reconcile.reconcile`, the only
     place a status is decided)."""
     assert run.result is not None
-    run.verdict = reconcile(run.exit, run.result)
+    imported = run.imported
+    run.verdict = (reconcile(run.exit, run.result) if imported is None
+                   else reconcile_import(run.result, cases=imported.cases,
+                                         mismatch=imported.mismatch))
     run.redaction = Redaction(run.config.run.redact, run.env)
     return run
 
 
 def gate(run: Run) -> Run:
     """The baseline gate (``[run].baseline``): it never changes the status."""
+    if run.imported is not None and run.config.run.gate_requires_native:
+        run.gate = run.imported.refused_gate(run.result)
+        return run
     if run.config.run.baseline is None or not run.gated:
         return run
     from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
@@ -263,7 +299,8 @@ def record_findings(run: Run) -> Run:
         from ckdn.app._running.findings import write_findings  # lazy: a green run has none
 
         check = run.check
-        every = (read_again(run.config, check, run.path, run.exit.rc) if check is not None
+        every = (run.imported.every if run.imported is not None
+                 else read_again(run.config, check, run.path, run.exit.rc) if check is not None
                  else None)
         run.notes.extend(write_findings(run.store, run.path, check=run.name, cwd=run.config.cwd,
                                         result=run.result, gated=run.gate, every=every,
@@ -347,7 +384,8 @@ def build_documents(run: Run) -> Run:
                           gate=gated.gate if gated is not None else None,
                           baseline=gated.baseline if gated is not None else None,
                           baselined=gated.baselined if gated is not None else (),
-                          redaction=redaction)
+                          redaction=redaction,
+                          imported=run.imported.facts if run.imported is not None else None)
     store.write_atomic(os.path.join(path, "digest.json"), canonical(digest) + b"\n")
     run.document = digest
     return run
@@ -375,6 +413,8 @@ RUN_STEPS: tuple[Step, ...] = (begin, spawn, parse, shield_evidence, decide_stat
                                publish, prune)
 #: A run a host made (the pytest plugin, tox's observe mode, a shard merge): after the spawn.
 HOST_STEPS: tuple[Step, ...] = RUN_STEPS[RUN_STEPS.index(parse):]
+#: An imported check (``ckdn import``, ``import = {...}``): a file read where the spawn was.
+IMPORT_STEPS: tuple[Step, ...] = (begin, read_import, *HOST_STEPS)
 
 
 def execute(run: Run, steps: Sequence[Step]) -> Run:
@@ -455,6 +495,11 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
     own name); ``publish=False`` for an alias's member (see :func:`publish`)."""
     one = Run(config, check.name if as_name is None else as_name, check=check, publish=publish)
     one.extra_args, one.host_env, one.stop, one.host_bins = extra_args, env, stop, host_bins
+    if check.imported is not None:
+        if extra_args:
+            raise UsageError(f"extra arguments after -- are not accepted for '{check.name}': "
+                             "an imported check runs no command")
+        return execute(one, IMPORT_STEPS).outcome
     return execute(one, RUN_STEPS).outcome
 
 
@@ -488,7 +533,8 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
                                 host_bins=host_bins)
             doc = outcome.digest
-            results.append(Member(check=name, status=doc["status"], rc=doc["rc"],
+            rc = doc["rc"] if doc["rc"] is not None else outcome.exit_code  # an import's null
+            results.append(Member(check=name, status=doc["status"], rc=rc,
                                   run_dir=doc["run_dir"]))
             gates.append((name, doc.get("gate")))
             # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.

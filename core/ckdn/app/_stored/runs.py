@@ -100,7 +100,8 @@ def headline(doc: Document) -> str:
         line = f"{doc['alias']} {doc['status']} (rc {doc['rc']}){where}"
     else:
         reason = f": {doc['status_reason']}" if doc.get("status_reason") else ""
-        line = (f"{doc['check']} {doc['status']} (rc {doc['rc']}){reason};"
+        rc = "imported" if doc["rc"] is None else f"rc {doc['rc']}"
+        line = (f"{doc['check']} {doc['status']} ({rc}){reason};"
                 f" evidence in {doc['run_dir']}")
     return inert(line)
 

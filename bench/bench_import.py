@@ -1,0 +1,211 @@
+"""Import figures: 100,000 JUnit testcases and 100,000 SARIF results read by ``ckdn import``'s
+readers against the stdlib floor, and the refusal of XML bombs. Prints figures; not a test.
+
+Usage::
+
+    python bench/bench_import.py              # 100,000 of each, 5 runs each
+    python bench/bench_import.py --count 20000 -n 3
+
+Each figure runs a fresh interpreter ``-n`` times from a tiny driver (so its peak RSS is
+its own), in the same run, so the ratios compare like with like under the same load:
+
+* ``floor``: the stdlib parse of the same file: ``xml.etree.ElementTree.iterparse`` of
+  the JUnit file counting testcases (each cleared once seen), ``json.load`` of the SARIF
+  log; and, stricter, ``expat floor``: expat fed the JUnit file in chunks with one
+  handler counting testcases, nothing built at all;
+* ``importer``: ``ckdn.imports.read_import`` on the file (what ``ckdn import`` reads
+  with: variant sniffing, totals checked, findings, the residue counted);
+* ``ckdn import``: the whole command (copy into the run dir, read, seal, digest).
+
+Bombs (billion laughs, quadratic blowup, XXE) are read in this process: the time from
+opening the file to the refusal, the best of ``-n``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "core"))
+
+from ckdn.imports import ImportRefused, read_import  # noqa: E402 - after the path above
+from ckdn.parsers.base import ParseContext  # noqa: E402
+
+DRIVER = r"""
+import resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+wall = time.perf_counter() - t
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(wall, use.ru_maxrss, p.returncode, p.stdout.strip()[:200])
+"""
+
+EXPAT_FLOOR = r"""
+import sys
+from xml.parsers import expat
+count = 0
+def start(tag, attrs):
+    global count
+    if tag == "testcase":
+        count += 1
+parser = expat.ParserCreate()
+parser.buffer_text = True
+parser.StartElementHandler = start
+with open(sys.argv[1], "rb") as handle:
+    while chunk := handle.read(1 << 16):
+        parser.Parse(chunk, False)
+parser.Parse(b"", True)
+print(count)
+"""
+
+JSON_FLOOR = r"""
+import json, sys
+with open(sys.argv[1], "rb") as handle:
+    log = json.load(handle)
+print(sum(len(run["results"]) for run in log["runs"]))
+"""
+
+ETREE_FLOOR = r"""
+import sys
+from xml.etree.ElementTree import iterparse
+count = 0
+for _event, elem in iterparse(sys.argv[1]):
+    if elem.tag == "testcase":
+        count += 1
+        elem.clear()
+print(count)
+"""
+
+IMPORTER = r"""
+import os, shutil, sys, tempfile
+from ckdn.imports import read_import
+from ckdn.parsers.base import ParseContext
+run_dir = tempfile.mkdtemp()
+ext = os.path.splitext(sys.argv[2])[1]
+copy = shutil.copy(sys.argv[2], os.path.join(run_dir, "imported" + ext))
+imported = read_import(sys.argv[1], ParseContext("b", run_dir, run_dir, 0, {}, 20), copy)
+print(imported.result.total, imported.cases, imported.mismatch)
+"""
+
+
+def junit_report(path: Path, cases: int) -> None:
+    failures = cases // 50
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">'
+                  f'<testsuite name="pytest" errors="0" failures="{failures}" skipped="0" '
+                  f'tests="{cases}" time="1.0" timestamp="2026-12-02T00:00:00" hostname="h">')
+        for index in range(cases):
+            name = f'classname="tests.test_mod{index % 100}" name="test_case_{index}" time="0.001"'
+            if index % 50 == 0:
+                out.write(f'<testcase {name}><failure message="assert {index} == 0">'
+                          f"def test():\n&gt;   assert {index} == 0\nE   assert {index} == 0"
+                          "</failure></testcase>")
+            else:
+                out.write(f"<testcase {name}/>")
+        out.write("</testsuite></testsuites>")
+
+
+def sarif_log(path: Path, results: int) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "scanner", '
+                  '"rules": [{"id": "R1"}, {"id": "R2"}]}}, "results": [')
+        for index in range(results):
+            level = "error" if index % 10 == 0 else "warning"
+            out.write(("," if index else "") + json.dumps({
+                "ruleId": f"R{1 + index % 2}", "level": level,
+                "message": {"text": f"something found at {index}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": f"src/mod{index % 300}.py"},
+                    "region": {"startLine": 1 + index % 500, "startColumn": 1}}}]}))
+        out.write("]}]}")
+
+
+def measure(argv: list[str], runs: int) -> tuple[float, float, int]:
+    """(median wall s, best wall s, peak RSS KiB) of ``argv`` run ``runs`` times."""
+    walls, peaks = [], []
+    for _ in range(runs):
+        line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
+                              text=True, check=True, env={**os.environ,
+                                                          "PYTHONPATH": str(REPO / "core")})
+        wall, peak, _rc, _out = line.stdout.split(" ", 3)
+        walls.append(float(wall))
+        peaks.append(int(peak))
+    return statistics.median(walls), min(walls), max(peaks)
+
+
+BOMBS = {
+    "billion laughs": ('<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+                       + "".join(f'<!ENTITY {chr(98 + i)} "' + f"&{chr(97 + i)};" * 10 + '">'
+                                 for i in range(8)) + ']><testsuite tests="1"><testcase '
+                       'name="&i;"/></testsuite>'),
+    "quadratic blowup": ('<?xml version="1.0"?><!DOCTYPE k [<!ENTITY a "' + "x" * 100_000
+                         + '">]><testsuite tests="1"><testcase name="' + "&a;" * 20_000
+                         + '"/></testsuite>'),
+    "XXE": ('<?xml version="1.0"?><!DOCTYPE f [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+            '<testsuite tests="1"><testcase name="&x;"/></testsuite>'),
+}
+
+
+def bomb_times(tmp: Path, runs: int) -> dict[str, float]:
+    times = {}
+    ctx = ParseContext("b", tmp, tmp, 0, {}, 20)
+    for name, text in BOMBS.items():
+        path = tmp / "bomb.xml"
+        path.write_text(text)
+        best = float("inf")
+        for _ in range(runs):
+            start = time.perf_counter()
+            try:
+                read_import("junit", ctx, str(path))
+            except ImportRefused:
+                best = min(best, time.perf_counter() - start)
+            else:
+                raise SystemExit(f"{name}: not refused")
+        times[name] = best
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("-n", type=int, default=5, help="runs per figure")
+    args = parser.parse_args()
+    print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cpus")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        junit, sarif = tmp / "junit.xml", tmp / "log.sarif"
+        junit_report(junit, args.count)
+        sarif_log(sarif, args.count)
+        project = tmp / "project"
+        project.mkdir()
+        (project / "ckdn.toml").write_text("")
+        for fmt, path, floor in (("junit", junit, ETREE_FLOOR), ("sarif", sarif, JSON_FLOOR)):
+            size = path.stat().st_size / 1e6
+            base = measure([sys.executable, "-c", floor, str(path)], args.n)
+            strict = (measure([sys.executable, "-c", EXPAT_FLOOR, str(path)], args.n)
+                      if fmt == "junit" else None)
+            ours = measure([sys.executable, "-c", IMPORTER, fmt, str(path)], args.n)
+            whole = measure([sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
+                             str(path), "--as", f"bench-{fmt}"], args.n)
+            print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
+            figures = [("floor", base), ("importer", ours), ("ckdn import", whole)]
+            if strict is not None:
+                figures.insert(1, ("expat floor", strict))
+            for label, (median, best, peak) in figures:
+                print(f"  {label:12} median {median:.3f} s, best {best:.3f} s, "
+                      f"peak {peak / 1024:.1f} MiB, x{median / base[0]:.2f} of the floor")
+        for name, seconds in bomb_times(tmp, args.n).items():
+            print(f"{name}: refused in {seconds * 1000:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
