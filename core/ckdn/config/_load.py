@@ -395,7 +395,10 @@ def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
-             "max_age_days", "max_bytes", "redact")
+             "max_age_days", "max_bytes", "redact", "diff_scope")
+#: ``[run].diff_scope``, the default first (kept equal to ``ckdn.identity.scope.SCOPES``
+#: by a test: the config room does not import the identity room)
+DIFF_SCOPES = ("touched", "added", "new-anywhere")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
 _BOOL_KEYS = ("require_lock", "private", "inherit_env")
 _POLICIES = ("workspace", "allowlist", "off")
@@ -568,9 +571,14 @@ class _Loader(Tables):
         redact = DEFAULT_REDACT
         if "redact" in table:
             redact = redact_settings(self, table["redact"])
+        scope = table.get("diff_scope", DIFF_SCOPES[0])
+        if scope not in DIFF_SCOPES:
+            raise self.error("run", f"diff_scope: must be one of {', '.join(DIFF_SCOPES)}, "
+                                    f"not {show(scope)}")
         return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
                            allowlist=allowlist, max_age_days=self.retention_age(table),
-                           max_bytes=self.retention_bytes(table), redact=redact, **ints)
+                           max_bytes=self.retention_bytes(table), redact=redact,
+                           diff_scope=scope, **ints)
 
     def boolean(self, where: str, key: str, value: Any) -> bool:
         if not isinstance(value, bool):

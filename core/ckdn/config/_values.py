@@ -38,10 +38,10 @@ class RunSettings(Record):
     since ``ckdn lock-config`` is refused); ``private`` (run dirs 0700, files 0600);
     ``max_age_days`` and ``max_bytes`` (retention beyond ``keep``; None: no limit);
     ``inherit_env`` (False: the child gets a minimal environment); ``redact`` is
-    ``[run].redact``.
+    ``[run].redact``; ``diff_scope`` the policy of a diff-scoped gate (docs/diff-gate.md).
     """
 
-    __slots__ = ("allowlist", "baseline", "command_policy", "inherit_env", "keep",
+    __slots__ = ("allowlist", "baseline", "command_policy", "diff_scope", "inherit_env", "keep",
                  "log_tail_lines", "max_age_days", "max_bytes", "max_snippet_lines",
                  "private", "redact", "require_lock", "runs_dir", "top")
     runs_dir: str
@@ -58,6 +58,7 @@ class RunSettings(Record):
     max_bytes: int | None
     inherit_env: bool
     redact: RedactSettings
+    diff_scope: str
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
@@ -65,10 +66,10 @@ class RunSettings(Record):
                  allowlist: tuple[str, ...] = (), require_lock: bool = False,
                  private: bool = True, max_age_days: float | None = None,
                  max_bytes: int | None = None, inherit_env: bool = True,
-                 redact: RedactSettings = DEFAULT_REDACT) -> None:
+                 redact: RedactSettings = DEFAULT_REDACT, diff_scope: str = "touched") -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
                      command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
-                     inherit_env, redact)
+                     inherit_env, redact, diff_scope)
 
 
 @record

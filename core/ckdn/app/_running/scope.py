@@ -1,0 +1,274 @@
+"""The diff-scoped gate of one run: read the change, find each finding's origin against the
+base (a run of the check on the base tree, or the baseline), let the scope decide the gate.
+
+Loaded only by a run given ``--diff`` or ``--diff-base`` (the step imports it lazily).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+
+from ckdn.app._running.gate import Gated, _reordered
+from ckdn.app._running.parsing import (
+    ALL_FINDINGS,
+    options_for,
+    parse_safely,
+    read_again,
+    substitute,
+)
+from ckdn.app._running.policy import child_env
+from ckdn.errors import CkdnError, ConfigError
+from ckdn.identity import BaselineIndex, SourceLines, fingerprints, read_baseline
+from ckdn.identity.change import ChangeSet, DiffError, read_diff
+from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
+from ckdn.identity.scope import NEW, POLICY, decide_scope, gated, place
+from ckdn.parsers import get_parser
+from ckdn.parsers.base import Finding, ParseContext, ParseResult
+from ckdn.process import run_process
+from ckdn.reconcile import ERROR, PARSE_MISMATCH, reconcile
+from ckdn.store import shown_path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import IO
+
+    from ckdn.app._running.steps import ChangeRequest, Run
+    from ckdn.documents.types import ScopeDoc
+    from ckdn.identity.git_base import GitChange
+
+__all__ = ["LoadedChange", "load_change", "scope_of_run"]
+
+#: What the base run is stored as in the gate's ``scope.origin``.
+BASE_RUN = "base_run"
+BASELINE = "baseline"
+
+
+class LoadedChange:
+    """A change read once for every run that asks (an alias's members share it): its
+    change set, the commits when git made it, the diff's SHA-256, or why it cannot be used."""
+
+    __slots__ = ("base", "changes", "error", "head", "sha256")
+
+    def __init__(self, changes: ChangeSet | None = None, *, base: str = "", head: str = "",
+                 sha256: str = "", error: str = "") -> None:
+        self.changes = changes
+        self.base = base
+        self.head = head
+        self.sha256 = sha256
+        self.error = error
+
+    def meta(self) -> dict[str, str]:
+        """What ``meta.json`` records of the change (``diff``)."""
+        facts = {"sha256": self.sha256} if self.sha256 else {}
+        if self.base:
+            facts["base"] = self.base
+        if self.head:
+            facts["head"] = self.head
+        return facts
+
+
+def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange:
+    """Read the diff (a file, ``-`` for stdin) or ask git for it (ckdn's own ``runs_dir``
+    left out of the untracked files); never raises."""
+    try:
+        git: GitChange | None = None
+        if request.base is not None:
+            git = change_against(cwd, request.base, ignore=(runs_dir,))
+        if request.diff is None:
+            assert git is not None
+            return LoadedChange(git.changes, base=git.base, head=git.head, sha256=git.sha256)
+        changes, sha256 = _read_file(request.diff)
+        if git is None:
+            return LoadedChange(changes, sha256=sha256)
+        return LoadedChange(changes, base=git.base, head=git.head, sha256=sha256)
+    except (BaseError, DiffError) as exc:
+        return LoadedChange(error=str(exc))
+
+
+def _read_file(name: str) -> tuple[ChangeSet, str]:
+    """The change set and SHA-256 of the diff in the file ``name`` (``-``: stdin); an empty
+    one is refused: a producer that failed writes nothing too."""
+    digest = hashlib.sha256()
+    size = 0
+
+    def hashed(stream: IO[bytes]) -> Iterator[bytes]:
+        nonlocal size
+        for line in stream:
+            digest.update(line)
+            size += len(line)
+            yield line
+
+    try:
+        if name == "-":
+            changes = read_diff(hashed(sys.stdin.buffer))
+        else:
+            with open(name, "rb") as handle:
+                changes = read_diff(hashed(handle))
+    except OSError as exc:
+        raise DiffError(f"--diff {name}: cannot read it ({exc.strerror or exc}); name a "
+                        "file holding the diff, or - for stdin") from None
+    if size == 0:
+        raise DiffError(f"--diff {name} is empty, as the diff of a producer that failed is; "
+                        "let ckdn make it (--diff-base REF), or fail the pipe "
+                        "(`set -o pipefail`)")
+    return changes, digest.hexdigest()
+
+
+def _error(result: ParseResult, scope: str, loaded: LoadedChange, reason: str) -> Gated:
+    """Gate ``error``: the change or its base cannot be trusted; ``reason`` names the fix."""
+    return _with_scope(Gated(result, {"status": "error", "policy": POLICY, "reason": reason}),
+                       scope, loaded, origin=None, counts=None, owned=0)
+
+
+class _Relocated:
+    """A finding as identity reads it, its paths made relative to the tree it was found in
+    (a tool that prints absolute paths prints the worktree's for the base run)."""
+
+    __slots__ = ("id", "kind", "location", "message")
+
+    def __init__(self, finding: Finding, root: str) -> None:
+        self.kind = finding.kind
+        self.message = finding.message
+        location, ident = finding.location, finding.id
+        prefix = root.rstrip(os.sep) + os.sep
+        if location and location.startswith(prefix):
+            location = location[len(prefix):]
+        if ident.startswith(prefix):
+            ident = ident[len(prefix):]
+        self.id, self.location = ident, location
+
+
+def scope_of_run(run: Run) -> Gated:
+    """The diff-scoped gate of a run whose status is decided (see the module)."""
+    request, config = run.change, run.config
+    assert request is not None
+    assert run.verdict is not None
+    assert run.result is not None
+    scope = request.scope or config.run.diff_scope
+    loaded = request.loaded(config.cwd, config.run.runs_dir)
+    run.change_meta = loaded.meta() or None
+    if loaded.error:
+        return _error(run.result, scope, loaded, loaded.error)
+    changes = loaded.changes
+    assert changes is not None
+    result, status, rc = run.result, run.verdict.status, run.exit.rc
+    total = max(0, result.total)
+    failures = len(result.gate_failures)
+    if status in (ERROR, PARSE_MISMATCH) or total == 0 or not changes:
+        gate = decide_scope(scope, status, rc, total=total, classified=total, owned=0,
+                            gate_failures=failures)
+        if not changes and gate["status"] == "pass":
+            gate["reason"] = "the change touches no file"
+        return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
+                           owned=0)
+    check = run.check
+    findings: Sequence[Finding] = result.findings
+    if len(findings) < total and check is not None:
+        findings = read_again(config, check, run.path, rc)()
+    if len(findings) < total:
+        gate = decide_scope(scope, status, rc, total=total, classified=len(findings),
+                            owned=0, gate_failures=failures)
+        return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
+                           owned=0)
+    try:
+        base, origin = _base_index(run, loaded)
+    except BaseError as exc:
+        return _error(result, scope, loaded, str(exc))
+    source = SourceLines(config.cwd)
+    identities = fingerprints([_Relocated(f, config.cwd) for f in findings], source)
+    placed = place(changes, identities, source, base)
+    owned = [gated(scope, w, o) for w, o in zip(placed.wheres, placed.origins, strict=True)]
+    shown = {(f.id, f.location): f for f in result.findings}
+    first = [shown.get((f.id, f.location), f) for f, own in zip(findings, owned, strict=True)
+             if own]
+    rest = [shown.get((f.id, f.location), f) for f, own in zip(findings, owned, strict=True)
+            if not own]
+    count = len(first)
+    gate = decide_scope(scope, status, rc, total=total, classified=len(findings), owned=count,
+                        gate_failures=failures, first=first[0].id if first else "")
+    ordered = _reordered(result, first, rest, 0)
+    known = [o != NEW for o in placed.origins] if origin == BASELINE else None
+    done = Gated(ordered, gate, identities=(list(findings), identities), known=known)
+    return _with_scope(done, scope, loaded, origin=origin, counts=placed.counts(), owned=count)
+
+
+def _with_scope(done: Gated, scope: str, loaded: LoadedChange, *, origin: str | None,
+                counts: dict[str, dict[str, int]] | None, owned: int) -> Gated:
+    facts: ScopeDoc = {"policy": scope, "gated": owned}
+    if origin is not None:
+        facts["origin"] = origin
+    if loaded.base:
+        facts["base"] = loaded.base
+    if counts is not None:
+        facts["counts"] = counts
+    done.gate["scope"] = facts
+    return done
+
+
+def _base_index(run: Run, loaded: LoadedChange) -> tuple[BaselineIndex, str]:
+    """The fingerprints findings are compared with: the baseline's when one is configured,
+    else those of a run of the check on the base tree; :class:`BaseError` when neither."""
+    config = run.config
+    baseline = config.run.baseline
+    if baseline is not None:
+        try:
+            entries = read_baseline(baseline, shown_path(baseline, config.cwd)).checks
+        except ConfigError as exc:
+            raise BaseError(str(exc)) from None
+        return BaselineIndex(entries.get(run.name, [])), BASELINE
+    if not loaded.base:
+        raise BaseError("--diff says where findings are, not which are new: add "
+                        "--diff-base REF (the base is run in a worktree) or set [run].baseline")
+    return BaselineIndex(base_fingerprints(run, loaded.base)), BASE_RUN
+
+
+def base_fingerprints(run: Run, base: str) -> list[str]:
+    """Run the check on the base commit, in a temporary worktree: its findings' fingerprints."""
+    config, check = run.config, run.check
+    request = run.change
+    assert request is not None
+    if check is not None:
+        argv_template: Sequence[str] = (*check.argv, *run.extra_args)
+        parser, timeout, env_check = check.parser, check.timeout, check
+    elif request.base_argv:
+        argv_template, parser, timeout, env_check = request.base_argv, run.parser, None, None
+    else:
+        raise BaseError("this host cannot run its check again on the base; set [run].baseline "
+                        "or run the check with `ckdn run CHECK --diff-base REF`")
+    prefix = show_prefix(config.cwd)
+    run_dir = tempfile.mkdtemp(prefix="ckdn-base-run-")
+    try:
+        with BaseTree(config.cwd, base, prefix) as tree:
+            argv = [substitute(a, run_dir) for a in argv_template]
+            if env_check is not None:
+                env = child_env(config, env_check, run.name, run_dir, run.host_env)
+                options = options_for(env_check, run_dir)
+            else:
+                env = {**(run.host_env or os.environ), "CKDN_RUN_DIR": run_dir,
+                       "CKDN_CHECK": run.name}
+                options = {}
+            ran = run_process(argv, cwd=tree.cwd, env=env,
+                              log_path=os.path.join(run_dir, "full.log"), timeout=timeout,
+                              label=f"{run.name}@base", stop=run.stop,
+                              private=config.run.private)
+            ctx = ParseContext(check=run.name, run_dir=run_dir, cwd=tree.cwd, rc=ran.exit.rc,
+                               options=options, top=ALL_FINDINGS, max_snippet_lines=0)
+            result = parse_safely(get_parser(parser), ctx)
+            status = reconcile(ran.exit, result).status
+            if status in (ERROR, PARSE_MISMATCH) or len(result.findings) < result.total:
+                raise BaseError(f"the check could not be judged on the base {base[:12]} "
+                                f"(status {status}); fix it there, or set [run].baseline")
+            source = SourceLines(tree.cwd)
+            return [item.fingerprint for item in fingerprints(
+                [_Relocated(f, tree.cwd) for f in result.findings], source)]
+    except CkdnError as exc:
+        if isinstance(exc, BaseError):
+            raise
+        raise BaseError(f"the check could not be run on the base {base[:12]}: {exc}") from None
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
