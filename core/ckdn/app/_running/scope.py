@@ -34,12 +34,60 @@ from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from typing import IO
 
-    from ckdn.app._running.steps import ChangeRequest, Run
+    from typing import Protocol
+
+    from ckdn.config import Check, Config
     from ckdn.documents.types import ScopeDoc
     from ckdn.identity.git_base import GitChange
+    from ckdn.process import Exit
+    from ckdn.process.stop import StopRequest
+    from ckdn.reconcile import Verdict
+
+    class ChangeRequest(Protocol):
+        """What this module reads of :class:`ckdn.app._running.steps.ChangeRequest` (named
+        by shape: the steps module loads this one, never the other way)."""
+
+        @property
+        def diff(self) -> str | None: ...
+        @property
+        def base(self) -> str | None: ...
+        @property
+        def scope(self) -> str | None: ...
+        @property
+        def base_argv(self) -> tuple[str, ...]: ...
+
+        def loaded(self, cwd: str, runs_dir: str) -> LoadedChange: ...
+
+    class Run(Protocol):
+        """What this module reads of :class:`ckdn.app._running.steps.Run`."""
+
+        @property
+        def change(self) -> ChangeRequest | None: ...
+        @property
+        def config(self) -> Config: ...
+        @property
+        def check(self) -> Check | None: ...
+        @property
+        def name(self) -> str: ...
+        @property
+        def parser(self) -> str: ...
+        @property
+        def path(self) -> str: ...
+        @property
+        def verdict(self) -> Verdict | None: ...
+        @property
+        def result(self) -> ParseResult | None: ...
+        @property
+        def exit(self) -> Exit: ...
+        @property
+        def extra_args(self) -> Sequence[str]: ...
+        @property
+        def host_env(self) -> Mapping[str, str] | None: ...
+        @property
+        def stop(self) -> StopRequest | None: ...
 
 __all__ = ["LoadedChange", "load_change", "scope_of_run"]
 
@@ -151,7 +199,6 @@ def scope_of_run(run: Run) -> Gated:
     assert run.result is not None
     scope = request.scope or config.run.diff_scope
     loaded = request.loaded(config.cwd, config.run.runs_dir)
-    run.change_meta = loaded.meta() or None
     if loaded.error:
         return _error(run.result, scope, loaded, loaded.error)
     changes = loaded.changes

@@ -285,6 +285,8 @@ def scope_gate(run: Run) -> Run:
     from ckdn.app._running.scope import scope_of_run
 
     run.gate = scope_of_run(run)
+    config = run.config
+    run.change_meta = run.change.loaded(config.cwd, config.run.runs_dir).meta() or None
     return run
 
 
