@@ -44,6 +44,7 @@ __all__ = [
     "ALL",
     "CONFIG_ENV",
     "CONFIG_NAME",
+    "DIFF_BASE_ENV",
     "ERROR",
     "FAIL",
     "GATE_ENV",
@@ -60,6 +61,7 @@ __all__ = [
     "Outcome",
     "ParseContext",
     "ParseResult",
+    "change_requested",
     "config_path",
     "default_config",
     "encode",
@@ -119,6 +121,18 @@ def gate_requested(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``$CKDN_GATE`` asks hosts to judge by the gate."""
     value = (os.environ if environ is None else environ).get(GATE_ENV, "").strip().lower()
     return value in ("1", "true", "yes", "on")
+
+
+#: Set to a git ref in the environment, the hosts (nox, tox, the pytest plugin) gate each
+#: run by the change since its merge base with ``HEAD`` and judge by that gate, as
+#: ``ckdn run --gate --diff-base REF`` does (docs/diff-gate.md).
+DIFF_BASE_ENV = "CKDN_DIFF_BASE"
+
+
+def change_requested(environ: Mapping[str, str] | None = None) -> ChangeRequest | None:
+    """The diff-scoped gate ``$CKDN_DIFF_BASE`` asks hosts for (None when unset or empty)."""
+    ref = (os.environ if environ is None else environ).get(DIFF_BASE_ENV, "").strip()
+    return ChangeRequest(base=ref) if ref else None
 
 
 def green(document: Document, *, gate: bool = False) -> bool:

@@ -10,7 +10,15 @@ import os
 import stat
 import time
 
-from ckdn.app._running.steps import HOST_STEPS, LOG, Outcome, Run, execute, store_for
+from ckdn.app._running.steps import (
+    HOST_STEPS,
+    LOG,
+    ChangeRequest,
+    Outcome,
+    Run,
+    execute,
+    store_for,
+)
 from ckdn.errors import CkdnError
 from ckdn.parsers.pytest_evidence import (
     EVIDENCE_FILE,
@@ -100,7 +108,8 @@ class HostRun:
              result: ParseResult | None = None, parser: str = "generic",
              top: int | None = None, gated: bool = False,
              identities: Sequence[FindingRow] | None = None,
-             outcomes: Mapping[str, str] | None = None) -> Outcome:
+             outcomes: Mapping[str, str] | None = None,
+             change: ChangeRequest | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
@@ -109,7 +118,8 @@ class HostRun:
         of ``result``'s findings, one each, when the host has them (a shard merge keeps
         the shards'). ``outcomes``: every test's outcome by node id, when the host saw
         them all (the pytest plugin), recorded in ``tests.jsonl`` for ``ckdn diff`` and
-        ``ckdn merge``. Refusals are CkdnError."""
+        ``ckdn merge``. ``change``: gate the run by a diff (the pytest plugin's
+        ``--ckdn-diff-base``), as ``ckdn run --diff-base`` does. Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
@@ -126,6 +136,7 @@ class HostRun:
         run.started_at, run.finished_at = self.started_at, time.time()
         run.log_sha256, run.log_bytes = log_sha256, log_bytes
         run.result, run.gated, run.identities = result, gated, identities
+        run.change = change
         return execute(run, HOST_STEPS).outcome
 
     def release(self) -> None:

@@ -35,9 +35,7 @@ from ckdn.store import shown_path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
-    from typing import IO
-
-    from typing import Protocol
+    from typing import IO, Protocol
 
     from ckdn.config import Check, Config
     from ckdn.documents.types import ScopeDoc
@@ -58,6 +56,8 @@ if TYPE_CHECKING:
         def scope(self) -> str | None: ...
         @property
         def base_argv(self) -> tuple[str, ...]: ...
+        @property
+        def base_parser(self) -> str | None: ...
 
         def loaded(self, cwd: str, runs_dir: str) -> LoadedChange: ...
 
@@ -283,7 +283,8 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
         argv_template: Sequence[str] = (*check.argv, *run.extra_args)
         parser, timeout, env_check = check.parser, check.timeout, check
     elif request.base_argv:
-        argv_template, parser, timeout, env_check = request.base_argv, run.parser, None, None
+        argv_template, timeout, env_check = request.base_argv, None, None
+        parser = request.base_parser or run.parser
     else:
         raise BaseError("this host cannot run its check again on the base; set [run].baseline "
                         "or run the check with `ckdn run CHECK --diff-base REF`")
@@ -296,8 +297,10 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
                 env = child_env(config, env_check, run.name, run_dir, run.host_env)
                 options = options_for(env_check, run_dir)
             else:
-                env = {**(run.host_env or os.environ), "CKDN_RUN_DIR": run_dir,
-                       "CKDN_CHECK": run.name}
+                # the host's own markers left out: the base run hands evidence to run_dir
+                env = {key: value for key, value in (run.host_env or os.environ).items()
+                       if not key.startswith("CKDN_")}
+                env.update(CKDN_RUN_DIR=run_dir, CKDN_CHECK=run.name)
                 options = {}
             ran = run_process(argv, cwd=tree.cwd, env=env,
                               log_path=os.path.join(run_dir, "full.log"), timeout=timeout,

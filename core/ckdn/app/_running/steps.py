@@ -77,20 +77,22 @@ class Outcome(Record):
 class ChangeRequest:
     """What a caller asks of a diff-scoped gate: the diff (a file, ``-`` for stdin) or the
     git ref whose merge base with ``HEAD`` is the base (or both), and the scope (None: the
-    config's ``[run].diff_scope``). ``base_argv`` is how a host's run (one ckdn did not
-    spawn) is run again on the base tree. The change is read once, by the first run that
-    asks (:meth:`loaded`): an alias's members share it."""
+    config's ``[run].diff_scope``). ``base_argv`` and ``base_parser`` are how a host's
+    run (one ckdn did not spawn) is run again on the base tree. The change is read once,
+    by the first run that asks (:meth:`loaded`): an alias's members share it."""
 
-    __slots__ = ("_loaded", "base", "base_argv", "diff", "scope")
+    __slots__ = ("_loaded", "base", "base_argv", "base_parser", "diff", "scope")
 
     def __init__(self, *, diff: str | None = None, base: str | None = None,
-                 scope: str | None = None, base_argv: Sequence[str] = ()) -> None:
+                 scope: str | None = None, base_argv: Sequence[str] = (),
+                 base_parser: str | None = None) -> None:
         if diff is None and base is None:
             raise UsageError("a diff-scoped gate needs --diff FILE or --diff-base REF")
         self.diff = diff
         self.base = base
         self.scope = scope
         self.base_argv = tuple(base_argv)
+        self.base_parser = base_parser
         self._loaded: LoadedChange | None = None
 
     def loaded(self, cwd: str, runs_dir: str) -> LoadedChange:
