@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from ckdn.app import ALL, Alias, Check, Config, Outcome, gate_exit_code, run, run_all
+from ckdn.app import ALL, Alias, ChangeRequest, Check, Config, Outcome, gate_exit_code, run, run_all
 from ckdn.app.host import StopRequest
 from ckdn.app.queries import (
     MAX_LIMIT,
@@ -118,6 +118,9 @@ class Tools:
         args: Annotated[list[str] | None, Field(
             description="extra arguments appended to the check's command (as after `--`)")] = None,
         gate: Gate = False,
+        diff_base: Annotated[str | None, Field(
+            description="gate by the change since `git merge-base REF HEAD`, as `ckdn run "
+                        "--diff-base REF` does (docs/diff-gate.md)")] = None,
     ) -> CallToolResult:
         """Run one configured atomic check: {run_id, exit_code, digest}. A red run is a
         result; read its digest, then get_evidence for more."""
@@ -128,8 +131,10 @@ class Tools:
         extra = tuple(args or ())
         if any("\0" in arg for arg in extra):
             raise _Asked("an argument in args holds a NUL character; no program can receive it")
+        change = ChangeRequest(base=diff_base) if diff_base is not None else None
         return await self._run(ctx, cfg, check, key="digest", gate=gate,
-                               work=lambda stop: run(cfg, check, extra_args=extra, stop=stop))
+                               work=lambda stop: run(cfg, check, extra_args=extra, stop=stop,
+                                                     change=change))
 
     async def run_group(
         self, ctx: Context,

@@ -16,56 +16,14 @@ from jsonschema import Draft202012Validator
 from ckdn.config._load import DIFF_SCOPES
 from ckdn.identity.scope import SCOPES
 from ckdn.schema import load_schema
+from tests.diffgate_repo import CONFIG, git, make_repo
 from tests.project import Project, clean_env
-
-#: A stand-in type checker: ``use NAME`` with no ``def NAME`` in any .py file is an error,
-#: printed as mypy prints one (the `mypy` parser reads it).
-LINT = r'''
-import os, re, sys
-texts = {}
-for root, dirs, files in os.walk("."):
-    dirs[:] = [d for d in dirs if not d.startswith(".")]
-    for name in sorted(files):
-        if name.endswith(".py") and name != "lint.py":
-            path = os.path.relpath(os.path.join(root, name))
-            texts[path] = open(path, encoding="utf-8").read()
-defined = {m for text in texts.values() for m in re.findall(r"^def (\w+)", text, re.M)}
-out = []
-for path in sorted(texts):
-    for number, line in enumerate(texts[path].splitlines(), 1):
-        found = re.match(r"\s*use (\w+)", line)
-        if found and found[1] not in defined:
-            out.append(f'{path}:{number}: error: Name "{found[1]}" is not defined  [name-defined]')
-print("\n".join(out))
-print(f"Found {len(out)} errors in 1 file (checked {len(texts)} source files)" if out
-      else f"Success: no issues found in {len(texts)} source files")
-sys.exit(1 if out else 0)
-'''
-
-CONFIG = f"""\
-[check.lint]
-command = "{sys.executable} lint.py"
-parser = "mypy"
-"""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                           "-c", "init.defaultBranch=main", *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 @pytest.fixture
 def repo(project: Project) -> Project:
     """A project in a git repository: a library, a caller, one known error, committed."""
-    project.config(CONFIG)
-    (project.root / "lint.py").write_text(LINT)
-    (project.root / "lib.py").write_text("def area():\n    pass\n")
-    (project.root / "app.py").write_text("x = 1\nuse area\nuse missing\n" + "y = 2\n" * 10)
-    (project.root / ".gitignore").write_text(".agent-runs/\n")
-    git(project.root, "init", "-q")
-    git(project.root, "add", "-A")
-    git(project.root, "commit", "-q", "-m", "base")
+    make_repo(project.root)
     return project
 
 
