@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.diffgate_repo import gate_facts, git
 from tests.project import Project, clean_env
@@ -20,7 +21,7 @@ parser = "pytest"
 """
 
 
-def pytest_digest(root: Path, *args: str) -> tuple[int, dict[str, object]]:
+def pytest_digest(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p",
                            "no:cacheprovider", "--ckdn-digest", *args], cwd=root,
                           env=clean_env(), capture_output=True, text=True, check=False,
