@@ -5,13 +5,11 @@ added, which it kept around them, which it deleted. Read as a stream, and refuse
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable
 
 from ckdn.errors import CkdnError
-from ckdn.identity._fingerprint import normalise_line
 
 __all__ = ["ADDED", "CONTEXT", "FILE", "OUTSIDE", "WHERE", "ChangeSet", "DiffError",
            "FileChange", "content_key", "read_diff"]
@@ -50,10 +48,11 @@ class DiffError(CkdnError):
     """The diff is not one ckdn can read; the message names the line and what to do."""
 
 
-def content_key(line: str) -> bytes:
-    """The key of a line's content for move detection: its normalised text, hashed."""
-    return hashlib.blake2b(normalise_line(line)[:_CONTENT_BYTES].encode(
-        "utf-8", "surrogatepass"), digest_size=8).digest()
+def content_key(line: bytes) -> int:
+    """The key of a line's content for move detection: its bytes without indentation or
+    repeated spaces (as :func:`~ckdn.identity.normalise_line`), hashed. A candidate only:
+    the finding's fingerprint under the other path decides."""
+    return hash(b" ".join(line[:_CONTENT_BYTES].split()))
 
 
 class FileChange:
@@ -90,15 +89,17 @@ class FileChange:
 
 
 class ChangeSet:
-    """The files of a change by their new path, renames (new -> old), and the content of
-    every deleted line by the old paths it was deleted from (a moved line's origin)."""
+    """The files of a change by their new path, renames (new -> old), and every deleted
+    line with the old path it was deleted from (a moved line's origin), keyed by content
+    only when first asked (:meth:`deleted_from`)."""
 
-    __slots__ = ("deleted", "files", "renames")
+    __slots__ = ("_by_content", "deleted", "files", "renames")
 
     def __init__(self) -> None:
         self.files: dict[str, FileChange] = {}
         self.renames: dict[str, str] = {}
-        self.deleted: dict[bytes, set[str]] = {}
+        self.deleted: list[tuple[bytes, str]] = []
+        self._by_content: dict[int, set[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.files)
@@ -111,7 +112,13 @@ class ChangeSet:
 
     def deleted_from(self, line: str) -> set[str]:
         """The old paths a line with this content was deleted from."""
-        return self.deleted.get(content_key(line), set())
+        if self._by_content is None:
+            found: dict[int, set[str]] = {}
+            for content, path in self.deleted:
+                found.setdefault(content_key(content), set()).add(path)
+            self._by_content = found
+        return self._by_content.get(content_key(line.encode("utf-8", "surrogateescape")),
+                                    set())
 
     def add_untracked(self, paths: Iterable[str]) -> None:
         """Files new in the work tree that no diff lists (git leaves them out): all added."""
@@ -211,11 +218,9 @@ class _Reader:
         return self.change
 
     def _deleted(self, content: bytes) -> None:
-        change = self._current()
-        old = change.old_path
-        if old is not None:
-            key = content_key(content.decode("utf-8", "surrogateescape"))
-            self.changes.deleted.setdefault(key, set()).add(old)
+        old = self._current().old_path
+        if old is not None and content.strip():
+            self.changes.deleted.append((content[:_CONTENT_BYTES], old))
 
     def _header(self, line: bytes) -> None:
         text = line.decode("utf-8", "surrogateescape")

@@ -5,18 +5,19 @@ its ``origin`` against the base, and the scope's policy deciding which ones the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from ckdn.identity._baseline import decide
 from ckdn.identity._fingerprint import Fingerprinted, SourceLines
 from ckdn.identity._match import BaselineIndex
-from ckdn.identity.change import ADDED, WHERE, ChangeSet
+from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from ckdn.documents.types import GateDoc
 
-__all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY", "SCOPES", "Placed", "decide_scope",
-           "gated", "place"]
+__all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY", "SCOPES", "Listed", "Placeable", "Placed",
+           "decide_scope", "gated", "place"]
 
 NEW = "new"
 KNOWN = "known"
@@ -64,50 +65,99 @@ class Placed:
         return table
 
 
-def _key(item: Fingerprinted, path: str | None = None, occurrence: int | None = None) -> bytes:
-    primary = item.primary if path is None else item.retried(path)
-    return bytes.fromhex(primary) + (item.occurrence if occurrence is None
-                                     else occurrence).to_bytes(4, "big")
+class Placeable(Protocol):
+    """What placing reads of a run's identities, by position: a :class:`Listed` list of
+    :class:`Fingerprinted`, or the run's :class:`~ckdn.identity.IdentityTable`."""
+
+    def __len__(self) -> int: ...
+    def key(self, index: int) -> bytes: ...
+    def secondary(self, index: int) -> bytes: ...
+    def path(self, index: int) -> str: ...
+    def line(self, index: int) -> int: ...
+    def retried(self, index: int, path: str) -> bytes: ...
 
 
-def place(changes: ChangeSet, findings: Sequence[Fingerprinted], source: SourceLines,
-          base: BaselineIndex) -> Placed:
+class Listed:
+    """A list of :class:`Fingerprinted` read as :class:`Placeable`."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Fingerprinted]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def key(self, index: int) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.items[index].secondary)
+
+    def path(self, index: int) -> str:
+        return self.items[index].path
+
+    def line(self, index: int) -> int:
+        return self.items[index].line
+
+    def retried(self, index: int, path: str) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
+
+
+def place(changes: ChangeSet, findings: Sequence[Fingerprinted] | Placeable,
+          source: SourceLines, base: BaselineIndex) -> Placed:
     """Place each finding (see the module); ``source`` reads the lines after the change,
     ``base`` is used up."""
-    wheres = [changes.where(item.path, item.line) for item in findings]
-    origins = [NEW] * len(findings)
+    found: Placeable = Listed(findings) if isinstance(findings, Sequence) else findings
+    count = len(found)
+    paths = [found.path(p) for p in range(count)]
+    lines = [found.line(p) for p in range(count)]
+    files = changes.files
+    wheres = [OUTSIDE if change is None else change.where(line)
+              for change, line in zip(map(files.get, paths), lines, strict=True)]
+    origins = [NEW] * count
     take = base.take
     renames = changes.renames
+    primaries = base.primaries()  # a finding whose primary is absent tries no occurrence
+
+    def taken(position: int, path: str | None) -> bool:
+        head = (found.key(position) if path is None else found.retried(position, path))
+        primary = head[:-4]
+        if primary not in primaries:
+            return False
+        return take(head) or any(take(primary + occurrence.to_bytes(4, "big"))
+                                 for occurrence in range(_OCCURRENCES))
+
     # the findings on lines the change kept first: an added copy of a known line takes
     # no entry from the original, whatever their occurrence numbers say
-    for position in sorted(range(len(findings)), key=lambda p: wheres[p] == ADDED):
-        item = findings[position]
-        old = renames.get(item.path)
-        tried = (old, None) if old is not None else (None,)
-        if any(take(_key(item, path)) for path in tried) or any(
-                take(_key(item, path, occurrence)) for path in tried
-                for occurrence in range(_OCCURRENCES)):
+    kept_first = [p for p in range(count) if wheres[p] != ADDED]
+    for position in kept_first + [p for p in range(count) if wheres[p] == ADDED]:
+        old = renames.get(paths[position]) if renames else None
+        if (old is not None and taken(position, old)) or taken(position, None):
             origins[position] = MOVED if wheres[position] == ADDED else KNOWN
-    for position, item in enumerate(findings):
-        if origins[position] != NEW or wheres[position] != ADDED or not base.entries:
-            continue
-        content = source.line(item.path, item.line)
-        if content is None or not content.strip():
-            continue
-        for old in sorted(changes.deleted_from(content) - {item.path}):
-            if any(take(_key(item, old, occurrence)) for occurrence in
-                   (item.occurrence, *range(_OCCURRENCES))):
-                origins[position] = MOVED
-                break
+    if base.entries and changes.deleted:
+        for position in range(count):
+            if origins[position] != NEW or wheres[position] != ADDED:
+                continue
+            path = paths[position]
+            content = source.line(path, lines[position])
+            if content is None or not content.strip():
+                continue
+            for old in sorted(changes.deleted_from(content) - {path}):
+                if taken(position, old):
+                    origins[position] = MOVED
+                    break
     if base.entries and NEW in origins:
         by_secondary: dict[bytes, list[bytes]] = {}
         for key, tails in base.entries.items():
             for at in range(0, len(tails), 6):
                 by_secondary.setdefault(tails[at:at + 6], []).append(key)
-        for position, item in enumerate(findings):
+        for position in range(count):
             if origins[position] != NEW:
                 continue
-            secondary = bytes.fromhex(item.secondary)
+            secondary = found.secondary(position)
             candidates = by_secondary.get(secondary)
             while candidates:
                 key = candidates.pop()

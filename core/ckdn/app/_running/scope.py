@@ -17,12 +17,19 @@ from ckdn.app._running.parsing import (
     ALL_FINDINGS,
     options_for,
     parse_safely,
+    pick_again,
     read_again,
     substitute,
 )
 from ckdn.app._running.policy import child_env
 from ckdn.errors import CkdnError, ConfigError
-from ckdn.identity import BaselineIndex, SourceLines, fingerprints, read_baseline
+from ckdn.identity import (
+    BaselineIndex,
+    IdentityTable,
+    SourceLines,
+    fingerprints,
+    read_baseline,
+)
 from ckdn.identity.change import ChangeSet, DiffError, read_diff
 from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
 from ckdn.identity.scope import NEW, POLICY, decide_scope, gated, place
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from typing import IO, Protocol
 
+    from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
     from ckdn.documents.types import ScopeDoc
     from ckdn.identity.git_base import GitChange
@@ -88,6 +96,8 @@ if TYPE_CHECKING:
         def host_env(self) -> Mapping[str, str] | None: ...
         @property
         def stop(self) -> StopRequest | None: ...
+        @property
+        def tap(self) -> FindingTap | None: ...
 
 __all__ = ["LoadedChange", "load_change", "scope_of_run"]
 
@@ -213,7 +223,13 @@ def scope_of_run(run: Run) -> Gated:
             gate["reason"] = "the change touches no file"
         return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
                            owned=0)
-    check = run.check
+    try:
+        base, origin = _base_index(run, loaded)
+    except BaseError as exc:
+        return _error(result, scope, loaded, str(exc))
+    tap, check = run.tap, run.check
+    if tap is not None and tap.covers(result) and tap.table is not None:
+        return _tapped(run, tap, changes, base, scope=scope, loaded=loaded, origin=origin)
     findings: Sequence[Finding] = result.findings
     if len(findings) < total and check is not None:
         findings = read_again(config, check, run.path, rc)()
@@ -222,10 +238,6 @@ def scope_of_run(run: Run) -> Gated:
                             owned=0, gate_failures=failures)
         return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
                            owned=0)
-    try:
-        base, origin = _base_index(run, loaded)
-    except BaseError as exc:
-        return _error(result, scope, loaded, str(exc))
     source = SourceLines(config.cwd)
     identities = fingerprints([_Relocated(f, config.cwd) for f in findings], source)
     placed = place(changes, identities, source, base)
@@ -241,6 +253,35 @@ def scope_of_run(run: Run) -> Gated:
     ordered = _reordered(result, first, rest, 0)
     known = [o != NEW for o in placed.origins] if origin == BASELINE else None
     done = Gated(ordered, gate, identities=(list(findings), identities), known=known)
+    return _with_scope(done, scope, loaded, origin=origin, counts=placed.counts(), owned=count)
+
+
+def _tapped(run: Run, tap: FindingTap, changes: ChangeSet, base: BaselineIndex, *, scope: str,
+            loaded: LoadedChange, origin: str) -> Gated:
+    """The gate from what the parse handed over (every identity in the tap's table): the
+    digest's owned findings from those the parser or the tap kept, else picked again."""
+    config, result = run.config, run.result
+    assert result is not None
+    assert run.verdict is not None
+    table = tap.table
+    assert table is not None
+    placed = place(changes, table, SourceLines(config.cwd), base)
+    owned = [gated(scope, w, o) for w, o in zip(placed.wheres, placed.origins, strict=True)]
+    kept, top = result.findings, tap.top
+    positions = [position for position, own in enumerate(owned) if own]
+    count = len(positions)
+    chosen = {p: kept[p] if p < len(kept) else tap.held.get(p) for p in positions[:top]}
+    missing = {p for p, finding in chosen.items() if finding is None}
+    if missing and run.check is not None:
+        chosen.update(pick_again(config, run.check, run.path, run.exit.rc)(missing))
+    first = [f for f in (chosen[p] for p in positions[:top]) if f is not None]
+    rest = [f for f, own in zip(kept, owned, strict=False) if not own][:max(0, top - len(first))]
+    gate = decide_scope(scope, run.verdict.status, run.exit.rc, total=max(0, result.total),
+                        classified=len(table), owned=count,
+                        gate_failures=len(result.gate_failures),
+                        first=first[0].id if first else "")
+    known = [o != NEW for o in placed.origins] if origin == BASELINE else None
+    done = Gated(_reordered(result, first, rest, 0), gate, known=known)
     return _with_scope(done, scope, loaded, origin=origin, counts=placed.counts(), owned=count)
 
 
@@ -262,6 +303,11 @@ def _base_index(run: Run, loaded: LoadedChange) -> tuple[BaselineIndex, str]:
     else those of a run of the check on the base tree; :class:`BaseError` when neither."""
     config = run.config
     baseline = config.run.baseline
+    tap = run.tap
+    if baseline is not None and tap is not None and tap.index is not None:
+        if isinstance(tap.index, str):  # the tap read the baseline already, and could not
+            raise BaseError(tap.index)
+        return tap.index, BASELINE
     if baseline is not None:
         try:
             entries = read_baseline(baseline, shown_path(baseline, config.cwd)).checks
@@ -306,16 +352,31 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
                               log_path=os.path.join(run_dir, "full.log"), timeout=timeout,
                               label=f"{run.name}@base", stop=run.stop,
                               private=config.run.private)
+            # every finding handed over straight into a table, as a run's tap does; a
+            # parser that hands none over is read again whole
+            table = IdentityTable(SourceLines(tree.cwd))
+            prefix = tree.cwd.rstrip(os.sep) + os.sep
+
+            def into_table(finding: Finding) -> None:
+                absolute = (finding.location or "").startswith(prefix) \
+                    or finding.id.startswith(prefix)
+                table.add(_Relocated(finding, tree.cwd) if absolute else finding)
+
             ctx = ParseContext(check=run.name, run_dir=run_dir, cwd=tree.cwd, rc=ran.exit.rc,
-                               options=options, top=ALL_FINDINGS, max_snippet_lines=0)
+                               options=options, top=1, max_snippet_lines=0, tap=into_table)
             result = parse_safely(get_parser(parser), ctx)
             status = reconcile(ran.exit, result).status
-            if status in (ERROR, PARSE_MISMATCH) or len(result.findings) < result.total:
+            if len(table) != result.total and status not in (ERROR, PARSE_MISMATCH):
+                table = IdentityTable(SourceLines(tree.cwd))
+                ctx = ParseContext(check=run.name, run_dir=run_dir, cwd=tree.cwd,
+                                   rc=ran.exit.rc, options=options, top=ALL_FINDINGS,
+                                   max_snippet_lines=0)
+                for finding in parse_safely(get_parser(parser), ctx).findings:
+                    into_table(finding)
+            if status in (ERROR, PARSE_MISMATCH) or len(table) < result.total:
                 raise BaseError(f"the check could not be judged on the base {base[:12]} "
                                 f"(status {status}); fix it there, or set [run].baseline")
-            source = SourceLines(tree.cwd)
-            return [item.fingerprint for item in fingerprints(
-                [_Relocated(f, tree.cwd) for f in result.findings], source)]
+            return [table.fingerprint(position) for position in range(len(table))]
     except CkdnError as exc:
         if isinstance(exc, BaseError):
             raise

@@ -235,7 +235,8 @@ def parse(run: Run) -> Run:
     if check is not None:
         run.tap = FindingTap(path, config.cwd, check=check.name,
                              top=check.top or config.run.top, baseline=config.run.baseline,
-                             redaction=Redaction(config.run.redact, run.env))
+                             redaction=Redaction(config.run.redact, run.env),
+                             identities=run.change is not None)
         options = options_for(check, path)
     run.result = parse_run(config, run.name, run.parser, path, run.exit.rc, options=options,
                            top=run.top, tap=run.tap)
