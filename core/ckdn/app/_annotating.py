@@ -91,7 +91,7 @@ def _on_the_change(config: Config, report: Report, ref: str) -> Report:
     """``report`` with each check's findings cut to those on added lines of the change."""
     # lazy: only `annotate --diff-base` reads a change (the hosts' reports load this module)
     from ckdn.identity.change import ADDED
-    from ckdn.identity.git_base import BaseError, change_against
+    from ckdn.identity.git_base import BaseError, change_against  # (as the line above)
 
     try:
         changes = change_against(config.cwd, ref, ignore=(config.run.runs_dir,)).changes
