@@ -215,3 +215,19 @@ def test_an_alias_is_gated_by_its_worst_member(repo: Project) -> None:
     assert doc["gate"]["policy"] == "diff_scope"
     assert proc.returncode == 1
     Draft202012Validator(load_schema("ckdn.aggregate/1")).validate(doc)
+
+
+def test_a_second_run_on_the_same_base_reuses_the_stored_base_run(repo: Project) -> None:
+    with (repo.root / "app.py").open("a") as handle:
+        handle.write("use brand_new\n")
+    _, first = gated_run(repo, "--diff-base", "HEAD")
+    _, again = gated_run(repo, "--diff-base", "HEAD")
+    assert (first["gate"]["scope"]["origin"], again["gate"]["scope"]["origin"]) == (
+        "base_run", "stored_base_run")
+    assert again["gate"]["scope"]["counts"] == first["gate"]["scope"]["counts"]
+    git(repo.root, "commit", "-q", "-am", "next")  # another base: run again
+    (repo.root / "app.py").write_text("use missing\nuse area\n")
+    _, moved_on = gated_run(repo, "--diff-base", "HEAD")
+    assert moved_on["gate"]["scope"]["origin"] == "base_run"
+    assert moved_on["gate"]["status"] == "pass"
+    assert [p.name for p in repo.run_dirs()].count(".base-runs") == 0  # not a run dir

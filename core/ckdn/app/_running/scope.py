@@ -7,11 +7,13 @@ Loaded only by a run given ``--diff`` or ``--diff-base`` (the step imports it la
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sys
 import tempfile
 
+from ckdn import __version__
 from ckdn.app._running.gate import Gated, _reordered
 from ckdn.app._running.parsing import (
     ALL_FINDINGS,
@@ -37,7 +39,7 @@ from ckdn.parsers import get_parser
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.process import run_process
 from ckdn.reconcile import ERROR, PARSE_MISMATCH, reconcile
-from ckdn.store import shown_path
+from ckdn.store import shown_path, write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -101,9 +103,15 @@ if TYPE_CHECKING:
 
 __all__ = ["LoadedChange", "load_change", "scope_of_run"]
 
-#: What the base run is stored as in the gate's ``scope.origin``.
+#: What ``gate.scope.origin`` says the findings were compared with: a run of the check on
+#: the base made now, one made before for the same base and check (stored), the baseline.
 BASE_RUN = "base_run"
+STORED_BASE_RUN = "stored_base_run"
 BASELINE = "baseline"
+#: Where the base runs' fingerprints are kept, inside the runs dir (not a run dir's name).
+BASE_RUNS = ".base-runs"
+#: Base runs kept (the oldest removed first).
+KEEP_BASE_RUNS = 16
 
 
 class LoadedChange:
@@ -317,7 +325,46 @@ def _base_index(run: Run, loaded: LoadedChange) -> tuple[BaselineIndex, str]:
     if not loaded.base:
         raise BaseError("--diff says where findings are, not which are new: add "
                         "--diff-base REF (the base is run in a worktree) or set [run].baseline")
-    return BaselineIndex(base_fingerprints(run, loaded.base)), BASE_RUN
+    stored = _stored_path(run, loaded.base)
+    if stored is not None:
+        try:
+            with open(stored, encoding="ascii") as handle:
+                return BaselineIndex(handle.read().split()), STORED_BASE_RUN
+        except (OSError, ValueError):
+            pass  # none stored (or unreadable): run it
+    found = base_fingerprints(run, loaded.base)
+    if stored is not None:
+        _store_base_run(stored, found)
+    return BaselineIndex(found), BASE_RUN
+
+
+def _stored_path(run: Run, base: str) -> str | None:
+    """Where the base run of this check at ``base`` is kept: named by everything it depends
+    on that ckdn knows (the base commit, the command, parser and options, the directory in
+    the repository, ckdn's version). None for a host's run (its command is the host's)."""
+    check = run.check
+    if check is None:
+        return None
+    key = json.dumps([__version__, run.name, base, list(check.argv), list(run.extra_args),
+                      check.parser, sorted((k, repr(v)) for k, v in check.options.items()),
+                      show_prefix(run.config.cwd)])
+    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(run.config.run.runs_dir, BASE_RUNS, f"{name}.txt")
+
+
+def _store_base_run(path: str, found: Sequence[str]) -> None:
+    """Keep a base run's fingerprints (atomically), and only the last :data:`KEEP_BASE_RUNS`;
+    a store that fails costs the next run a base run, never this run its gate."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        write_atomic(path, "".join(f"{entry}\n" for entry in found).encode("ascii"))
+        kept = sorted((entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
+                      if entry.name.endswith(".txt"))
+        for _, old in kept[:-KEEP_BASE_RUNS]:
+            os.unlink(old)
+    except OSError:
+        pass
 
 
 def base_fingerprints(run: Run, base: str) -> list[str]:
