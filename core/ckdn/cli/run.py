@@ -58,7 +58,8 @@ def read_quickly(argv: list[str]) -> SimpleNamespace | None:
     abbreviation, ``--help``, a mistake): argparse reads that one.
     """
     args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           gate=False, format="json", extra=[])
+                           gate=False, format="json", extra=[], diff=None, diff_base=None,
+                           scope=None)
     words = iter(argv)
     for word in words:
         if word in GLOBAL_OPTIONS:
@@ -86,8 +87,7 @@ def read_quickly(argv: list[str]) -> SimpleNamespace | None:
 
 def change_request(args: SimpleNamespace) -> app.ChangeRequest | None:
     """The diff-scoped gate ``--diff``/``--diff-base``/``--scope`` ask for (None: none)."""
-    diff, base, scope = (getattr(args, "diff", None), getattr(args, "diff_base", None),
-                         getattr(args, "scope", None))
+    diff, base, scope = args.diff, args.diff_base, args.scope
     if diff is None and base is None:
         if scope is not None:
             raise UsageError("--scope needs --diff FILE or --diff-base REF")
