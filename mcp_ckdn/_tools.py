@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from ckdn.app import ALL, Alias, Check, Config, Outcome, gate_exit_code, run, run_all
+from ckdn.app import ALL, Alias, ChangeRequest, Check, Config, Outcome, gate_exit_code, run, run_all
 from ckdn.app.host import StopRequest
 from ckdn.app.queries import (
     MAX_LIMIT,
@@ -168,7 +168,11 @@ class Tools:
         check: Annotated[str, Field(description="an atomic check's name from list_checks")],
         *, extra_args: Annotated[list[str] | None, Field(
             description="extra arguments appended to the check's command (as after `--`)")] = None,
-        gate: Gate = False, config: ConfigArg = None, cwd: CwdArg = None,
+        gate: Gate = False,
+        diff_base: Annotated[str | None, Field(
+            description="gate by the change since `git merge-base REF HEAD`, as `ckdn run "
+                        "--diff-base REF` does (docs/diff-gate.md)")] = None,
+        config: ConfigArg = None, cwd: CwdArg = None,
     ) -> CallToolResult:
         """Run one configured atomic check: {run_id, exit_code, digest}. A red run is a
         result; read its digest, then get_evidence for more."""
@@ -180,8 +184,10 @@ class Tools:
         if any("\0" in arg for arg in extra):
             raise _Asked("an argument in extra_args holds a NUL character; no program can"
                          " receive it")
+        change = ChangeRequest(base=diff_base) if diff_base is not None else None
         return await self._run(ctx, cfg, check, key="digest", gate=gate,
-                               work=lambda stop: run(cfg, check, extra_args=extra, stop=stop))
+                               work=lambda stop: run(cfg, check, extra_args=extra, stop=stop,
+                                                     change=change))
 
     async def run_group(
         self, ctx: Context,

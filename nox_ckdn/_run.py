@@ -19,7 +19,7 @@ from typing import NoReturn
 from nox.command import CommandFailed
 from nox.logger import logger
 
-from ckdn.app import PASS, Config, encode, gate_requested, green, load_config
+from ckdn.app import PASS, Config, change_requested, encode, gate_requested, green, load_config
 from ckdn.app import run as run_target
 from ckdn.app.host import github_reporting, report_to_github
 from ckdn.app.queries import headline, red_members, render, requirements
@@ -83,14 +83,15 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
             fail: bool = True, gate: bool | None = None,
             github: bool | None = None) -> Document:
     """Hand the session's context to ckdn and report the outcome the nox way."""
-    by_gate = gate_requested() if gate is None else gate
-    if by_gate and config.run.baseline is None:
+    change = change_requested()  # CKDN_DIFF_BASE: judged by the diff-scoped gate
+    by_gate = (gate_requested() if gate is None else gate) or change is not None
+    if by_gate and config.run.baseline is None and change is None:
         session.error("ckdn: judging by the gate (gate=True or CKDN_GATE) needs a baseline: "
                       "set baseline under [run] in ckdn.toml")
 
     try:
         outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
-                             host_bins=session.bin_paths)
+                             host_bins=session.bin_paths, change=change)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document
@@ -101,7 +102,8 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
         return doc
     if by_gate and green(doc, gate=True):
         _report(session, config, doc)
-        session.log(f"ckdn: {name} is {outcome.status}, and its baseline gate passes")
+        session.log(f"ckdn: {name} is {outcome.status}, and its "
+                    f"{'diff-scoped' if change is not None else 'baseline'} gate passes")
         return doc
     interrupted = _report(session, config, doc)
     if interrupted:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ckdn.app import ParseResult, encode, gate_exit_code
+from ckdn.app import ChangeRequest, ParseResult, encode, gate_exit_code
 from ckdn.app.host import (
     ALL_FINDINGS,
     ALLOW_NO_TESTS_HINT,
@@ -69,6 +69,8 @@ __all__ = ["PARSER_LABEL", "Recorder"]
 
 #: What ``meta.json`` names as the parser of a plugin session.
 PARSER_LABEL = "pytest-plugin"
+#: The plugin's options that take a value (left out with it from a base run's arguments).
+_VALUED = ("--ckdn-check", "--ckdn-fail-under", "--ckdn-config", "--ckdn-diff-base")
 #: The outcomes of a test that ran (anything but skipped).
 _RAN = ("passed", "failures", "errors", "xfailed", "xpassed")
 #: How pytest words the stop after collection errors: those are findings already.
@@ -363,7 +365,7 @@ class Recorder:
                 duration=time.perf_counter() - self._clock, result=result,
                 parser=PARSER_LABEL, top=self.settings.check_top or self.settings.top,
                 gated=True, outcomes=self.collector.outcomes,
-                durations=self.collector.durations)
+                durations=self.collector.durations, change=self._change())
         except CkdnError as exc:
             sys.stderr.write(f"ckdn: {exc}\n")
             return
@@ -375,8 +377,28 @@ class Recorder:
         # code, except 1 when that is 0 but the digest is not a pass (and 130
         # after Ctrl-C, 143 after SIGTERM).
         self.session.exitstatus = outcome.exit_code
-        if self.settings.gate:
+        if self.settings.gate or self.settings.diff_base is not None:
             self.session.exitstatus = gate_exit_code(outcome)
+
+    def _change(self) -> ChangeRequest | None:
+        """``--ckdn-diff-base``: the change to gate by, and the session as it runs again on
+        the base tree (this interpreter's pytest, the same arguments but ckdn's own, its
+        evidence handed to the base run's dir)."""
+        ref = self.settings.diff_base
+        if ref is None:
+            return None
+        args: list[str] = []
+        skip = False
+        for arg in map(str, self.config.invocation_params.args):
+            if skip:
+                skip = False
+                continue
+            if arg.startswith(("--ckdn-", "--no-ckdn-")):
+                skip = "=" not in arg and arg in _VALUED
+                continue
+            args.append(arg)
+        return ChangeRequest(base=ref, base_argv=[sys.executable, "-m", "pytest", *args,
+                                                  "--ckdn-digest"], base_parser="pytest")
 
     def _report_to_github(self, document: Any) -> None:
         """In a GitHub Actions job: the digest's annotations and step summary (docs/ci.md)."""

@@ -62,6 +62,9 @@ class Settings:
     missing_lines_preview: int | None = None
     #: ``--ckdn-gate``: the exit status follows the baseline gate.
     gate: bool = False
+    #: ``--ckdn-diff-base``: the ref whose merge base gates the session (the exit status
+    #: then follows that gate).
+    diff_base: str | None = None
 
 
 def _usage(message: str) -> pytest.UsageError:
@@ -75,9 +78,21 @@ def _gate(config: pytest.Config, ckdn: Any, evidence_mode: bool) -> bool:
         return False
     if evidence_mode:
         raise _usage("--ckdn-gate under ckdn run: pass --gate to ckdn run instead")
-    if ckdn.run.baseline is None:
+    if ckdn.run.baseline is None and config.getoption("ckdn_diff_base") is None:
         raise _usage("--ckdn-gate needs a baseline: set baseline under [run] in ckdn.toml")
     return True
+
+
+def _diff_base(config: pytest.Config, evidence_mode: bool) -> str | None:
+    """``--ckdn-diff-base``; refused under ``ckdn run``, whose own ``--diff-base`` gates."""
+    ref = config.getoption("ckdn_diff_base")
+    if ref is None:
+        return None
+    if evidence_mode:
+        raise _usage("--ckdn-diff-base under ckdn run: pass --diff-base to ckdn run instead")
+    if not str(ref).strip():
+        raise _usage("--ckdn-diff-base needs a ref (a branch, tag or commit)")
+    return str(ref)
 
 
 def _preview(value: Any) -> int | None:
@@ -167,4 +182,5 @@ def resolve(config: pytest.Config) -> Settings:
         allow_no_tests=options.get("allow_no_tests") is True, notes=tuple(notes),
         missing_lines_preview=_preview(options.get("missing_lines_preview")),
         gate=_gate(config, ckdn, outer is not None),
+        diff_base=_diff_base(config, outer is not None),
     )

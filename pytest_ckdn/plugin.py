@@ -52,6 +52,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ckdn-gate", action="store_true", dest="ckdn_gate", default=False,
                     help="Exit status follows the baseline gate ([run].baseline): 0 pass, "
                          "1 fail, else pytest's own (as ckdn run --gate).")
+    group.addoption("--ckdn-diff-base", action="store", dest="ckdn_diff_base", default=None,
+                    metavar="REF",
+                    help="Gate the session by the change since `git merge-base REF HEAD` (the "
+                         "tests run again on the base in a git worktree, unless [run].baseline "
+                         "is set); the exit status follows that gate (docs/diff-gate.md).")
     group.addoption("--ckdn-github", action="store_true", dest="ckdn_github", default=None,
                     help="In a GitHub Actions job, annotate the digest's findings and add its "
                          "step summary (the default there, unless CKDN_GITHUB=0).")

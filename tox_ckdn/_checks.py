@@ -23,7 +23,7 @@ from tox.config.of_type import ConfigDynamicDefinition
 from tox.tox_env.errors import Fail
 from tox.tox_env.python.pip.req_file import PythonDeps
 
-from ckdn.app import HOST_SEPARATOR, Alias, green, run
+from ckdn.app import HOST_SEPARATOR, Alias, ChangeRequest, change_requested, green, run
 from ckdn.app.queries import headline
 from ckdn.app.queries import requirements as requirements_of
 from ckdn.errors import CkdnError
@@ -114,7 +114,9 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
         return
     config = session.config()
     env = tox_env.name
-    if session.gate and config.run.baseline is None:
+    change = change_requested()  # CKDN_DIFF_BASE: judged by the diff-scoped gate
+    by_gate = session.gate or change is not None
+    if session.gate and config.run.baseline is None and change is None:
         raise Fail(f"ckdn: tox env {env!r}: judging by the gate (ckdn_gate or CKDN_GATE) needs "
                    "a baseline: set baseline under [run] in ckdn.toml")
     targets = [_target(config, name) for name in names]
@@ -129,10 +131,11 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
             label = run_name(target.name, env)
             _LOGGER.warning("ckdn run %s%s", target.name,
                             "" if label == target.name else f" (as {label})")
-            outcome = _run(config, target, env, extra, base, stop=stop, bins=bins)
+            outcome = _run(config, target, env, extra, base, stop=stop, bins=bins,
+                           change=change)
             session.record(env, members_of(outcome))
             show(tox_env, config, outcome.document)
-            if not green(outcome.document, gate=session.gate):
+            if not green(outcome.document, gate=by_gate):
                 red.append(headline(outcome.document))
             if stop.requested:
                 break  # tox was interrupted: the env's remaining checks do not start
@@ -159,10 +162,11 @@ def _bin_dirs(tox_env: ToxEnv) -> list[str] | None:
 
 
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
-         base: dict[str, str], *, stop: StopRequest, bins: list[str] | None) -> Outcome:
+         base: dict[str, str], *, stop: StopRequest, bins: list[str] | None,
+         change: ChangeRequest | None = None) -> Outcome:
     try:
         return run(config, target.name, extra_args=extra, env=base, stop=stop,
-                   run_name=lambda name: run_name(name, env), host_bins=bins)
+                   run_name=lambda name: run_name(name, env), host_bins=bins, change=change)
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
 

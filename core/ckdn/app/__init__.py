@@ -9,7 +9,15 @@ from __future__ import annotations
 import os
 
 from ckdn.app._running.parsing import parse_safely
-from ckdn.app._running.steps import ALL, Outcome, run, run_alias, run_all, run_check
+from ckdn.app._running.steps import (
+    ALL,
+    ChangeRequest,
+    Outcome,
+    run,
+    run_alias,
+    run_all,
+    run_check,
+)
 from ckdn.config import (
     CONFIG_ENV,
     CONFIG_NAME,
@@ -36,6 +44,7 @@ __all__ = [
     "ALL",
     "CONFIG_ENV",
     "CONFIG_NAME",
+    "DIFF_BASE_ENV",
     "ERROR",
     "FAIL",
     "GATE_ENV",
@@ -45,12 +54,14 @@ __all__ = [
     "SKIPPED",
     "STATUSES",
     "Alias",
+    "ChangeRequest",
     "Check",
     "Config",
     "Finding",
     "Outcome",
     "ParseContext",
     "ParseResult",
+    "change_requested",
     "config_path",
     "default_config",
     "encode",
@@ -88,13 +99,16 @@ def merge_runs(config: Config, name: str, runs: Sequence[str], *,
 
 
 def gate_exit_code(outcome: Outcome) -> int:
-    """``--gate``: the exit code follows the gate (pass 0, fail 1), else the run's own."""
+    """``--gate``: the exit code follows the gate (pass 0, fail 1), else the run's own; a
+    gate ``error`` (a diff's base that cannot be trusted) is never 0."""
     gate = outcome.document.get("gate")
     status = gate.get("status") if isinstance(gate, dict) else None
     if status == "pass":
         return 0
     if status == "fail":
         return 1
+    if status == "error":
+        return outcome.exit_code or 1
     return outcome.exit_code
 
 
@@ -109,12 +123,25 @@ def gate_requested(environ: Mapping[str, str] | None = None) -> bool:
     return value in ("1", "true", "yes", "on")
 
 
+#: Set to a git ref in the environment, the hosts (nox, tox, the pytest plugin) gate each
+#: run by the change since its merge base with ``HEAD`` and judge by that gate, as
+#: ``ckdn run --gate --diff-base REF`` does (docs/diff-gate.md).
+DIFF_BASE_ENV = "CKDN_DIFF_BASE"
+
+
+def change_requested(environ: Mapping[str, str] | None = None) -> ChangeRequest | None:
+    """The diff-scoped gate ``$CKDN_DIFF_BASE`` asks hosts for (None when unset or empty)."""
+    ref = (os.environ if environ is None else environ).get(DIFF_BASE_ENV, "").strip()
+    return ChangeRequest(base=ref) if ref else None
+
+
 def green(document: Document, *, gate: bool = False) -> bool:
     """Whether a host counts this digest or aggregate as green: its status is ``pass``,
-    or, judging by the gate, the gate passed (an ``unavailable`` gate: the status)."""
+    or, judging by the gate, the gate passed (an ``unavailable`` gate: the status; an
+    ``error`` gate never)."""
     if gate:
         shown = document.get("gate")
         status = shown.get("status") if isinstance(shown, dict) else None
-        if status in ("pass", "fail"):
+        if status in ("pass", "fail", "error"):
             return status == "pass"
     return document.get("status") == PASS

@@ -13,14 +13,21 @@ from ckdn.app._running.steps import store_for
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError
 from ckdn.evidence_files import read_regular
-from ckdn.identity import FINDINGS_FILE, FindingRow, SourceLines, fingerprints, iter_findings
+from ckdn.identity import (
+    FINDINGS_FILE,
+    FindingRow,
+    SourceLines,
+    fingerprints,
+    iter_findings,
+    split_location,
+)
 from ckdn.reports import REPORTERS, Checked, Rendering, Report
 from ckdn.reports import render_report as render_format
 from ckdn.store import write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
     from ckdn.config import Config
@@ -68,12 +75,40 @@ def report_of(config: Config, doc: Mapping[str, Any], *, path: str | None = None
 
 
 def annotate(config: Config, ref: str | None, fmt: str, *, color: bool = False,
-             env: Mapping[str, str] | None = None) -> str:
-    """``ckdn annotate [RUN] --format FMT``: the format's text (see :mod:`ckdn.reports`)."""
+             env: Mapping[str, str] | None = None, diff_base: str | None = None) -> str:
+    """``ckdn annotate [RUN] --format FMT``: the format's text (see :mod:`ckdn.reports`);
+    with ``diff_base``, only the findings on lines the change since ``git merge-base
+    DIFF_BASE HEAD`` added (a base that cannot be trusted is a UsageError)."""
     if fmt not in REPORTERS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(REPORTERS)}")
-    return render_report(build_report(config, ref), fmt, color=color,
-                         env=os.environ if env is None else env)
+    report = build_report(config, ref)
+    if diff_base is not None:
+        report = _on_the_change(config, report, diff_base)
+    return render_report(report, fmt, color=color, env=os.environ if env is None else env)
+
+
+def _on_the_change(config: Config, report: Report, ref: str) -> Report:
+    """``report`` with each check's findings cut to those on added lines of the change."""
+    # lazy: only `annotate --diff-base` reads a change (the hosts' reports load this module)
+    from ckdn.identity.change import ADDED
+    from ckdn.identity.git_base import BaseError, change_against  # (as the line above)
+
+    try:
+        changes = change_against(config.cwd, ref, ignore=(config.run.runs_dir,)).changes
+    except BaseError as exc:
+        raise UsageError(str(exc)) from None
+
+    def cut(rows: Callable[[], Iterable[FindingRow]]) -> Callable[[], Iterable[FindingRow]]:
+        def on_added() -> Iterable[FindingRow]:
+            for row in rows():
+                path, line = split_location(row.location)
+                if changes.where(os.path.normpath(path) if path else "", line) == ADDED:
+                    yield row
+        return on_added
+
+    for checked in report.checks:
+        checked.rows = cut(checked.rows)
+    return report
 
 
 def render_report(report: Report, fmt: str, *, color: bool = False,

@@ -1,4 +1,5 @@
-"""``ckdn annotate [RUN] [--format F]``: a stored run as a view for people or CI; runs nothing."""
+"""``ckdn annotate [RUN] [--format F] [--diff-base REF]``: a stored run as a view for people
+or CI; runs nothing."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
     parser.add_argument("--format", default="github", choices=ANNOTATE_FORMATS,
                         help="the view (docs/reports.md; default: github, as the contract's)")
+    parser.add_argument("--diff-base", default=None, metavar="REF",
+                        help="annotate only lines the change since `git merge-base REF HEAD` "
+                             "added (docs/diff-gate.md)")
     parser.add_argument("--output", "-o", default=None, metavar="PATH",
                         help="write the view to PATH instead of stdout (a CI step's SARIF file)")
 
@@ -30,7 +34,8 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     """Exit 0 whatever the run's status: the view is the product."""
     config = load_config(args, required=False)
     text = annotate(config, args.run, args.format,
-                    color=args.format == "text" and args.output is None and colour())
+                    color=args.format == "text" and args.output is None and colour(),
+                    diff_base=args.diff_base)
     if args.output is None:
         write_text(text)
         return 0

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["GLOBAL_OPTIONS", "add_options", "handle", "read_quickly"]
+__all__ = ["GLOBAL_OPTIONS", "add_options", "change_request", "handle", "read_quickly"]
 
 #: Options every verb takes, with a value; ``--config=PATH`` works too.
 GLOBAL_OPTIONS = ("--config", "--cwd")
@@ -35,8 +35,16 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                         help="stop an alias at its first non-green member (alias default: its "
                              "fail_fast; --all default: no)")
     parser.add_argument("--gate", action="store_true",
-                        help="exit code follows the baseline gate: 0 pass, 1 fail (else the "
-                             "run's)")
+                        help="exit code follows the gate (the baseline's, or the diff's): 0 "
+                             "pass, 1 fail (else the run's; a gate error is never 0)")
+    parser.add_argument("--diff", metavar="FILE|-",
+                        help="gate by a unified diff (git, jj, hg, diff -u; - reads stdin)")
+    parser.add_argument("--diff-base", metavar="REF",
+                        help="gate by the change since `git merge-base REF HEAD`, work tree "
+                             "included (ckdn runs git, and the check on the base)")
+    parser.add_argument("--scope", choices=("touched", "added", "new-anywhere"),
+                        help="which findings the change owns (default: [run].diff_scope, "
+                             "touched); see docs/diff-gate.md")
     parser.add_argument("--format", choices=("json", "text"), default="json",
                         help="stdout: the document as one JSON line (default), or text for "
                              "people")
@@ -60,7 +68,8 @@ def read_quickly(argv: list[str]) -> SimpleNamespace | None:
     abbreviation, ``--help``, a mistake): argparse reads that one.
     """
     args = SimpleNamespace(verb=None, check=None, all=False, quiet=False, fail_fast=None,
-                           gate=False, format="json", shard=None, plan=None, rerun=False, extra=[])
+                           gate=False, format="json", shard=None, plan=None, rerun=False, extra=[],
+                           diff=None, diff_base=None, scope=None)
     words = iter(argv)
     for word in words:
         if word in GLOBAL_OPTIONS:
@@ -86,6 +95,16 @@ def read_quickly(argv: list[str]) -> SimpleNamespace | None:
     return args if args.check is not None else None
 
 
+def change_request(args: SimpleNamespace) -> app.ChangeRequest | None:
+    """The diff-scoped gate ``--diff``/``--diff-base``/``--scope`` ask for (None: none)."""
+    diff, base, scope = args.diff, args.diff_base, args.scope
+    if diff is None and base is None:
+        if scope is not None:
+            raise UsageError("--scope needs --diff FILE or --diff-base REF")
+        return None
+    return app.ChangeRequest(diff=diff, base=base, scope=scope)
+
+
 def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if args.extra:
         raise UsageError(f"unexpected argument {args.extra[0]!r}; put tool arguments after --")
@@ -94,8 +113,9 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if (args.plan is not None or args.rerun) and args.shard is None:
         raise UsageError(f"{'--plan' if args.plan is not None else '--rerun'} needs "
                          "--shard auto|K/N")
+    change = change_request(args)
     config = load_config(args)
-    if args.gate:  # refused before anything runs: exit 2 means nothing ran
+    if args.gate and change is None:  # refused before anything runs: exit 2 means nothing ran
         require_baseline(config)
     if args.shard is not None:
         if args.all:
@@ -108,9 +128,10 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if args.all:
         if extra:
             raise UsageError("extra arguments after -- are not accepted with --all")
-        outcome = app.run_all(config, fail_fast=args.fail_fast)
+        outcome = app.run_all(config, fail_fast=args.fail_fast, change=change)
     else:
-        outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast)
+        outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast,
+                          change=change)
     if not (args.quiet and outcome.status == "pass"):
         if args.format == "text":
             from ckdn.app.queries import report_text  # lazy: only --format text renders a view

@@ -443,7 +443,11 @@ def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
              "command_policy", "command_allowlist", "require_lock", "private", "inherit_env",
-             "max_age_days", "max_bytes", "redact", "required", "gate_requires_native")
+             "max_age_days", "max_bytes", "redact", "required", "gate_requires_native",
+             "diff_scope")
+#: ``[run].diff_scope``, the default first (kept equal to ``ckdn.identity.scope.SCOPES``
+#: by a test: the config room does not import the identity room)
+DIFF_SCOPES = ("touched", "added", "new-anywhere")
 _INT_KEYS = {"keep": 0, "top": 1, "max_snippet_lines": 0, "log_tail_lines": 0}  # the minimums
 _BOOL_KEYS = ("require_lock", "private", "inherit_env", "gate_requires_native")
 _POLICIES = ("workspace", "allowlist", "off")
@@ -630,10 +634,14 @@ class _Loader(Tables):
                 or not all(isinstance(n, str) and n for n in required)):
             raise self.error("run", f"required: must be an array of distinct check or alias "
                                     f"names, not {show(required)}")
+        scope = table.get("diff_scope", DIFF_SCOPES[0])
+        if scope not in DIFF_SCOPES:
+            raise self.error("run", f"diff_scope: must be one of {', '.join(DIFF_SCOPES)}, "
+                                    f"not {show(scope)}")
         return RunSettings(runs_dir=_absolute(runs), baseline=baseline, command_policy=policy,
                            allowlist=allowlist, max_age_days=self.retention_age(table),
                            max_bytes=self.retention_bytes(table), redact=redact,
-                           required=tuple(required), **ints)
+                           required=tuple(required), diff_scope=scope, **ints)
 
     def boolean(self, where: str, key: str, value: Any) -> bool:
         if not isinstance(value, bool):

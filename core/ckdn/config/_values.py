@@ -40,10 +40,11 @@ class RunSettings(Record):
     ``inherit_env`` (False: the child gets a minimal environment); ``redact`` is
     ``[run].redact``; ``required`` the checks and aliases ``ckdn status`` answers for
     by default (empty: every atomic check); ``gate_requires_native``: an imported run's
-    gate always fails (a foreign pass may inform, never satisfy a gate).
+    gate always fails (a foreign pass may inform, never satisfy a gate); ``diff_scope``
+    the policy of a diff-scoped gate (docs/diff-gate.md).
     """
 
-    __slots__ = ("allowlist", "baseline", "command_policy", "gate_requires_native",
+    __slots__ = ("allowlist", "baseline", "command_policy", "diff_scope", "gate_requires_native",
                  "inherit_env", "keep", "log_tail_lines", "max_age_days", "max_bytes",
                  "max_snippet_lines", "private", "redact", "require_lock", "required",
                  "runs_dir", "top")
@@ -63,6 +64,7 @@ class RunSettings(Record):
     redact: RedactSettings
     required: tuple[str, ...]
     gate_requires_native: bool
+    diff_scope: str
 
     def __init__(self, runs_dir: str, keep: int = 20, top: int = 20,
                  max_snippet_lines: int = 12, log_tail_lines: int = 40, *,
@@ -71,10 +73,10 @@ class RunSettings(Record):
                  private: bool = True, max_age_days: float | None = None,
                  max_bytes: int | None = None, inherit_env: bool = True,
                  redact: RedactSettings = DEFAULT_REDACT, required: tuple[str, ...] = (),
-                 gate_requires_native: bool = False) -> None:
+                 gate_requires_native: bool = False, diff_scope: str = "touched") -> None:
         self._assign(runs_dir, keep, top, max_snippet_lines, log_tail_lines, baseline,
                      command_policy, allowlist, require_lock, private, max_age_days, max_bytes,
-                     inherit_env, redact, required, gate_requires_native)
+                     inherit_env, redact, required, gate_requires_native, diff_scope)
 
 
 @record

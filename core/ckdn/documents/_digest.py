@@ -144,6 +144,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         if gate.get("reason"):
             shown_gate["reason"] = clean_line(redacted(redaction, gate["reason"], MESSAGE_WIDTH),
                                               MESSAGE_WIDTH)
+        if "scope" in gate:  # a diff-scoped gate's facts: fixed keys, counts, a commit id
+            shown_gate["scope"] = gate["scope"]
         base["gate"] = shown_gate
     if baseline is not None:
         base["baseline"] = {"known": int(baseline["known"]), "new": int(baseline["new"])}

@@ -9,10 +9,10 @@ from ckdn.documents.textcap import unsurrogate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Final
 
-    from ckdn.documents.types import Meta
+    from ckdn.documents.types import DiffMeta, Meta
     from ckdn.process import Exit
 
 # The digest must be byte-identical for identical inputs, so times, the exact
@@ -25,14 +25,16 @@ SCHEMA_META: Final = "ckdn.meta/1"
 
 def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float,
                finished_at: float, log_sha256: str, log_bytes: int, parser: str,
-               env_keys: Iterable[str] = ()) -> Meta:
-    """The ``ckdn.meta/1`` provenance of one run, exactly the published key set.
+               env_keys: Iterable[str] = (), diff: Mapping[str, str] | None = None) -> Meta:
+    """The ``ckdn.meta/1`` provenance of one run: the published key set, and ``diff`` for a
+    run a diff-scoped gate judged.
 
     ``command`` is the argv after ``{run_dir}`` substitution; ``started_at`` is
     ISO 8601 UTC in whole seconds with a ``+00:00`` offset; ``duration_s`` is the
     runner's measurement (wall clock between the two times when it has none),
     rounded to milliseconds; ``env_keys`` are the names (never the values) the
-    check's ``env`` set, sorted, and absent when it set none.
+    check's ``env`` set, sorted, and absent when it set none; ``diff`` the change's
+    SHA-256, base and head commits.
     """
 
     duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
@@ -53,6 +55,12 @@ def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float
     keys = sorted({unsurrogate(key) for key in env_keys})
     if keys:
         meta["env_keys"] = keys
+    if diff:
+        shown: DiffMeta = {}
+        for key in ("base", "head", "sha256"):
+            if key in diff:
+                shown[key] = diff[key]
+        meta["diff"] = shown
     return meta
 
 

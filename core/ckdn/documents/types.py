@@ -7,6 +7,7 @@ from typing import Any, Literal, NotRequired, TypedDict, final
 __all__ = [
     "Aggregate",
     "BaselineCounts",
+    "DiffMeta",
     "Digest",
     "DigestStatus",
     "Document",
@@ -19,6 +20,7 @@ __all__ = [
     "MemberStatus",
     "Meta",
     "OriginDoc",
+    "ScopeDoc",
 ]
 
 # Each :class:`~typing.TypedDict` mirrors one packaged JSON Schema key for key
@@ -55,12 +57,26 @@ class BaselineCounts(TypedDict):
 
 
 @final
+class ScopeDoc(TypedDict):
+    """A diff-scoped gate's facts (``diff_scope``): the scope's policy, how many findings
+    the change owns, where the origins came from, the base, the where x origin counts."""
+
+    policy: str
+    gated: NotRequired[int]
+    origin: NotRequired[str]
+    base: NotRequired[str]
+    counts: NotRequired[dict[str, dict[str, int]]]
+
+
+@final
 class GateDoc(TypedDict):
-    """The CI decision with a baseline configured (``no_new_findings``)."""
+    """The CI decision with a baseline configured (``no_new_findings``) or a diff given
+    (``diff_scope``, with ``scope``)."""
 
     status: str
     policy: str
     reason: NotRequired[str]
+    scope: NotRequired[ScopeDoc]
 
 
 @final
@@ -148,6 +164,15 @@ class Aggregate(TypedDict):
 
 
 @final
+class DiffMeta(TypedDict):
+    """The change a diff-scoped gate judged: the diff's SHA-256, the base and head commits."""
+
+    sha256: NotRequired[str]
+    base: NotRequired[str]
+    head: NotRequired[str]
+
+
+@final
 class Meta(TypedDict):
     """``ckdn.meta/1``: what the digest leaves out on purpose (times, command, hash)."""
 
@@ -164,6 +189,7 @@ class Meta(TypedDict):
     log_bytes: int
     interrupted: bool
     env_keys: NotRequired[list[str]]
+    diff: NotRequired[DiffMeta]
 
 
 #: What a run prints and stores as its result: a digest, or an alias's aggregate.

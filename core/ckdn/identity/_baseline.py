@@ -140,25 +140,28 @@ def decide(status: str, rc: int, *, total: int, classified: int, new: int,
     return {"status": "pass", "policy": POLICY}
 
 
-def _gate(status: str, reason: str) -> GateDoc:
-    return {"status": status, "policy": POLICY, "reason": reason}
+def _gate(status: str, reason: str, policy: str = POLICY) -> GateDoc:
+    return {"status": status, "policy": policy, "reason": reason}
 
 
-_RANK = {"pass": 0, "unavailable": 1, "fail": 2}
+_RANK = {"pass": 0, "unavailable": 1, "fail": 2, "error": 3}
 
 
 def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
-    """An alias's gate: its worst member's (fail, then unavailable, then pass), the
+    """An alias's gate: its worst member's (error, fail, then unavailable, then pass), the
     reason naming that member; a member that did not run (``None``: fail-fast skipped
-    it) leaves at least ``unavailable``: the gate never passes what was not checked."""
+    it) leaves at least ``unavailable``: the gate never passes what was not checked. The
+    policy is the members' (``diff_scope`` for a diff-scoped run)."""
     skipped = [name for name, gate in members if gate is None]
     ran = [(name, gate) for name, gate in members if gate is not None]
+    policy = ran[0][1]["policy"] if ran else POLICY
     worst = max(ran, key=lambda pair: _RANK.get(pair[1]["status"], 2), default=None)
-    if worst is not None and worst[1]["status"] == "fail":
-        return _gate("fail", f"{worst[0]}: {worst[1].get('reason', 'gate failed')}")
+    if worst is not None and worst[1]["status"] in ("fail", "error"):
+        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', 'gate failed')}",
+                     policy)
     if skipped:
         return _gate("unavailable", f"{len(skipped)} member(s) did not run "
-                                    f"(first: {skipped[0]})")
+                                    f"(first: {skipped[0]})", policy)
     if worst is not None and worst[1]["status"] != "pass":
-        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}")
-    return {"status": "pass", "policy": POLICY}
+        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}", policy)
+    return {"status": "pass", "policy": policy}

@@ -11,7 +11,15 @@ import stat
 import time
 
 from ckdn.app._running.source import SourceWatch
-from ckdn.app._running.steps import HOST_STEPS, LOG, Outcome, Run, execute, store_for
+from ckdn.app._running.steps import (
+    HOST_STEPS,
+    LOG,
+    ChangeRequest,
+    Outcome,
+    Run,
+    execute,
+    store_for,
+)
 from ckdn.errors import CkdnError
 from ckdn.parsers.pytest_evidence import (
     EVIDENCE_FILE,
@@ -101,7 +109,8 @@ class HostRun:
              top: int | None = None, gated: bool = False,
              identities: Sequence[FindingRow] | None = None,
              outcomes: Mapping[str, str] | None = None,
-             durations: Mapping[str, float] | None = None) -> Outcome:
+             durations: Mapping[str, float] | None = None,
+             change: ChangeRequest | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
@@ -111,7 +120,8 @@ class HostRun:
         the shards'). ``outcomes``: every test's outcome by node id, when the host saw
         them all (the pytest plugin), recorded in ``tests.jsonl`` for ``ckdn diff`` and
         ``ckdn merge``, with each test's seconds from ``durations`` (for ``ckdn plan``).
-        Refusals are CkdnError."""
+        ``change``: gate the run by a diff (the pytest plugin's ``--ckdn-diff-base``), as
+        ``ckdn run --diff-base`` does. Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
@@ -128,6 +138,7 @@ class HostRun:
         run.started_at, run.finished_at = self.started_at, time.time()
         run.log_sha256, run.log_bytes = log_sha256, log_bytes
         run.result, run.gated, run.identities = result, gated, identities
+        run.change = change
         return execute(run, HOST_STEPS).outcome
 
     def release(self) -> None:

@@ -130,16 +130,19 @@ class FindingTap:
     its entries are read at the first finding, so the tap also holds the findings that
     may be new (listed first in the digest, they may come after the parser's kept
     ones). Without a baseline the lines are written as they come
-    (:class:`~ckdn.identity.FindingsWriter`): no table.
+    (:class:`~ckdn.identity.FindingsWriter`): no table, unless ``identities`` asks for
+    one (a diff-scoped gate places every finding).
     """
 
     __slots__ = ("_copies", "_cwd", "_parts", "_redaction", "_run_dir", "baseline", "check",
-                 "first", "held", "top")
+                 "first", "held", "identities", "top")
 
     def __init__(self, run_dir: str, cwd: str, *, check: str, top: int,
-                 baseline: str | None = None, redaction: Redaction | None = None) -> None:
+                 baseline: str | None = None, redaction: Redaction | None = None,
+                 identities: bool = False) -> None:
         self._run_dir, self._cwd, self._redaction = run_dir, cwd, redaction
         self.check, self.top, self.baseline = check, top, baseline
+        self.identities = identities
         self._parts: Any = None  # (table, spool, baseline index or error), at the first finding
         #: the first ``top`` findings handed over, as the sink kept them
         self.first: list[Finding] = []
@@ -207,6 +210,9 @@ class FindingTap:
 
         spooled = os.path.join(self._run_dir, SPOOL)
         if self.baseline is None:
+            if self.identities:
+                return (IdentityTable(SourceLines(self._cwd)),
+                        FindingsSpool(spooled, message_screen(self._redaction)), None)
             return None, FindingsWriter(spooled, SourceLines(self._cwd),
                                         message_screen(self._redaction)), None
         index: BaselineIndex | str
@@ -227,7 +233,7 @@ class FindingTap:
 
     @property
     def table(self) -> IdentityTable | None:
-        """The packed identities, kept only when a baseline is matched."""
+        """The packed identities, kept only when a baseline or a diff is matched."""
         return self._parts[0]  # type: ignore[no-any-return]
 
     @property

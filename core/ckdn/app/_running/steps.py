@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.gate import Gated
     from ckdn.app._running.importing import ImportedRun
+    from ckdn.app._running.scope import LoadedChange
     from ckdn.app._running.source import SourceState
     from ckdn.documents.types import Aggregate, Digest, Document
     from ckdn.identity import FindingRow
@@ -48,8 +49,9 @@ if TYPE_CHECKING:
     #: One step of a run: it reads what the steps before it set and sets its own part.
     Step = Callable[["Run"], "Run"]
 
-__all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "Outcome", "Run", "execute",
-           "run", "run_alias", "run_all", "run_check", "store_aggregate", "store_for"]
+__all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "ChangeRequest", "Outcome",
+           "Run", "execute", "run", "run_alias", "run_all", "run_check", "store_aggregate",
+           "store_for"]
 
 #: The log file of every run dir.
 LOG = "full.log"
@@ -82,6 +84,35 @@ class Outcome(Record):
         return doc
 
 
+class ChangeRequest:
+    """What a caller asks of a diff-scoped gate: the diff (a file, ``-`` for stdin) or the
+    git ref whose merge base with ``HEAD`` is the base (or both), and the scope (None: the
+    config's ``[run].diff_scope``). ``base_argv`` and ``base_parser`` are how a host's
+    run (one ckdn did not spawn) is run again on the base tree. The change is read once,
+    by the first run that asks (:meth:`loaded`): an alias's members share it."""
+
+    __slots__ = ("_loaded", "base", "base_argv", "base_parser", "diff", "scope")
+
+    def __init__(self, *, diff: str | None = None, base: str | None = None,
+                 scope: str | None = None, base_argv: Sequence[str] = (),
+                 base_parser: str | None = None) -> None:
+        if diff is None and base is None:
+            raise UsageError("a diff-scoped gate needs --diff FILE or --diff-base REF")
+        self.diff = diff
+        self.base = base
+        self.scope = scope
+        self.base_argv = tuple(base_argv)
+        self.base_parser = base_parser
+        self._loaded: LoadedChange | None = None
+
+    def loaded(self, cwd: str, runs_dir: str) -> LoadedChange:
+        if self._loaded is None:
+            from ckdn.app._running.scope import load_change  # lazy: the step loaded it
+
+            self._loaded = load_change(self, cwd, runs_dir)
+        return self._loaded
+
+
 class Run:
     """One run of a check, as its steps hand it on: what it is, what happened, what it made.
 
@@ -90,7 +121,8 @@ class Run:
     stored under (a host's ``pytest@py312``); ``notes`` the host's facts about the run.
     """
 
-    __slots__ = ("argv", "check", "config", "document", "env", "env_keys", "exit",
+    __slots__ = ("argv", "change", "change_meta", "check", "config", "document", "env",
+                 "env_keys", "exit",
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
                  "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
                  "owns_lock",
@@ -113,6 +145,8 @@ class Run:
         self.host_env: Mapping[str, str] | None = None
         self.stop: StopRequest | None = None
         self.host_bins: Sequence[str] | None = None
+        self.change: ChangeRequest | None = None
+        self.change_meta: dict[str, str] | None = None
         #: what the steps set, in order
         self.run_dir: RunDir | None = None
         self.owns_lock = False
@@ -241,7 +275,8 @@ def parse(run: Run) -> Run:
     if check is not None:
         run.tap = FindingTap(path, config.cwd, check=check.name,
                              top=check.top or config.run.top, baseline=config.run.baseline,
-                             redaction=Redaction(config.run.redact, run.env))
+                             redaction=Redaction(config.run.redact, run.env),
+                             identities=run.change is not None)
         options = options_for(check, path)
     run.result = parse_run(config, run.name, run.parser, path, run.exit.rc, options=options,
                            top=run.top, tap=run.tap)
@@ -273,11 +308,12 @@ def decide_status(run: Run) -> Run:
 
 
 def gate(run: Run) -> Run:
-    """The baseline gate (``[run].baseline``): it never changes the status."""
+    """The baseline gate (``[run].baseline``): it never changes the status. A run given a
+    diff is gated by :func:`scope_gate` instead."""
     if run.imported is not None and run.config.run.gate_requires_native:
         run.gate = run.imported.refused_gate(run.result)
         return run
-    if run.config.run.baseline is None or not run.gated:
+    if run.config.run.baseline is None or not run.gated or run.change is not None:
         return run
     from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
 
@@ -286,6 +322,20 @@ def gate(run: Run) -> Run:
     run.gate = gate_of_run(run.config, run.check.name if run.check is not None else run.name,
                            run.check, run.path, status=run.verdict.status, rc=run.exit.rc,
                            result=run.result, tap=run.tap)
+    return run
+
+
+def scope_gate(run: Run) -> Run:
+    """The diff-scoped gate (``--diff``/``--diff-base``): which findings the change owns.
+    It never changes the status; a base it cannot trust makes the gate ``error``."""
+    if run.change is None:
+        return run
+    # lazy: a run without a diff never loads the diff reader, git or the base run
+    from ckdn.app._running.scope import scope_of_run
+
+    run.gate = scope_of_run(run)
+    config = run.config
+    run.change_meta = run.change.loaded(config.cwd, config.run.runs_dir).meta() or None
     return run
 
 
@@ -371,7 +421,7 @@ def build_documents(run: Run) -> Run:
     meta = build_meta(check=run.name, argv=redaction.argv(run.argv), exit=run.exit,
                       started_at=run.started_at, finished_at=run.finished_at,
                       log_sha256=run.log_sha256, log_bytes=run.log_bytes, parser=run.parser,
-                      env_keys=run.env_keys)
+                      env_keys=run.env_keys, diff=run.change_meta)
     store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n")
     bounds = Bounds(top=run.top or settings.top, max_snippet_lines=settings.max_snippet_lines,
                     log_tail_lines=settings.log_tail_lines)
@@ -409,7 +459,8 @@ def prune(run: Run) -> Run:
 
 #: The run of a check ckdn runs itself, step by step (docs/design.md lists them).
 RUN_STEPS: tuple[Step, ...] = (begin, spawn, parse, shield_evidence, decide_status, gate,
-                               record_findings, record_source, note_weakening, build_documents,
+                               scope_gate, record_findings, record_source, note_weakening,
+                               build_documents,
                                publish, prune)
 #: A run a host made (the pytest plugin, tox's observe mode, a shard merge): after the spawn.
 HOST_STEPS: tuple[Step, ...] = RUN_STEPS[RUN_STEPS.index(parse):]
@@ -450,7 +501,7 @@ def _same(name: str) -> str:
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
         stop: StopRequest | None = None, run_name: Callable[[str], str] = _same,
-        host_bins: Sequence[str] | None = None) -> Outcome:
+        host_bins: Sequence[str] | None = None, change: ChangeRequest | None = None) -> Outcome:
     """Run a check or an alias by name.
 
     ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
@@ -458,7 +509,8 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
     or alias name to the name its runs are stored under (its run dirs, its lock,
     its digest's ``check``); ``host_bins`` are the bin directories of the host's
     env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
-    outside them is named in a note (:mod:`ckdn.app._running.program_origin`).
+    outside them is named in a note (:mod:`ckdn.app._running.program_origin`); ``change``
+    gates the run by what a diff changed (docs/diff-gate.md).
     """
     target = config.get(name)
     locked(config, (name,))
@@ -471,30 +523,33 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
                          target.fail_fast if fail_fast is None else fail_fast, env=env,
-                         stop=stop, run_name=run_name, host_bins=host_bins)
+                         stop=stop, run_name=run_name, host_bins=host_bins, change=change)
     return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
-                     as_name=run_name(target.name), host_bins=host_bins)
+                     as_name=run_name(target.name), host_bins=host_bins, change=change)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None,
-            env: Mapping[str, str] | None = None, stop: StopRequest | None = None) -> Outcome:
+            env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
+            change: ChangeRequest | None = None) -> Outcome:
     """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
     if not config.checks:
         where = os.path.basename(config.path) if config.path else "the configuration"
         raise UsageError(f"{where} defines no checks; add a [check.NAME] table")
     locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
-                     stop=stop)
+                     stop=stop, change=change)
 
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               as_name: str | None = None, publish: bool = True,
-              host_bins: Sequence[str] | None = None) -> Outcome:
+              host_bins: Sequence[str] | None = None,
+              change: ChangeRequest | None = None) -> Outcome:
     """One atomic check through :data:`RUN_STEPS`, stored under ``as_name`` (default: its
     own name); ``publish=False`` for an alias's member (see :func:`publish`)."""
     one = Run(config, check.name if as_name is None else as_name, check=check, publish=publish)
     one.extra_args, one.host_env, one.stop, one.host_bins = extra_args, env, stop, host_bins
+    one.change = change
     if check.imported is not None:
         if extra_args:
             raise UsageError(f"extra arguments after -- are not accepted for '{check.name}': "
@@ -506,7 +561,8 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               run_name: Callable[[str], str] = _same,
-              host_bins: Sequence[str] | None = None) -> Outcome:
+              host_bins: Sequence[str] | None = None,
+              change: ChangeRequest | None = None) -> Outcome:
     """Run members in order; the aggregate is printed and stored in its own run dir.
 
     That dir is made and published first, so while the members run (or after the
@@ -531,7 +587,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
                 gates.append((name, None))
                 continue
             outcome = run_check(config, check, env=env, stop=stop, as_name=name, publish=False,
-                                host_bins=host_bins)
+                                host_bins=host_bins, change=change)
             doc = outcome.digest
             rc = doc["rc"] if doc["rc"] is not None else outcome.exit_code  # an import's null
             results.append(Member(check=name, status=doc["status"], rc=rc,
@@ -545,7 +601,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             store.abandon(where)
         raise  # else the run stays, unfinished: `ckdn show` says so
     gate_doc = None
-    if config.run.baseline is not None:
+    if config.run.baseline is not None or change is not None:
         from ckdn.identity import worst_gate  # lazy: as the gate step (only with a baseline)
 
         gate_doc = worst_gate(gates)

@@ -1,0 +1,179 @@
+"""The change against a git base, made by ckdn itself: the merge base resolved strictly, the
+diff made with pinned flags, and the base tree checked out in a temporary worktree.
+
+Every way a base can be wrong is a :class:`BaseError` naming the fix: never a two-dot
+fallback, never an empty diff standing in for a base that could not be found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ckdn.errors import CkdnError
+from ckdn.identity.change import ChangeSet, DiffError, read_diff
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import IO
+
+__all__ = ["DIFF_FLAGS", "BaseError", "BaseTree", "GitChange", "change_against", "show_prefix"]
+
+#: What ``git diff`` is told, whatever the user's git config says (seed 002): no colour, no
+#: external driver or textconv (text that is on no disk), the a/ b/ prefixes the reader
+#: strips (``diff.mnemonicPrefix`` writes others), rename detection on (``diff.renames``
+#: may be off), paths as they are (``core.quotePath``).
+DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+              "--dst-prefix=b/", "-M")
+_CONFIG = ("-c", "core.quotePath=false", "-c", "diff.relative=false")
+_TIMEOUT = 60.0
+_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
+
+
+class BaseError(CkdnError):
+    """The base of the change cannot be trusted; the message is one line naming the fix."""
+
+
+class GitChange:
+    """The change from the merge base of a ref and ``HEAD`` to the work tree: the commits,
+    the diff's SHA-256, its change set (untracked files counted as added)."""
+
+    __slots__ = ("base", "changes", "head", "prefix", "ref", "sha256")
+
+    def __init__(self, ref: str, base: str, head: str, *, prefix: str, changes: ChangeSet,
+                 sha256: str) -> None:
+        self.ref = ref
+        self.base = base
+        self.head = head
+        self.prefix = prefix
+        self.changes = changes
+        self.sha256 = sha256
+
+
+def _environ() -> dict[str, str]:
+    env = {**os.environ, **_ENV}
+    env.pop("GIT_EXTERNAL_DIFF", None)
+    return env
+
+
+def _git(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", "-C", cwd, *_CONFIG, *args], capture_output=True,
+                              timeout=_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
+                              env=_environ())
+    except FileNotFoundError:
+        raise BaseError("--diff-base needs git, which is not on PATH; install it or pass "
+                        "--diff FILE") from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BaseError(f"git {args[0]} failed ({exc}); pass --diff FILE instead") from None
+
+
+def _line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    return proc.stdout.decode("utf-8", "replace").strip()
+
+
+def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChange:
+    """The change of the work tree at ``cwd`` against ``git merge-base REF HEAD``, with the
+    diff's paths relative to ``cwd``; :class:`BaseError` if the base cannot be trusted.
+    Untracked files under ``ignore`` (absolute: ckdn's runs dir) are not part of it."""
+    if not ref or ref.startswith("-") or "\0" in ref:
+        raise BaseError(f"--diff-base {ref!r} is not a ref; name a branch, tag or commit")
+    inside = _git(cwd, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or _line(inside) != "true":
+        raise BaseError(f"--diff-base needs a git work tree, and {cwd} is not in one; pass "
+                        "--diff FILE instead")
+    if _line(_git(cwd, "rev-parse", "--is-shallow-repository")) == "true":
+        raise BaseError("the clone is shallow, so the merge base may be missing or wrong; "
+                        "fetch the history (`git fetch --unshallow`; in CI `fetch-depth: 0`)")
+    found = _git(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    if found.returncode != 0:
+        raise BaseError(f"--diff-base {ref}: no such commit here; fetch it (`git fetch "
+                        f"origin {ref}`) or name another ref")
+    head = _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head.returncode != 0:
+        raise BaseError("HEAD has no commit yet, so there is no merge base; commit first")
+    merged = _git(cwd, "merge-base", _line(found), _line(head))
+    if merged.returncode != 0 or not _line(merged):
+        raise BaseError(f"--diff-base {ref}: no merge base with HEAD (unrelated histories); "
+                        "name a ref that shares history with HEAD")
+    base = _line(merged)
+    prefix = show_prefix(cwd)
+    changes, sha256 = _diff(cwd, base)
+    untracked = _git(cwd, "ls-files", "--others", "--exclude-standard", "-z")
+    if untracked.returncode != 0:
+        raise BaseError(f"git ls-files failed: {untracked.stderr.decode(errors='replace')[:200]}"
+                        .strip())
+    skipped = tuple(os.path.relpath(path, cwd) + os.sep for path in ignore)
+    changes.add_untracked(os.path.normpath(p) for p in
+                          untracked.stdout.decode("utf-8", "surrogateescape").split("\0")
+                          if p and not p.startswith(skipped))
+    return GitChange(ref, base, _line(head), prefix=prefix, changes=changes, sha256=sha256)
+
+
+def show_prefix(cwd: str) -> str:
+    """The directory ``cwd`` is in its repository (``git rev-parse --show-prefix``)."""
+    return _line(_git(cwd, "rev-parse", "--show-prefix"))
+
+
+def _diff(cwd: str, base: str) -> tuple[ChangeSet, str]:
+    """The change set and SHA-256 of ``git diff BASE`` (work tree against the base),
+    read as git writes it."""
+    argv = ["git", "-C", cwd, *_CONFIG, "diff", *DIFF_FLAGS, "--relative", base, "--"]
+    digest = hashlib.sha256()
+
+    def lines(stream: IO[bytes]) -> Iterator[bytes]:
+        for line in stream:
+            digest.update(line)
+            yield line
+
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, env=_environ())
+    except OSError as exc:
+        raise BaseError(f"git diff could not start ({exc}); pass --diff FILE instead") from None
+    with proc:
+        assert proc.stdout is not None
+        try:
+            changes = read_diff(lines(proc.stdout))
+        except DiffError as exc:
+            proc.kill()
+            raise BaseError(f"git diff wrote a diff ckdn cannot read ({exc})") from None
+        rest = proc.stdout.read()
+        error = proc.stderr.read() if proc.stderr is not None else b""
+        code = proc.wait()
+    if code != 0 or rest:
+        raise BaseError(f"git diff {base[:12]} failed (exit {code}): "
+                        f"{error.decode('utf-8', 'replace').strip()[:200]}")
+    return changes, digest.hexdigest()
+
+
+class BaseTree:
+    """The base commit checked out in a temporary worktree (``git worktree add
+    --detach``), removed on :meth:`close`; ``cwd`` is the check's directory in it."""
+
+    __slots__ = ("cwd", "path", "repo_cwd")
+
+    def __init__(self, cwd: str, base: str, prefix: str) -> None:
+        self.repo_cwd = cwd
+        self.path = tempfile.mkdtemp(prefix="ckdn-base-")
+        added = _git(cwd, "worktree", "add", "--detach", "--quiet", self.path, base)
+        if added.returncode != 0:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise BaseError(f"git worktree add of the base {base[:12]} failed: "
+                            f"{added.stderr.decode('utf-8', 'replace').strip()[:200]}")
+        self.cwd = os.path.join(self.path, prefix) if prefix else self.path
+
+    def close(self) -> None:
+        _git(self.repo_cwd, "worktree", "remove", "--force", self.path)
+        shutil.rmtree(self.path, ignore_errors=True)
+        _git(self.repo_cwd, "worktree", "prune")
+
+    def __enter__(self) -> BaseTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

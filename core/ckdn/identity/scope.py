@@ -1,0 +1,214 @@
+"""The diff-scoped gate: each finding placed on two axes, ``where`` it is in the change and
+its ``origin`` against the base, and the scope's policy deciding which ones the change owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ckdn.identity._baseline import decide
+from ckdn.identity._fingerprint import Fingerprinted, SourceLines
+from ckdn.identity._match import BaselineIndex
+from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from ckdn.documents.types import GateDoc
+
+__all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY", "SCOPES", "Listed", "Placeable", "Placed",
+           "decide_scope", "gated", "place"]
+
+NEW = "new"
+KNOWN = "known"
+MOVED = "moved"
+#: The values of a finding's ``origin``.
+ORIGINS = (NEW, KNOWN, MOVED)
+#: ``[run].diff_scope`` / ``--scope``; the first is the default.
+SCOPES = ("touched", "added", "new-anywhere")
+#: The gate's ``policy`` when the change scopes it.
+POLICY = "diff_scope"
+
+# Origin, in passes over the base's fingerprints (a base run's, or the baseline's),
+# each entry taken once:
+#
+# 1. **same place**: the fingerprint the finding would have had under the path its
+#    file had at the base (a rename the diff shows), then under its own. ``known``;
+#    ``moved`` when its line is one the change added (the same flagged content was
+#    there before, elsewhere in the file or under the old name);
+# 2. **moved across files**: a finding on an added line whose content the change
+#    deleted from another file is tried under that file's path (any occurrence up
+#    to :data:`_OCCURRENCES`): ``moved``. This pairs an edited rename git scored
+#    below its threshold (a delete and an add) line by line;
+# 3. **same message**: rule, path and normalised message, as a baseline's last pass
+#    (the flagged line itself was edited): ``known``.
+#
+# Everything else is ``new``. ``where`` comes from the diff alone.
+
+_OCCURRENCES = 8
+
+
+class Placed:
+    """Every finding's ``where`` and ``origin``, by position."""
+
+    __slots__ = ("origins", "wheres")
+
+    def __init__(self, wheres: list[str], origins: list[str]) -> None:
+        self.wheres = wheres
+        self.origins = origins
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``where`` -> ``origin`` -> how many; every pair present, zeros included."""
+        table = {where: dict.fromkeys(ORIGINS, 0) for where in WHERE}
+        for where, origin in zip(self.wheres, self.origins, strict=True):
+            table[where][origin] += 1
+        return table
+
+
+class Placeable(Protocol):
+    """What placing reads of a run's identities, by position: a :class:`Listed` list of
+    :class:`Fingerprinted`, or the run's :class:`~ckdn.identity.IdentityTable`."""
+
+    def __len__(self) -> int: ...
+    def key(self, index: int) -> bytes: ...
+    def secondary(self, index: int) -> bytes: ...
+    def path(self, index: int) -> str: ...
+    def line(self, index: int) -> int: ...
+    def retried(self, index: int, path: str) -> bytes: ...
+
+
+class Listed:
+    """A list of :class:`Fingerprinted` read as :class:`Placeable`."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Fingerprinted]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def key(self, index: int) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.items[index].secondary)
+
+    def path(self, index: int) -> str:
+        return self.items[index].path
+
+    def line(self, index: int) -> int:
+        return self.items[index].line
+
+    def retried(self, index: int, path: str) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
+
+
+def place(changes: ChangeSet, findings: Sequence[Fingerprinted] | Placeable,
+          source: SourceLines, base: BaselineIndex) -> Placed:
+    """Place each finding (see the module); ``source`` reads the lines after the change,
+    ``base`` is used up."""
+    found: Placeable = Listed(findings) if isinstance(findings, Sequence) else findings
+    count = len(found)
+    paths = [found.path(p) for p in range(count)]
+    lines = [found.line(p) for p in range(count)]
+    files = changes.files
+    wheres = [OUTSIDE if change is None else change.where(line)
+              for change, line in zip(map(files.get, paths), lines, strict=True)]
+    origins = [NEW] * count
+    take = base.take
+    renames = changes.renames
+    primaries = base.primaries()  # a finding whose primary is absent tries no occurrence
+
+    def taken(position: int, path: str | None) -> bool:
+        head = (found.key(position) if path is None else found.retried(position, path))
+        primary = head[:-4]
+        if primary not in primaries:
+            return False
+        return take(head) or any(take(primary + occurrence.to_bytes(4, "big"))
+                                 for occurrence in range(_OCCURRENCES))
+
+    # the findings on lines the change kept first: an added copy of a known line takes
+    # no entry from the original, whatever their occurrence numbers say
+    kept_first = [p for p in range(count) if wheres[p] != ADDED]
+    for position in kept_first + [p for p in range(count) if wheres[p] == ADDED]:
+        old = renames.get(paths[position]) if renames else None
+        if (old is not None and taken(position, old)) or taken(position, None):
+            origins[position] = MOVED if wheres[position] == ADDED else KNOWN
+    if base.entries and changes.deleted:
+        for position in range(count):
+            if origins[position] != NEW or wheres[position] != ADDED:
+                continue
+            path = paths[position]
+            content = source.line(path, lines[position])
+            if content is None or not content.strip():
+                continue
+            for old in sorted(changes.deleted_from(content) - {path}):
+                if taken(position, old):
+                    origins[position] = MOVED
+                    break
+    if base.entries and NEW in origins:
+        by_secondary: dict[bytes, list[bytes]] = {}
+        for key, tails in base.entries.items():
+            for at in range(0, len(tails), 6):
+                by_secondary.setdefault(tails[at:at + 6], []).append(key)
+        for position in range(count):
+            if origins[position] != NEW:
+                continue
+            secondary = found.secondary(position)
+            candidates = by_secondary.get(secondary)
+            while candidates:
+                key = candidates.pop()
+                if _take_secondary(base, key, secondary):
+                    origins[position] = KNOWN
+                    break
+    return Placed(wheres, origins)
+
+
+def _take_secondary(base: BaselineIndex, key: bytes, secondary: bytes) -> bool:
+    tails = base.entries.get(key)
+    if not tails:
+        return False
+    for at in range(0, len(tails), 6):
+        if tails[at:at + 6] == secondary:
+            rest = tails[:at] + tails[at + 6:]
+            if rest:
+                base.entries[key] = rest
+            else:
+                del base.entries[key]
+            return True
+    return False
+
+
+def gated(scope: str, where: str, origin: str) -> bool:
+    """Whether the change owns a finding under ``scope``: ``touched`` blocks any new finding
+    and any finding on an added line that did not move there; ``added`` only the latter;
+    ``new-anywhere`` only the former."""
+    on_added = where == ADDED and origin != MOVED
+    if scope == "added":
+        return on_added
+    if scope == "new-anywhere":
+        return origin == NEW
+    return on_added or origin == NEW
+
+
+def decide_scope(scope: str, status: str, rc: int, *, total: int, classified: int,
+                 owned: int, gate_failures: int, first: str = "") -> GateDoc:
+    """The gate's status and reason: the baseline gate's rules (an untrusted status is
+    never passed, nor a missed threshold, nor a red exit with no finding), with the
+    findings the change owns standing for the new ones."""
+    doc = decide(status, rc, total=total, classified=classified, new=owned,
+                 gate_failures=gate_failures, first_new=first)
+    out: GateDoc = {"status": doc["status"], "policy": POLICY}
+    reason = doc.get("reason", "")
+    if owned and doc["status"] == "fail" and not gate_failures:
+        named = f" (first: {first})" if first else ""
+        reason = f"{owned} finding(s) the change owns under scope {scope}{named}"
+    elif reason:
+        reason = reason.replace("compare with the baseline", "compare with the base")
+        reason = reason.replace("not in the baseline", "in the change")
+    if reason:
+        out["reason"] = reason
+    return out
