@@ -13,7 +13,6 @@ import os
 from ckdn._lite.record import Record, record
 from ckdn.documents.textcap import Snippet, cut, snippet
 from ckdn.parsers._loglines import log_lines, numbered_lines
-from ckdn.parsers._logsays import failure_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -321,6 +320,10 @@ def contradicted(ctx: ParseContext, result: ParseResult) -> None:
     reformat``) or a tool's usage line is not trusted (``parse_mismatch``), never a pass."""
     if ctx.rc != 0 or not result.parser_ok or result.total or result.gate_failures:
         return
+    # lazy: base is on every `ckdn run` path (tests/core/test_startup.py pins it), and the
+    # generic parser, which reads no evidence, never asks the log this
+    from ckdn.parsers._logsays import failure_line
+
     found = failure_line(ctx.log_path)
     if found is None:
         return
