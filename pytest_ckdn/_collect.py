@@ -28,15 +28,23 @@ from typing import Any
 
 from ckdn.app import Finding
 from ckdn.app.host import (
+    COLLECTION_ERROR,
     INTERNAL,
+    INTERNAL_ERROR,
     OUTSIDE,
     PHASES,
     TEST,
+    TEST_ERROR,
+    TEST_FAILURE,
+    WORKER_CRASH,
     Smallest,
     Snippet,
     cap_line,
+    collection_error,
+    internal_error,
     numbered,
     order_key,
+    phase_failure,
     worse_outcome,
 )
 
@@ -49,12 +57,6 @@ __all__ = [
     "Collector",
     "Paths",
 ]
-
-TEST_FAILURE = "test_failure"
-TEST_ERROR = "test_error"
-COLLECTION_ERROR = "collection_error"
-WORKER_CRASH = "worker_crash"
-INTERNAL_ERROR = "internal_error"
 
 #: pytest-xdist reports an item whose worker died with this ``when``.
 CRASH_WHEN = "???"
@@ -126,29 +128,27 @@ def _last_entry(longrepr: Any) -> Any | None:
 
 
 def report_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
-    """A failed test report (call, setup/teardown, or a crashed xdist worker) as a finding."""
+    """A failed test report (call, setup/teardown, or a crashed xdist worker) as a finding.
+
+    Located where the JUnit road can locate it too: the traceback's last line in the
+    test's own file, else the test's file alone (a JUnit report names no line)."""
     when = report.when
-    test_path, def_line = report.location[0], report.location[1]
+    test_path = report.location[0]
     longrepr = report.longrepr
     if when == CRASH_WHEN:
         return Finding(id=report.nodeid, kind=WORKER_CRASH, message=_first_line(str(longrepr)),
                        location=test_path)
-    kind = TEST_FAILURE if when == "call" else TEST_ERROR
-    # A teardown error is named as the JUnit path names it, so both paths give one id.
-    ident = f"{report.nodeid}@teardown" if when == "teardown" else report.nodeid
-    line = def_line + 1 if def_line is not None else None
     crash = getattr(longrepr, "reprcrash", None)
     if crash is None:  # a plain string: [XPASS(strict)], "contains N failed subtests", ...
         text = str(longrepr) if longrepr is not None else f"{when} failed"
         lines = text.splitlines()
-        return Finding(id=ident, kind=kind, message=_first_line(text),
-                       location=paths.location(test_path, line),
-                       detail=_bounded(_e_lines(lines) or lines[1:], snippet_lines))
+        return phase_failure(report.nodeid, when, _first_line(text), test_path,
+                            _bounded(_e_lines(lines) or lines[1:], snippet_lines))
     crash_path = paths.rel(crash.path)
     if crash_path == test_path:
-        line = crash.lineno
+        line: int | None = crash.lineno
     else:
-        line = _line_in(longrepr, paths, paths.rootdir / test_path) or line
+        line = _line_in(longrepr, paths, paths.rootdir / test_path)
     entry = _last_entry(longrepr)
     detail = _e_lines(getattr(entry, "lines", ()))
     if not detail:
@@ -156,10 +156,10 @@ def report_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding:
     fileloc = getattr(entry, "reprfileloc", None)
     typename = getattr(fileloc, "message", "") or ""
     where = paths.location(crash_path, crash.lineno)
-    return Finding(id=ident, kind=kind, message=_first_line(str(crash.message)),
-                   location=paths.location(test_path, line),
-                   detail=_bounded(detail, snippet_lines, f"{where}: {typename}" if typename
-                                   else where))
+    return phase_failure(report.nodeid, when, _first_line(str(crash.message)),
+                        paths.location(test_path, line),
+                        _bounded(detail, snippet_lines, f"{where}: {typename}" if typename
+                                 else where))
 
 
 def _line_in(longrepr: Any, paths: Paths, target: Path) -> int | None:
@@ -179,11 +179,10 @@ def collection_finding(report: Any, paths: Paths, snippet_lines: int) -> Finding
     text = str(report.longrepr)
     lines = text.splitlines()
     errors = _e_lines(lines)
-    message = errors[-1][1:].strip() if errors else (lines[0] if lines else "collection failed")
     where = _error_location(lines, paths, collector)
-    return Finding(id=nodeid or ".", kind=COLLECTION_ERROR, message=cap_line(message),
-                   location=where, detail=_bounded(errors or lines[-snippet_lines:],
-                                                   snippet_lines))
+    return collection_error(nodeid, errors, where,
+                            _bounded(errors or lines[-snippet_lines:], snippet_lines),
+                            fallback=lines[0] if lines else "")
 
 
 def _error_location(lines: Sequence[str], paths: Paths, collector: str) -> str:
@@ -220,8 +219,7 @@ def internal_error_finding(excrepr: Any, paths: Paths, snippet_lines: int) -> Fi
     else:
         message, location = _first_line(lines[-1] if lines else text), None
     errors = _e_lines(lines) or lines[-snippet_lines:]
-    return Finding(id="INTERNALERROR", kind=INTERNAL_ERROR, message=message, location=location,
-                   detail=_bounded(errors, snippet_lines))
+    return internal_error(message, location, _bounded(errors, snippet_lines))
 
 
 # -- the whole session ----------------------------------------------------------------------

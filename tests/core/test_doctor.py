@@ -47,14 +47,41 @@ def test_the_version_names_the_distribution() -> None:
     assert proc.stdout.strip() == f"checkdown {ckdn.__version__}"
 
 
+#: A project with one check doctor finds sound.
+SOUND = '[check.ok]\ncommand = "true"\nparser = "generic"\n'
+
+
 def test_a_sound_installation_is_ok(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(SOUND)
     proc = ckdn_cli("doctor", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"ok: checkdown {ckdn.__version__} (ckdn package at ")
     assert proc.stderr == ""
 
 
+def test_no_config_at_all_is_an_error_naming_where_it_looked_and_ckdn_init(
+        tmp_path: Path) -> None:
+    proc = ckdn_cli("doctor", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"ckdn: error: no ckdn.toml in {tmp_path} (looked for "
+                           f"{tmp_path / 'ckdn.toml'}): no check is configured;")
+    assert "run `ckdn init`" in line
+
+
+def test_no_config_in_json_is_a_config_error_with_a_null_path(tmp_path: Path) -> None:
+    proc = ckdn_cli("doctor", "--json", cwd=tmp_path)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, load_schema("ckdn.doctor/1"))
+    assert doc["config"] is None
+    assert [(p["level"], p["rule"]) for p in doc["problems"]] == [("error", "config")]
+    assert "ckdn init" in doc["problems"][0]["message"]
+
+
 def test_the_unrelated_ckdn_distribution_beside_it_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(SOUND)
     dist_info(tmp_path, "ckdn", "1.4.1")
     proc = ckdn_cli("doctor", site=tmp_path, cwd=tmp_path)
     assert proc.returncode == 1
@@ -66,6 +93,7 @@ def test_the_unrelated_ckdn_distribution_beside_it_is_one_clear_line(tmp_path: P
 
 
 def test_files_overwritten_by_another_version_are_named(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(SOUND)
     dist_info(tmp_path, "checkdown", "9.9.9")  # first on sys.path: what Python finds
     proc = ckdn_cli("doctor", site=tmp_path, cwd=tmp_path)
     assert proc.returncode == 1

@@ -27,6 +27,12 @@ from ckdn.parsers.gates import (
     no_tests_collected,
     no_tests_gate,
 )
+from ckdn.parsers.pytest_findings import (
+    collection_error,
+    internal_error,
+    phase_failure,
+    unwrapped_message,
+)
 from ckdn.parsers.pytest_order import INTERNAL, OUTSIDE, TEST, Smallest, numbered, order_key
 
 _FAILED = 1
@@ -38,10 +44,12 @@ _XFAILED = 8
 class _Pending:
     """A ``<failure>``/``<error>`` element being read."""
 
-    __slots__ = ("base_id", "key", "kind", "location", "message", "text")
+    __slots__ = ("base_id", "key", "kind", "location", "message", "text", "when")
 
     def __init__(self, kind: str, base_id: str, key: tuple[Any, ...], message: str,  # noqa: PLR0917
-                 location: tuple[str, int | None] | None, text: FailureText) -> None:
+                 location: tuple[str, int | None] | None, text: FailureText,
+                 when: str) -> None:
+        self.when = when  # setup, call, teardown; collect; internal; outside (no testcase)
         self.kind = kind
         self.base_id = base_id
         self.key = key
@@ -176,31 +184,33 @@ class JUnitReader(XmlReader):
         location: tuple[str, int | None] | None = None
         test_file: str | None = None
         if case is None:
-            base_id, group, phase = self._outside_id(), OUTSIDE, 0
+            base_id, group, phase, when = self._outside_id(), OUTSIDE, 0, "outside"
         else:
             classname = case.get("classname", "")
             base_id, test_file = node_id(classname, case.get("name", ""),
                                          case.get("file") or None, Path(self.ctx.cwd),
                                          self.splits)
-            group = OUTSIDE if not classname else INTERNAL if base_id == "pytest::internal" \
-                else TEST
-            phase = 1
-            if kind == "test_error":
+            group, phase, when = TEST, 1, "call"
+            if not classname:
+                group, phase, when = OUTSIDE, 0, "collect"
+            elif base_id == "pytest::internal":
+                group, phase, when = INTERNAL, 0, "internal"
+            elif kind == "test_error":
+                phase, when = 1, "call"
                 if raw_message.startswith("failed on teardown with"):
-                    phase = 2
+                    phase, when = 2, "teardown"
                 elif raw_message.startswith("failed on setup with"):
-                    phase = 0
+                    phase, when = 0, "setup"
             if test_file is not None:
-                line = case.get("line")
-                location = (test_file, int(line) + 1 if line and line.isdigit() else None)
+                # the line of the traceback inside the test's file, else the file: the
+                # plugin's road locates it so too (xunit2 names no line; xunit1's is ignored)
+                location = (test_file, None)
         key = order_key(group, base_id, phase)
         if not self.kept.wants(key):
             self.kept.skip()  # counted, never shown: no need to read its text
             return
-        if phase == 2:
-            base_id += "@teardown"
         text = FailureText(test_file, max(self.ctx.max_snippet_lines, 0))
-        self.pending = _Pending(kind, base_id, key, raw_message, location, text)
+        self.pending = _Pending(kind, base_id, key, raw_message, location, text, when)
         self.capture_text(True)
 
     def _close(self) -> None:
@@ -210,19 +220,33 @@ class JUnitReader(XmlReader):
         self.capture_text(False)
         text = pending.text
         text.close()
-        message = first_line(pending.message)
-        if message == "collection failure" and text.last_e:
-            message = cap_line(f"{message}: {clean(text.last_e[1:].strip())}")
-        elif not message:
-            message = cap_line(clean(text.last_e[1:].strip())) if text.last_e else (
-                "test failed" if pending.kind == "test_failure" else "test error")
+        finding = self._finding(pending, text)
+        self.kept.offer(pending.key, lambda: finding)
+
+    def _finding(self, pending: _Pending, text: FailureText) -> Finding:
+        """The finding, from the builder the plugin's road uses too (``pytest_findings``)."""
+        lines = self.ctx.max_snippet_lines
         location = None
         if pending.location is not None:
             path, line = pending.location
             location = self.ctx.location(path, text.test_line or line)
-        finding = Finding(pending.base_id, pending.kind, message, location,
-                          text.detail(self.ctx.max_snippet_lines))
-        self.kept.offer(pending.key, lambda: finding)
+        if pending.when == "collect":
+            return collection_error(pending.base_id, text.e_lines, location,
+                                    text.detail(lines, crash=False),
+                                    fallback=first_line(pending.message))
+        if pending.when == "internal":
+            entry = text.python_entry
+            return internal_error(text.last_plain or first_line(pending.message),
+                                  self.ctx.location(*entry) if entry else None,
+                                  text.detail(lines))
+        message = first_line(unwrapped_message(pending.message))
+        if not message:
+            message = cap_line(clean(text.last_e[1:].strip())) if text.last_e else (
+                "test failed" if pending.kind == "test_failure" else "test error")
+        if pending.when == "outside":
+            return Finding(pending.base_id, pending.kind, message, location, text.detail(lines))
+        return phase_failure(pending.base_id, pending.when, message, location,
+                             text.detail(lines))
 
     # -- after the read ----------------------------------------------------------
 

@@ -19,6 +19,8 @@ from ckdn.parsers.base import Snippet, cap_line
 _LOCATION = re.compile(r"((?:[A-Za-z]:)?[^:\s][^:]*):(\d+):(?: |$)")
 #: ``E     File "path", line N`` - where a SyntaxError in collected code points.
 _E_FILE = re.compile(r'E\s+File "([^"]+)", line (\d+)')
+#: ``  File "path", line N, in name`` - an entry of a Python traceback (INTERNALERROR).
+_PY_FILE = re.compile(r'  File "([^"]+)", line (\d+)')
 #: ANSI escape sequences, raw or as pytest's visible ``#x1B`` escape of them.
 _ANSI = re.compile(r"(?:\x1b|#x1B)\[[0-?]*[ -/]*[@-~]")
 #: A partial line longer than this is kept cut; every kept line is capped anyway.
@@ -44,8 +46,8 @@ class FailureText:
     traceback reports inside the test's own file.
     """
 
-    __slots__ = ("carry", "crash", "e_extra", "e_lines", "last_e", "limit", "test_file",
-                 "test_line")
+    __slots__ = ("carry", "crash", "e_extra", "e_lines", "last_e", "last_plain", "limit",
+                 "python_entry", "test_file", "test_line")
 
     def __init__(self, test_file: str | None, limit: int) -> None:
         self.test_file = test_file
@@ -56,6 +58,9 @@ class FailureText:
         self.last_e = ""
         self.crash: str | None = None
         self.test_line: int | None = None
+        #: A Python traceback's (an INTERNALERROR's): its last ``File`` entry, last line.
+        self.python_entry: tuple[str, int] | None = None
+        self.last_plain = ""
 
     def feed(self, data: str) -> None:
         lines = (self.carry + data).split("\n")
@@ -83,26 +88,33 @@ class FailureText:
                 self.e_extra += 1
             return
         if not line or line[0].isspace():
+            if line.startswith('  File "'):
+                found = _PY_FILE.match(line)
+                if found is not None:
+                    self.python_entry = (found.group(1), int(found.group(2)))
             return
         match = _LOCATION.match(line)
         if match is None:
+            self.last_plain = cap_line(clean(line.rstrip()))
             return
         self.crash = line.rstrip()
         if self.test_file is not None and _same_file(match.group(1), self.test_file):
             self.test_line = int(match.group(2))
 
-    def detail(self, max_lines: int) -> Snippet:
-        """E lines then the crash location line, at most ``max_lines`` in all, the rest counted."""
+    def detail(self, max_lines: int, *, crash: bool = True) -> Snippet:
+        """E lines then the crash location line (unless not ``crash``: a collection error's
+        is inside pytest), at most ``max_lines`` in all, the rest counted."""
+        shown = self.crash if crash else None
         if max_lines <= 0:
-            return Snippet((), len(self.e_lines) + self.e_extra + (1 if self.crash else 0))
+            return Snippet((), len(self.e_lines) + self.e_extra + (1 if shown else 0))
         lines = list(self.e_lines)
         extra = self.e_extra
-        room = max_lines - (1 if self.crash else 0)
+        room = max_lines - (1 if shown else 0)
         if len(lines) > room:
             extra += len(lines) - room
             lines = lines[:room]
-        if self.crash:
-            lines.append(cap_line(clean(self.crash)))
+        if shown:
+            lines.append(cap_line(clean(shown)))
         return Snippet(lines[:max_lines], extra)
 
 

@@ -314,6 +314,26 @@ def guarded(parser: str, parse: Callable[[ParseContext], ParseResult],
         return crash_result(parser, exc)
 
 
+def contradicted(ctx: ParseContext, result: ParseResult) -> None:
+    """The log contradicts the report: a clean result at exit 0 beside a log line saying
+    something failed (``9 failed, 5 passed``, ``Found 3 errors``, a formatter's ``would
+    reformat``) or a tool's usage line is not trusted (``parse_mismatch``), never a pass."""
+    if ctx.rc != 0 or not result.parser_ok or result.total or result.gate_failures:
+        return
+    # lazy: base is on every `ckdn run` path (tests/core/test_startup.py pins it), and the
+    # generic parser, which reads no evidence, never asks the log this
+    from ckdn.parsers._logsays import failure_line
+
+    found = failure_line(ctx.log_path)
+    if found is None:
+        return
+    number, line = found
+    result.parser_ok = False
+    result.notes.append(cap_line(
+        f"the log contradicts the report: line {number} says {cut(line.strip(), 200)!r};"
+        " a clean report beside it is not trusted"))
+
+
 if not TYPE_CHECKING:
     class Protocol(metaclass=abc.ABCMeta):  # noqa: B024 - the run-time stand-in of typing's
         """``typing.Protocol`` at run time, without :mod:`typing` (``ckdn run`` never loads
@@ -443,6 +463,9 @@ class BaseParser:
 
     name: ClassVar[str] = ""
     OPTIONS: ClassVar[Mapping[str, Option]] = {}
+    #: Whether a clean result at exit 0 is held against what the log says
+    #: (:func:`contradicted`); only a parser that reads no evidence at all turns it off.
+    CHECKS_LOG: ClassVar[bool] = True
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         for key, value in options.items():
@@ -453,8 +476,15 @@ class BaseParser:
             spec.check(key, value)
 
     def parse(self, ctx: ParseContext) -> ParseResult:
-        """:meth:`read` under the crash guard: what ckdn calls."""
-        return guarded(self.name, self.read, ctx)
+        """:meth:`checked_read` under the crash guard: what ckdn calls."""
+        return guarded(self.name, self.checked_read, ctx)
+
+    def checked_read(self, ctx: ParseContext) -> ParseResult:
+        """:meth:`read`, held against what the log says (:func:`contradicted`)."""
+        result = self.read(ctx)
+        if self.CHECKS_LOG:
+            contradicted(ctx, result)
+        return result
 
     def read(self, ctx: ParseContext) -> ParseResult:
         """This run's evidence as facts: what a subclass implements."""

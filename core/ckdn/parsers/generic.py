@@ -17,6 +17,7 @@ __all__ = ["GenericParser"]
 
 class GenericParser(BaseParser):
     name = "generic"
+    CHECKS_LOG = False  # the exit code is the verdict: what the log says is the user's
 
     def read(self, ctx: ParseContext) -> ParseResult:
 

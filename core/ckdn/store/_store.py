@@ -322,13 +322,22 @@ class Store:
         behind; ``dry_run`` removes nothing and returns what would go."""
         validate_keep(keep)
         pruner = self._pruner()
-        dead = collect_dead(runs := self.runs(), pruner, stop_tree, dry_run=dry_run)
+        runs = self.runs()
+        dead = collect_dead(runs, pruner, stop_tree, dry_run=dry_run,
+                            latest=self._latest_of(runs))
         removed = dead + collect([info for info in runs if info.path not in dead], pruner,
                                  keep, self._protect, max_age_days=max_age_days,
                                  max_bytes=max_bytes, dry_run=dry_run)
         if not dry_run:
             sweep_trash(pruner)
         return removed
+
+    def _latest_of(self, runs: list[RunInfo]) -> str | None:
+        """The run ``latest`` answers (None: no run), from a listing already made."""
+        try:
+            return Resolver(self.runs_dir, self.cwd, self.display, lambda: runs).latest()
+        except UsageError:
+            return None
 
     def _protect(self, check: str) -> set[str]:
         """The runs of ``check`` no prune may remove: the published one, the one being written."""
@@ -475,14 +484,16 @@ def collect(runs: Sequence[RunInfo], pruner: Pruner, keep: int,
 
 def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
                  stop_tree: Callable[[dict[str, object]], object] | None = None, *,
-                 dry_run: bool = False) -> list[str]:
+                 dry_run: bool = False, latest: str | None = None) -> list[str]:
     """Remove the dead runs: of a check whose lock nobody holds (no run of it is going),
     the unfinished run the lock's record names (its ckdn was killed holding the lock;
     ``stop_tree`` first stops what the record names of its tree, and the record is
     cleared) and the unfinished runs marked :data:`ABANDONED` (the run that reclaimed
     the lock found them so). An unfinished run released cleanly (a host's) and an alias
-    run (no lock of its own) are left as they are. The removed paths (``dry_run``: what
-    would go)."""
+    run (no lock of its own) are left as they are. The dead run that is the ``latest``
+    is stopped and marked but kept: removing it would make an older (green) run the
+    latest; a later gc collects it once a newer run exists. The removed paths
+    (``dry_run``: what would go)."""
     groups: dict[str, list[RunInfo]] = {}
     for info in runs:
         if not info.finished:
@@ -497,12 +508,16 @@ def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
             named = None if holder is None else holder.run_dir
             dead = [info for info in groups[check] if info.name == named
                     or os.path.lexists(os.path.join(info.path, _runlock.ABANDONED))]
+            going = [info for info in dead if info.path != latest]
             if dry_run or not dead:
-                removed.extend(info.path for info in dead)
+                removed.extend(info.path for info in going)
                 continue
             if holder is not None and holder.child and stop_tree is not None:
                 stop_tree(holder.child)
-            removed.extend(info.path for info in dead if pruner.remove_run(info))
+            for info in dead:
+                if info.path == latest:
+                    _runlock.mark_abandoned(info.path, kind_of)
+            removed.extend(info.path for info in going if pruner.remove_run(info))
             if holder is not None:
                 _runlock.clear_holder(fd)
         finally:

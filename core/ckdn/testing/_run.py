@@ -26,11 +26,11 @@ LOG = "full.log"
 def unguarded(parser: Parser) -> Callable[[ParseContext], ParseResult]:
     """The call that reads a run without the crash guard in between.
 
-    ``read`` for a :class:`~ckdn.parsers.base.BaseParser` whose ``parse`` is the
-    base's (the guard around ``read``); ``parse`` for any other parser.
+    ``checked_read`` for a :class:`~ckdn.parsers.base.BaseParser` whose ``parse`` is the
+    base's (the guard around it); ``parse`` for any other parser.
     """
     if isinstance(parser, BaseParser) and type(parser).parse is BaseParser.parse:
-        return parser.read
+        return parser.checked_read  # read, and the base's rule that the log may contradict it
     return parser.parse
 
 

@@ -16,12 +16,14 @@ from ckdn.testing._rules import assert_loud, assert_never_green
 from ckdn.testing._run import LOG
 from ckdn.testing._spec import Conformance, Setup, ill_formed
 from ckdn.testing.strategies import (
+    contradictions,
     exit_codes,
     foreign_lines,
     garbage,
     line_soup,
     mutations,
     truncations,
+    usage_lines,
 )
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "garbage_logs_are_never_green",
     "garbage_reports_are_loud_and_never_green",
     "generated_rules",
+    "logs_contradicting_a_clean_report_are_never_green",
     "mutated_outputs_never_crash_the_parser",
     "options_are_validated",
     "recorded_cases_replay_to_their_status",
@@ -54,6 +57,10 @@ __all__ = [
 #   into one that is no longer well-formed is loud;
 # * other tools' recorded outputs (as they were, as the log, as the report) are
 #   never green;
+# * a recorded clean run whose log says something failed (a line inserted anywhere:
+#   ``9 failed, 5 passed``, ``Found 3 errors``, ``would reformat ...``), or whose log
+#   is the tool's own usage line (its command line refused), is never green at exit
+#   code 0: the log contradicts the report;
 # * a recorded run without its report is loud at exit code 0 (never green at any);
 # * every recorded case replays to its recorded status;
 # * options are validated: an unknown one, or a value a declared one does not take, is
@@ -120,6 +127,36 @@ def garbage_reports_are_loud_and_never_green(spec: Conformance) -> int:
               what=f"garbage as {name}")
         if not spec.is_clean_run(setup.options, outputs):
             assert_loud(result, rc, what=f"garbage as {name}")
+
+    check()
+    return runs
+
+
+def logs_contradicting_a_clean_report_are_never_green(spec: Conformance) -> int:
+    """A recorded clean run with a line saying something failed put into its log, or with
+    the tool's own usage line as its log, beside its clean reports: never green at exit 0."""
+    clean = {case.name: case for case in spec.cases if case.status == PASS}
+    if spec.exit_code_only or not clean:
+        return 0
+    runs = 0
+
+    @_generated
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        nonlocal runs
+        case = clean[data.draw(st.sampled_from(sorted(clean)), label="case")]
+        if data.draw(st.booleans(), label="usage line as the log"):
+            log = data.draw(usage_lines(case.tool or spec.name), label="log")
+            what = f"{case.name} with its tool's usage line as the log"
+        else:
+            lines = case.log.split(b"\n")
+            at = data.draw(st.integers(0, len(lines)), label="line")
+            line = data.draw(contradictions(), label="contradiction")
+            log = b"\n".join([*lines[:at], line, *lines[at:]])
+            what = f"{case.name}'s log with {line.decode()!r} at line {at + 1}"
+        runs += 1
+        result = spec.run(0, {**case.outputs(), LOG: log}, case.options, case.cwd)
+        assert_never_green(result, 0, what=what)
 
     check()
     return runs
@@ -318,7 +355,8 @@ def recorded_cases_replay_to_their_status(spec: Conformance) -> int:
 GENERATED: tuple[Rule, ...] = (garbage_logs_are_never_green,
                                garbage_reports_are_loud_and_never_green,
                                truncated_outputs_are_never_green,
-                               mutated_outputs_never_crash_the_parser)
+                               mutated_outputs_never_crash_the_parser,
+                               logs_contradicting_a_clean_report_are_never_green)
 #: Every rule, in the order :func:`conformance_tests` runs them.
 RULES: tuple[Rule, ...] = (*GENERATED, verdicts_cut_short_are_never_green,
                            foreign_outputs_are_never_green,
@@ -330,14 +368,17 @@ def generated_rules(spec: Conformance) -> tuple[Rule, ...]:
     """The generated rules that have something to generate for ``spec``'s parser.
 
     Garbage reports need a report; cut and damaged outputs need recorded cases
-    (anyone's, for an exit-code-only parser).
+    (anyone's, for an exit-code-only parser); a contradicted log, a recorded clean run.
     """
     has_reports = any(setup.reports for setup in spec.setups) and not spec.exit_code_only
     damageable = bool(_damageable(spec))
+    has_clean = not spec.exit_code_only and any(case.status == PASS for case in spec.cases)
     return tuple(rule for rule in GENERATED
                  if (rule is not garbage_reports_are_loud_and_never_green or has_reports)
                  and (rule not in (truncated_outputs_are_never_green,
-                                   mutated_outputs_never_crash_the_parser) or damageable))
+                                   mutated_outputs_never_crash_the_parser) or damageable)
+                 and (rule is not logs_contradicting_a_clean_report_are_never_green
+                      or has_clean))
 
 
 def conformance_tests(spec: Conformance) -> type:

@@ -8,13 +8,18 @@ from hypothesis import strategies as st
 
 from ckdn.testing._cases import RecordedCase
 
-__all__ = ["exit_codes", "foreign_lines", "garbage", "line_soup", "mutations", "truncations"]
+__all__ = ["contradictions", "exit_codes", "foreign_lines", "garbage", "line_soup", "mutations",
+           "truncations", "usage_lines"]
 
 # None of these is a hand-written imitation of a tool's output: garbage is
 # generated (any bytes, any text, lines of other tools' real outputs shuffled),
 # and damage is done to real recorded outputs (cut short, bytes overwritten,
-# inserted or deleted). Importing this module needs ``hypothesis`` (the
-# ``testing`` extra: ``pip install checkdown[testing]``).
+# inserted or deleted). The one exception is :func:`contradictions` and
+# :func:`usage_lines`: the shapes in which the common tools say that something failed
+# (pytest's summary, mypy's and ruff's counts, a formatter's verdict) or that they
+# refused their command line (argparse's and click's usage line, named for the case's
+# own tool), with drawn counts and names, to put beside a clean report. Importing this
+# module needs ``hypothesis`` (the ``testing`` extra: ``pip install checkdown[testing]``).
 
 #: Bytes that matter to the formats tools write: JSON and XML punctuation, digits,
 #: line ends, escapes, NUL.
@@ -86,3 +91,50 @@ def _apply(data: bytes, edits: list[tuple[str, float, int]]) -> bytes:
         elif damaged:
             del damaged[min(index, len(damaged) - 1)]
     return bytes(damaged)
+
+
+_WORD = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+_COUNT = st.integers(min_value=1, max_value=999)
+
+
+def _path(word: str) -> str:
+    return f"src/{word}.py"
+
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def contradictions() -> st.SearchStrategy[bytes]:
+    """One line saying a run failed, as pytest, mypy, ruff, black or ruff format say it."""
+    shapes = st.one_of(
+        st.builds(lambda n, m, eq: (f"{'=' * eq} " if eq else "") + f"{n} failed, {m} passed"
+                  f" in 0.{n % 100:02d}s" + (f" {'=' * eq}" if eq else ""),
+                  _COUNT, st.integers(0, 999), st.sampled_from([0, 4, 30])),
+        st.builds(lambda m, n: f"{m} passed, {n} error{_plural(n)} in 1.20s", st.integers(0, 99),
+                  _COUNT),
+        st.builds(lambda w, f: f"FAILED tests/test_{w}.py::test_{f} - AssertionError: assert 0",
+                  _WORD, _WORD),
+        st.builds(lambda n, k: f"Found {n} error{_plural(n)} in {k} file{_plural(k)} (checked"
+                  f" {k + 3} source files)", _COUNT, _COUNT),
+        st.builds(lambda n: f"Found {n} error{_plural(n)}.", _COUNT),
+        st.builds(lambda w, n: f"{_path(w)}:{n}: error: Name \"{w}\" is not defined"
+                  "  [name-defined]", _WORD, _COUNT),
+        st.builds(lambda w: f"would reformat {_path(w)}", _WORD),
+        st.builds(lambda n, m: f"{n} file{_plural(n)} would be reformatted, {m} files would be"
+                  " left unchanged.", _COUNT, st.integers(0, 99)),
+        st.builds(lambda w: f"Would reformat: {_path(w)}", _WORD),
+    )
+    return shapes.map(lambda line: line.encode("utf-8"))
+
+
+def usage_lines(tool: str) -> st.SearchStrategy[bytes]:
+    """``tool``'s own refusal of its command line, as argparse or click prints it."""
+    name = tool or "tool"
+    return st.sampled_from([
+        f"usage: {name} [-h] [--version] [options] [FILES ...]\n"
+        f"{name}: error: unrecognized arguments: --no-such-flag\n",
+        f"usage: {name} [-h] [-v] [-V] [more options; see below]\n",
+        f"Usage: {name} [OPTIONS] COMMAND [ARGS]...\nTry '{name} --help' for help.\n\n"
+        "Error: No such option: --no-such-flag\n",
+    ]).map(lambda text: text.encode("utf-8"))

@@ -282,7 +282,7 @@ def _live(pids: list[int]) -> list[int]:
     return [pid for pid in pids if running(pid)]
 
 
-def test_after_a_sigkilled_ckdn_gc_stops_its_setsid_stray_and_collects_the_run_dir(
+def test_after_a_sigkilled_ckdn_gc_stops_its_setsid_stray_and_marks_the_run_dir(
     project: Project
 ) -> None:
     leader, stray = _killed_while_escaping(project)
@@ -295,7 +295,9 @@ def test_after_a_sigkilled_ckdn_gc_stops_its_setsid_stray_and_collects_the_run_d
         assert proc.returncode == 0, proc.stderr
         assert gone_soon(stray)
         assert _live([leader, stray]) == []
-        assert project.run_dirs() == []
+        # the latest run: kept, marked, so `latest` never skips back past it (issue 24)
+        assert project.run_dirs() == [run_dir]
+        assert (run_dir / ".abandoned").exists()
         assert (project.runs / ".locks" / "slow.lock").read_text() == ""
     finally:
         for pid in (leader, stray):

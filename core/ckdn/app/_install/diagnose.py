@@ -15,6 +15,7 @@ from ckdn import DISTRIBUTION, __version__
 from ckdn.app._project.lock import lock_path, verify
 from ckdn.app._running.parsing import substitute
 from ckdn.app._running.policy import child_env, verdict
+from ckdn.config import CONFIG_NAME
 from ckdn.errors import CkdnError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -42,6 +43,8 @@ def report(config: Config | None, installation: Sequence[str], installed: str, *
     checks: list[dict[str, Any]] = []
     if config_error is not None:
         problems.append(_problem(ERROR, None, "config", config_error))
+    if config is not None and config.path is None:  # the defaults: nothing to diagnose
+        problems.append(_problem(ERROR, None, "config", _no_config(config.cwd)))
     if config is not None:
         for check in config.checks.values():
             found, policy = check_problems(config, check)
@@ -53,6 +56,12 @@ def report(config: Config | None, installation: Sequence[str], installed: str, *
             "config": None if config is None or config.path is None else config.path,
             "errors": errors, "warnings": len(problems) - errors,
             "problems": problems, "checks": checks}
+
+
+def _no_config(cwd: str) -> str:
+    """A project without a config has no checks: an ``ok`` would say they were looked at."""
+    return (f"no {CONFIG_NAME} in {cwd} (looked for {os.path.join(cwd, CONFIG_NAME)}): no"
+            f" check is configured; run `ckdn init` to write one, or pass --config")
 
 
 def _problem(level: str, check: str | None, rule: str, message: str) -> dict[str, Any]:
