@@ -10,7 +10,7 @@ import os
 import sys
 
 from ckdn.app import encode, inert
-from ckdn.errors import CkdnError, one_line, os_reason
+from ckdn.errors import CkdnError, UsageError, one_line, os_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -45,6 +45,18 @@ def write_text(text: str) -> None:
         raise  # the reader went away: `ckdn.cli.main` says nothing more to it
     except OSError as exc:  # a full disk, a stdout closed meanwhile
         raise CkdnError(f"cannot write to stdout: {os_reason(exc)}") from exc
+
+
+def write_output(text: str, path: str | None) -> None:
+    """``text`` into the file ``path`` (``--output``), or on stdout without one."""
+    if path is None:
+        write_text(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"--output {path}: cannot write: {os_reason(exc)}") from exc
 
 
 def note(message: str) -> None:

@@ -4,9 +4,8 @@ or CI; runs nothing."""
 from __future__ import annotations
 
 from ckdn.app.queries import REPORT_FORMATS, annotate
-from ckdn.cli._output import colour, write_text
+from ckdn.cli._output import colour, write_output
 from ckdn.cli._project import load_config
-from ckdn.errors import UsageError, os_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -36,12 +35,5 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     text = annotate(config, args.run, args.format,
                     color=args.format == "text" and args.output is None and colour(),
                     diff_base=args.diff_base)
-    if args.output is None:
-        write_text(text)
-        return 0
-    try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UsageError(f"--output {args.output}: cannot write: {os_reason(exc)}") from exc
+    write_output(text, args.output)
     return 0

@@ -4,9 +4,8 @@ document a test dashboard ingests; runs nothing."""
 from __future__ import annotations
 
 from ckdn.app.exchange import EXPORT_FORMATS, export_run
-from ckdn.cli._output import write_text
+from ckdn.cli._output import write_output
 from ckdn.cli._project import load_config
-from ckdn.errors import UsageError, os_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -28,12 +27,5 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     """Exit 0 whatever the run's status: the document is the product."""
     config = load_config(args, required=False)
     text = export_run(config, args.run, args.format)
-    if args.output is None:
-        write_text(text)
-        return 0
-    try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UsageError(f"--output {args.output}: cannot write: {os_reason(exc)}") from exc
+    write_output(text, args.output)
     return 0

@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from ckdn.identity._findings_file import FindingRow
 
-__all__ = ["BaselineIndex", "Matched", "Rowed", "match"]
+__all__ = ["BaselineIndex", "Listed", "Matched", "Rowed", "match"]
 
 # 1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
 #    content): lines inserted above, reindentation, a reworded message;
@@ -35,8 +35,9 @@ class Identities(Protocol):
     def retried(self, index: int, path: str) -> bytes: ...
 
 
-class _Listed:
-    """A list of :class:`Fingerprinted` read as :class:`Identities`."""
+class Listed:
+    """A list of :class:`Fingerprinted` read as :class:`Identities` (and, with ``line``, as
+    the diff gate's ``Placeable``)."""
 
     __slots__ = ("items",)
 
@@ -55,6 +56,9 @@ class _Listed:
 
     def path(self, index: int) -> str:
         return self.items[index].path
+
+    def line(self, index: int) -> int:
+        return self.items[index].line
 
     def retried(self, index: int, path: str) -> bytes:
         item = self.items[index]
@@ -163,7 +167,7 @@ def match(entries: Iterable[str] | BaselineIndex,
     both findings and entries over (only then can a rename explain one: git is not
     started for a run the baseline knows whole)."""
     index = entries if isinstance(entries, BaselineIndex) else BaselineIndex(entries)
-    found: Identities = _Listed(current) if isinstance(current, Sequence) else current
+    found: Identities = Listed(current) if isinstance(current, Sequence) else current
     count = len(found)
     known = [False] * count
     by_pass = {"exact": 0, "renamed": 0, "message": 0}

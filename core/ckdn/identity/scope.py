@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ckdn.identity._baseline import decide
 from ckdn.identity._fingerprint import Fingerprinted, SourceLines
-from ckdn.identity._match import BaselineIndex
+from ckdn.identity._match import BaselineIndex, Listed
 from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -75,35 +75,6 @@ class Placeable(Protocol):
     def path(self, index: int) -> str: ...
     def line(self, index: int) -> int: ...
     def retried(self, index: int, path: str) -> bytes: ...
-
-
-class Listed:
-    """A list of :class:`Fingerprinted` read as :class:`Placeable`."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items: Sequence[Fingerprinted]) -> None:
-        self.items = items
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def key(self, index: int) -> bytes:
-        item = self.items[index]
-        return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
-
-    def secondary(self, index: int) -> bytes:
-        return bytes.fromhex(self.items[index].secondary)
-
-    def path(self, index: int) -> str:
-        return self.items[index].path
-
-    def line(self, index: int) -> int:
-        return self.items[index].line
-
-    def retried(self, index: int, path: str) -> bytes:
-        item = self.items[index]
-        return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
 
 
 def place(changes: ChangeSet, findings: Sequence[Fingerprinted] | Placeable,

@@ -24,8 +24,9 @@ from ckdn.parsers.outcomes import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from pathlib import Path
 
-    from ckdn.config import Config
+    from ckdn.config import Check, Config
     from ckdn.store import Store
 
 __all__ = ["TESTS_FILE", "record_outcomes", "run_durations", "run_outcomes"]
@@ -102,6 +103,18 @@ def _read_tests_file(path: str, shown: str, check: str,
     return out
 
 
+def _junit_report(config: Config, check: Check | None, name: str, run_dir: str,
+                  rc: int) -> Path | None:
+    """The run's JUnit report, where its check's options put it, or ``None``: none there."""
+    options = options_for(check, run_dir) if check is not None else {}
+    ctx = ParseContext(name, run_dir, config.cwd, rc, options)
+    try:
+        report = ctx.artifact("junit", DEFAULT_JUNIT)
+    except ArtifactError as exc:
+        raise UsageError(str(exc)) from None
+    return report if report.is_file() else None
+
+
 def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
                   parser: str | None = None) -> dict[str, str] | None:
     """``{node id: outcome}`` of the run of check ``name`` in ``run_dir``, or ``None``.
@@ -117,13 +130,8 @@ def run_outcomes(config: Config, name: str, run_dir: str, rc: int, *,
         parser = check.parser
     if parser not in TEST_PARSERS:
         return None
-    options = options_for(check, run_dir) if check is not None else {}
-    ctx = ParseContext(name, run_dir, config.cwd, rc, options)
-    try:
-        report = ctx.artifact("junit", DEFAULT_JUNIT)
-    except ArtifactError as exc:
-        raise UsageError(str(exc)) from None
-    if not report.is_file():
+    report = _junit_report(config, check, name, run_dir, rc)
+    if report is None:
         return None
     try:
         return read_outcomes(report, config.cwd)
@@ -141,14 +149,8 @@ def run_durations(config: Config, name: str, run_dir: str, rc: int
         outcomes = _read_tests_file(recorded, f"{os.path.basename(run_dir)}/{TESTS_FILE}", name,
                                     durations)
         return outcomes, durations
-    check = config.check_of_run(name)
-    options = options_for(check, run_dir) if check is not None else {}
-    ctx = ParseContext(name, run_dir, config.cwd, rc, options)
-    try:
-        report = ctx.artifact("junit", DEFAULT_JUNIT)
-    except ArtifactError as exc:
-        raise UsageError(str(exc)) from None
-    if not report.is_file():
+    report = _junit_report(config, config.check_of_run(name), name, run_dir, rc)
+    if report is None:
         return None
     try:
         return read_timed_outcomes(report, config.cwd)
