@@ -86,6 +86,8 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
         why = f": {result.notes[0]}" if result.notes else ""
         if rc != 0:
             return Verdict(ERROR, f"exit code {rc} and the parser's evidence is incomplete{why}")
+        if result.unrun:
+            return Verdict(ERROR, f"exit code 0 but part of the check never ran{why}")
         return Verdict(PARSE_MISMATCH, f"exit code 0 but the parser's evidence is incomplete{why}")
     if rc == 0:
         if total:

@@ -124,3 +124,14 @@ def test_a_confused_parsers_reason_carries_its_first_note(rc: int, status: str) 
     bare = reconcile(Exit(rc), ParseResult(parser_ok=False))
     assert bare.reason is not None
     assert bare.reason.endswith("evidence is incomplete")
+
+
+def test_a_run_with_a_part_that_never_ran_is_an_error_even_at_exit_code_0() -> None:
+    """A shard merge missing a shard or a planned test: nothing contradicts, something is
+    absent, so ``error`` (a contradiction at exit code 0 stays ``parse_mismatch``)."""
+    absent = ParseResult(parser_ok=False, notes=["no shard ran shard(s) 2/2"], unrun=True)
+    contradicted = ParseResult(parser_ok=False, notes=["a test run by two shards"])
+    assert reconcile(Exit(0), absent).status == ERROR
+    assert "never ran: no shard ran shard(s) 2/2" in (reconcile(Exit(0), absent).reason or "")
+    assert reconcile(Exit(0), contradicted).status == PARSE_MISMATCH
+    assert reconcile(Exit(1), absent).status == ERROR

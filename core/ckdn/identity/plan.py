@@ -22,6 +22,7 @@ __all__ = [
     "Plan",
     "Selection",
     "ShardRecord",
+    "Unrun",
     "check_shards",
     "hashed_shard",
     "make_plan",
@@ -253,6 +254,14 @@ def _named(what: str, ids: Sequence[str]) -> str:
     return f"{len(ids)} {what}: {', '.join(ids[:NAMED])}{more}"
 
 
+class Unrun(str):
+    """A merge problem meaning part of the plan never ran (a shard missing, a planned test
+    no shard ran, a shard of another plan or without its record): ``error``, where a
+    contradiction (a test run twice, or by the wrong shard) is ``parse_mismatch``."""
+
+    __slots__ = ()
+
+
 def check_shards(plan: Plan, shards: Sequence[tuple[str, ShardRecord | None,
                                                     Mapping[str, str] | None]]
                  ) -> tuple[list[str], list[str]]:
@@ -267,13 +276,13 @@ def check_shards(plan: Plan, shards: Sequence[tuple[str, ShardRecord | None,
     gone: set[str] = set()
     for position, (name, record, outcomes) in enumerate(shards):
         if record is None:
-            problems.append(f"shard {name}: no shard record (shard.json): not run with "
-                            "--shard/--ckdn-shard")
+            problems.append(Unrun(f"shard {name}: no shard record (shard.json): not run "
+                                  "with --shard/--ckdn-shard"))
             continue
         if record.plan_id != plan.plan_id or record.total != plan.total:
             said = f"plan {record.plan_id}" if record.plan_id else "no plan"
-            problems.append(f"shard {name}: shard {record.index}/{record.total} of {said}, not "
-                            f"of plan {plan.plan_id} ({plan.total} shards)")
+            problems.append(Unrun(f"shard {name}: shard {record.index}/{record.total} of "
+                                  f"{said}, not of plan {plan.plan_id} ({plan.total} shards)"))
             continue
         if record.index in by_index:
             problems.append(f"shard {name}: shard {record.index}/{plan.total} again (also "
@@ -281,8 +290,8 @@ def check_shards(plan: Plan, shards: Sequence[tuple[str, ShardRecord | None,
             continue
         by_index[record.index] = name
         if outcomes is None:
-            problems.append(f"shard {name}: no record of its tests' outcomes (a JUnit report "
-                            "or tests.jsonl)")
+            problems.append(Unrun(f"shard {name}: no record of its tests' outcomes (a JUnit "
+                                  "report or tests.jsonl)"))
             continue
         declared = set(record.unplanned)
         # a shard can only say it did not collect its own part of the plan
@@ -302,13 +311,13 @@ def check_shards(plan: Plan, shards: Sequence[tuple[str, ShardRecord | None,
                                                     sorted(record.unplanned)))
     missing = [k for k in range(1, plan.total + 1) if k not in by_index]
     if missing:
-        problems.insert(0, f"plan {plan.plan_id}: no shard ran shard(s) "
-                        + ", ".join(f"{k}/{plan.total}" for k in missing))
+        problems.insert(0, Unrun(f"plan {plan.plan_id}: no shard ran shard(s) "
+                                 + ", ".join(f"{k}/{plan.total}" for k in missing)))
     covered = {k for k in by_index if k not in missing}
     dropped = sorted(ident for ident, k in plan.shard_of.items()
                      if k in covered and ident not in ran and ident not in gone)
     if dropped:
-        problems.append(_named("planned test(s) run by no shard", dropped))
+        problems.append(Unrun(_named("planned test(s) run by no shard", dropped)))
     twice = sorted(ident for ident, where in ran.items() if len(where) > 1)
     if twice:
         problems.append(_named("test(s) run by more than one shard", twice))

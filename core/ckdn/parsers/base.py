@@ -104,12 +104,14 @@ class ParseResult(Record):
     nonzero exit code always comes with findings (false only for ``generic``),
     and ``wants_log_tail`` asks for the log tail even on a plain ``fail``;
     ``tail_omits`` names the log lines the findings already say (each starts with one
-    of these prefixes, blanks stripped: mypy's JSON records), left out of the tail.
+    of these prefixes, blanks stripped: mypy's JSON records), left out of the tail;
+    ``unrun`` (with ``parser_ok`` false) says part of what the run stands for never ran
+    (a shard merge missing a shard or a planned test): ``error`` at any exit code.
     The list and dict fields default to new empty ones (``None`` asks for that too).
     """
 
     __slots__ = ("evidence_expected", "findings", "findings_total", "gate_failures", "notes",
-                 "parser_ok", "summary", "tail_omits", "wants_log_tail")
+                 "parser_ok", "summary", "tail_omits", "unrun", "wants_log_tail")
     findings: list[Finding]
     summary: dict[str, Any]
     parser_ok: bool
@@ -119,13 +121,14 @@ class ParseResult(Record):
     evidence_expected: bool
     wants_log_tail: bool
     tail_omits: tuple[str, ...]
+    unrun: bool
 
     def __init__(  # noqa: PLR0917 - positional, as when it was a dataclass
             self, findings: list[Finding] | None = None, summary: dict[str, Any] | None = None,
             parser_ok: bool = True, notes: list[str] | None = None,
             gate_failures: list[str] | None = None, findings_total: int | None = None,
             evidence_expected: bool = True, wants_log_tail: bool = False, *,
-            tail_omits: tuple[str, ...] = ()) -> None:
+            tail_omits: tuple[str, ...] = (), unrun: bool = False) -> None:
         self.findings = [] if findings is None else findings
         self.summary = {} if summary is None else summary
         self.parser_ok = parser_ok
@@ -135,6 +138,7 @@ class ParseResult(Record):
         self.evidence_expected = evidence_expected
         self.wants_log_tail = wants_log_tail
         self.tail_omits = tail_omits
+        self.unrun = unrun
 
     @property
     def total(self) -> int:

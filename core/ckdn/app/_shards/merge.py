@@ -26,7 +26,7 @@ from ckdn.identity import (
     read_findings,
 )
 from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
-from ckdn.identity.plan import check_shards, superseded
+from ckdn.identity.plan import Unrun, check_shards, superseded
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.parsers.gates import is_coverage_gate
 from ckdn.parsers.outcomes import TEST_PARSERS, worse
@@ -260,6 +260,12 @@ def _coverage_files(path: str) -> list[str]:
             and not os.path.islink(os.path.join(path, n))]
 
 
+def _shard_count(given: int, expect: int) -> str:
+    """The problem of ``given`` shards where ``expect`` were due: fewer is a part unrun."""
+    said = f"{given} shard(s) given, {expect} expected"
+    return Unrun(f"{said} (missing)") if given < expect else f"{said} (more than expected)"
+
+
 def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | None,
             run_dir: str, log: HostLog, plan: Plan | None = None
             ) -> tuple[ParseResult, list[FindingRow]]:
@@ -278,8 +284,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
         if shard.problem is not None:
             problems.append(f"shard {shard.name}: {shard.problem}")
     if expect is not None and len(shards) != expect:
-        problems.insert(0, f"{len(shards)} shard(s) given, {expect} expected "
-                        f"({'missing' if len(shards) < expect else 'more than expected'})")
+        problems.insert(0, _shard_count(len(shards), expect))
     conflicts, clashing, repeated = outcome_conflicts([s.outcomes for s in usable])
     names = [s.name for s in usable]
     problems += [f"shards disagree on {c.describe(names)}" for c in conflicts]
@@ -329,6 +334,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
         notes = [f"the shards do not make a whole: {head}", *shown, *notes]
     return ParseResult(findings=findings, findings_total=len(findings) + unlisted,
                        summary=summary, parser_ok=not problems, notes=notes,
+                       unrun=any(isinstance(problem, Unrun) for problem in problems),
                        gate_failures=gate_failures, wants_log_tail=bool(problems)), rows
 
 
