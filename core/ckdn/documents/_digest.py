@@ -140,13 +140,7 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
         base["status_reason"] = clean_line(
             redacted(redaction, verdict.reason or status, MESSAGE_WIDTH), MESSAGE_WIDTH)
     if gate is not None:
-        shown_gate: GateDoc = {"status": gate["status"], "policy": gate["policy"]}
-        if gate.get("reason"):
-            shown_gate["reason"] = clean_line(redacted(redaction, gate["reason"], MESSAGE_WIDTH),
-                                              MESSAGE_WIDTH)
-        if "scope" in gate:  # a diff-scoped gate's facts: fixed keys, counts, a commit id
-            shown_gate["scope"] = gate["scope"]
-        base["gate"] = shown_gate
+        base["gate"] = _shown_gate(gate, redaction)
     if baseline is not None:
         base["baseline"] = {"known": int(baseline["known"]), "new": int(baseline["new"])}
     if imported is not None:
@@ -192,6 +186,17 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     if not green:
         draft.artifacts, draft.artifacts_dropped = _artifact_names(artifacts, artifacts_omitted)
     return fit(draft, DIGEST_BUDGET)
+
+
+def _shown_gate(gate: GateDoc, redaction: Redaction | None) -> GateDoc:
+    """The gate as the digest shows it: its reason redacted and cut to one line."""
+    shown: GateDoc = {"status": gate["status"], "policy": gate["policy"]}
+    if gate.get("reason"):
+        shown["reason"] = clean_line(redacted(redaction, gate["reason"], MESSAGE_WIDTH),
+                                     MESSAGE_WIDTH)
+    if "scope" in gate:  # a diff-scoped gate's facts: fixed keys, counts, a commit id
+        shown["scope"] = gate["scope"]
+    return shown
 
 
 def _imported(base: Digest, imported: ImportedFacts) -> None:
