@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ckdn.documents.types import GateDoc
 
 __all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY_PREFIX", "SCOPES", "Listed", "Placeable",
-           "Placed", "decide_scope", "gated", "is_diff_policy", "place", "scope_policy"]
+           "Placed", "decide_scope", "gated", "place", "scope_policy"]
 
 NEW = "new"
 KNOWN = "known"
@@ -34,11 +34,6 @@ POLICY_PREFIX = "diff:"
 def scope_policy(scope: str) -> str:
     """The gate's ``policy`` under ``scope``."""
     return f"{POLICY_PREFIX}{scope}"
-
-
-def is_diff_policy(policy: object) -> bool:
-    """Whether a gate's ``policy`` is a diff-scoped gate's (its ``unavailable`` is red)."""
-    return isinstance(policy, str) and policy.startswith(POLICY_PREFIX)
 
 # Origin, in passes over the base's fingerprints (a base run's, or the baseline's),
 # each entry taken once:

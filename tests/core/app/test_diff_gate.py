@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from ckdn import app
 from ckdn.app import Outcome, gate_exit_code, green
 from ckdn.config._load import DIFF_SCOPES
-from ckdn.identity.scope import POLICY_PREFIX, SCOPES, is_diff_policy, scope_policy
+from ckdn.identity.scope import POLICY_PREFIX, SCOPES, scope_policy
 from ckdn.schema import load_schema
 from tests.diffgate_repo import CONFIG, git, make_repo
 from tests.project import Project, clean_env
@@ -277,5 +277,4 @@ def test_every_host_reads_an_unavailable_diff_gate_as_red(status: str, policy: s
 def test_the_gate_policy_names_the_scope() -> None:
     assert [scope_policy(s) for s in SCOPES] == ["diff:touched", "diff:added",
                                                  "diff:new-anywhere"]
-    assert is_diff_policy("diff:added") and not is_diff_policy("no_new_findings")
     assert POLICY_PREFIX == app._DIFF_POLICY_PREFIX
