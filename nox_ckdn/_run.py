@@ -97,10 +97,11 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     doc = outcome.document
     if github_reporting(choice=github):
         report_to_github(config, doc)
-    if outcome.status == PASS:
+    judged_green = green(doc, gate=True) if by_gate else outcome.status == PASS
+    if outcome.status == PASS and judged_green:  # a red gate fails a green run too
         session.log(_compact(doc))
         return doc
-    if by_gate and green(doc, gate=True):
+    if judged_green:
         _report(session, config, doc)
         session.log(f"ckdn: {name} is {outcome.status}, and its "
                     f"{'diff-scoped' if change is not None else 'baseline'} gate passes")

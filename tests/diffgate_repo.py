@@ -72,8 +72,9 @@ def break_a_caller_and_add_an_error(root: Path) -> None:
 
 def gate_facts(digest: dict[str, object]) -> tuple[object, object, object]:
     """What every host must agree on: the gate's status, how many findings it gated, and
-    the where x origin counts."""
-    gate = digest["gate"]
+    the where x origin counts (the gate's facts, in ``summary.diff_scope``)."""
+    gate, summary = digest["gate"], digest["summary"]
     assert isinstance(gate, dict)
-    scope = gate["scope"]
+    assert isinstance(summary, dict)
+    scope = summary["diff_scope"]
     return gate["status"], scope.get("gated"), scope.get("counts")

@@ -24,6 +24,7 @@ __all__ = ["UnknownSchemaError", "load_schema", "schema_ids"]
 #: schema id -> file in ``ckdn/schemas/`` (shipped inside the wheel).
 _FILES = {
     "ckdn.aggregate/1": "aggregate-1.json",
+    "ckdn.change/1": "change-1.json",
     "ckdn.diff/1": "diff-1.json",
     "ckdn.digest/2": "digest-2.json",
     "ckdn.doctor/1": "doctor-1.json",

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from ckdn.schema import load_schema
 from tests.contract import published
 from tests.core.test_schema import DIGEST_VARIANTS, make_aggregates, make_digest, make_metas
+from tests.diffgate_repo import CONFIG, break_a_caller_and_add_an_error, make_repo
 from tests.project import Project, py
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,17 +47,10 @@ WIDER: dict[tuple[str, str], str] = {
     ("aggregate", "status"): "000: the first non-green member's status (error, parse_mismatch)",
     ("aggregate", "member.status"): "000: members not reached are listed as skipped",
     ("aggregate", "member.required"): "000: a skipped member has no rc",
-    # issue 26 (the lead's brief: "extend the packaged digest schema additively"): only a
-    # run given a diff writes these; the published schemas reject such a document
-    ("digest", "gate.status"): "issue 26: a diff whose base cannot be trusted is gate error",
-    ("aggregate", "gate.status"): "issue 26: an alias's worst member gate may be error",
 }
-#: Keys ours declares that the published schemas do not: issue 26's additive extensions,
-#: present only in a run given a diff (a run without one writes the published shapes).
-ADDED: dict[tuple[str, str], str] = {
-    ("digest", "gate.scope"): "issue 26: the diff-scoped gate's facts",
-    ("meta", "diff"): "issue 26: the base, head and SHA-256 of the diff a gate judged",
-}
+#: Keys ours declares that the published schemas do not. None: the diff-scoped gate
+#: (issue 26) keeps the published ``gate``, its facts in ``summary`` and ``change.json``.
+ADDED: dict[tuple[str, str], str] = {}
 #: What only an imported run's digest carries (issue 27): keys a native digest never has,
 #: and ``rc`` null beside them. The published schema refuses such a digest (closed, rc an
 #: integer), so a consumer written for it can never take an import for a native run.
@@ -240,6 +234,38 @@ def test_documents_written_by_real_runs_validate_against_the_published_schemas(
     assert seen["aggregate.json"] == 3
     metas = [json.loads(p.read_text()) for p in project.runs.glob("*-ok/meta.json")]
     assert {tuple(m.get("env_keys", ())) for m in metas} == {("A_FLAG", "LANG")}
+
+
+@pytest.mark.parametrize("case", ["pass", "fail", "base_failure"])
+def test_a_diff_gated_run_writes_the_published_shapes(case: str, tmp_path: Path) -> None:
+    """Issue 26's gate inside the published contract: the digest, meta and an alias's
+    aggregate of a diff-gated run validate against the published schemas, whatever the
+    gate; its facts are ``summary.diff_scope`` and ``change.json`` (``ckdn.change/1``)."""
+    project = Project(tmp_path)
+    make_repo(tmp_path, CONFIG + '\n[check.all]\nmembers = ["lint"]\n')
+    if case == "fail":
+        break_a_caller_and_add_an_error(tmp_path)
+    ref = "no-such-branch" if case == "base_failure" else "HEAD"
+    gate = {"pass": "pass", "fail": "fail", "base_failure": "unavailable"}[case]
+    for name in ("lint", "all"):
+        proc = project.ckdn("run", name, "--gate", "--diff-base", ref)
+        assert (project.digest(proc)["gate"]["status"], proc.returncode != 0) == (
+            gate, case != "pass"), proc.stderr
+    kinds = {"digest.json": published.digest_schema(), "meta.json": published.meta_schema(),
+             "aggregate.json": published.aggregate_schema(),
+             "change.json": load_schema("ckdn.change/1")}
+    seen = dict.fromkeys(kinds, 0)
+    for run_dir in project.run_dirs():
+        for name, schema in kinds.items():
+            path = run_dir / name
+            if path.exists():
+                doc = json.loads(path.read_text())
+                assert _check(schema, doc) == [], f"{run_dir.name}/{name}"
+                seen[name] += 1
+                if name == "digest.json":
+                    assert doc["gate"]["policy"] == "diff:touched"
+                    assert doc["summary"]["diff_scope"]["policy"] == "touched"
+    assert seen == {"digest.json": 2, "meta.json": 2, "aggregate.json": 1, "change.json": 2}
 
 
 def test_the_copy_here_is_the_teams_contract() -> None:

@@ -443,7 +443,7 @@ def test_schema_lists_ids_and_prints_one(project: Project) -> None:
     ids = project.ckdn("schema").stdout.split()
     assert ids == sorted(ids)
     assert {"ckdn.digest/2", "ckdn.aggregate/1", "ckdn.meta/1", "ckdn.diff/1",
-            "ckdn.doctor/1", "ckdn.status/1", "ckdn.plan/1"} == set(ids)
+            "ckdn.doctor/1", "ckdn.status/1", "ckdn.plan/1", "ckdn.change/1"} == set(ids)
     schema = json.loads(project.ckdn("schema", "ckdn.digest/2").stdout)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     one_line_error(project.ckdn("schema", "ckdn.baseline/1"))

@@ -115,17 +115,18 @@ def make_metas(tmp_path: Path) -> Iterator[tuple[str, Meta]]:
 SCHEMA_DIFF = "ckdn.diff/1"
 SCHEMA_DOCTOR = "ckdn.doctor/1"
 SCHEMA_PLAN = "ckdn.plan/1"
+SCHEMA_CHANGE = "ckdn.change/1"
 SCHEMA_STATUS = "ckdn.status/1"
 
 
 def test_schema_ids_are_the_packaged_documents() -> None:
-    assert schema_ids() == [SCHEMA_AGGREGATE, SCHEMA_DIFF, SCHEMA_DIGEST, SCHEMA_DOCTOR,
-                            SCHEMA_META, SCHEMA_PLAN, SCHEMA_STATUS]
+    assert schema_ids() == [SCHEMA_AGGREGATE, SCHEMA_CHANGE, SCHEMA_DIFF, SCHEMA_DIGEST,
+                            SCHEMA_DOCTOR, SCHEMA_META, SCHEMA_PLAN, SCHEMA_STATUS]
 
 
 @pytest.mark.parametrize("schema_id", [SCHEMA_DIGEST, SCHEMA_AGGREGATE, SCHEMA_META,
                                        SCHEMA_DIFF, SCHEMA_DOCTOR, SCHEMA_PLAN,
-                                       SCHEMA_STATUS])
+                                       SCHEMA_STATUS, SCHEMA_CHANGE])
 def test_each_packaged_schema_is_a_valid_draft_2020_12_schema(schema_id: str) -> None:
     schema = load_schema(schema_id)
     Draft202012Validator.check_schema(schema)
@@ -135,7 +136,7 @@ def test_each_packaged_schema_is_a_valid_draft_2020_12_schema(schema_id: str) ->
 
 @pytest.mark.parametrize("schema_id", [SCHEMA_DIGEST, SCHEMA_AGGREGATE, SCHEMA_META,
                                        SCHEMA_DIFF, SCHEMA_DOCTOR, SCHEMA_PLAN,
-                                       SCHEMA_STATUS])
+                                       SCHEMA_STATUS, SCHEMA_CHANGE])
 def test_every_object_with_declared_keys_closes_additional_properties(schema_id: str) -> None:
     def objects(node: Any) -> Iterator[dict[str, Any]]:
         if isinstance(node, dict):
@@ -155,8 +156,8 @@ def test_every_object_with_declared_keys_closes_additional_properties(schema_id:
 def test_the_schemas_ship_inside_the_package() -> None:
     folder = importlib.resources.files("ckdn") / "schemas"
     names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
-    assert names == ["aggregate-1.json", "diff-1.json", "digest-2.json", "doctor-1.json",
-                     "meta-1.json", "plan-1.json", "status-1.json"]
+    assert names == ["aggregate-1.json", "change-1.json", "diff-1.json", "digest-2.json",
+                     "doctor-1.json", "meta-1.json", "plan-1.json", "status-1.json"]
 
 
 @pytest.mark.parametrize("schema_id", ["ckdn.baseline/1", "ckdn.digest/1", "nope", ""])

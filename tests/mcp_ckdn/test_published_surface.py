@@ -90,8 +90,8 @@ def test_an_unknown_argument_is_an_error_in_one_line_never_ignored(root: Path,
 def test_the_old_names_are_refused_rather_than_dropped(root: Path) -> None:
     """A call asking for extra arguments under another name never runs something else."""
     text = error_text(call(root, "run_check", {"check": "bad", "args": ["-x"]}))
-    assert ("unknown argument 'args'; it takes: check, config, cwd, diff_base, extra_args,"
-            " gate") in text
+    assert ("unknown argument 'args'; it takes: check, config, cwd, diff_base, extra_args, "
+            "gate") in text
     assert not list((root / ".agent-runs").glob("*-bad"))  # nothing ran
     assert "unknown argument 'file'" in error_text(
         call(root, "get_evidence", {"file": "full.log"}))

@@ -151,7 +151,8 @@ def test_no_tool_takes_a_command(root: Path) -> None:
         assert set(tool.input_schema.get("properties", {})) <= {
             "check", "alias", "extra_args", "gate", "fail_fast", "run", "limit", "artifact",
             "offset", "include_meta", "a", "b", "config", "cwd",
-            "diff_base", "checks", "accept_weakened"}  # diff_base: a git ref; checks: names
+            "diff_base",  # a git ref, never a command
+            "checks", "accept_weakened"}  # status: check names and a flag (issue 25)
 
 
 def test_run_group_returns_the_aggregate_and_its_members_digests_are_readable(

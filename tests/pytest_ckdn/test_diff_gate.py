@@ -52,6 +52,19 @@ def test_a_test_broken_by_a_change_elsewhere_is_gated_as_ckdn_run_gates_it(
     assert gate_facts(doc)[:2] == ("fail", 1)
 
 
+def test_a_base_it_cannot_trust_fails_a_green_session(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    (root / ".gitignore").write_text(".agent-runs/\n__pycache__/\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    code, doc = pytest_digest(root, "--ckdn-diff-base", "no-such-ref")
+    assert (doc["status"], doc["gate"]["status"], code) == ("pass", "unavailable", 1)
+    assert "no such commit" in doc["gate"]["reason"]
+
+
 def test_diff_base_under_ckdn_run_is_refused(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     env = {**clean_env(), "CKDN_RUN_DIR": str(tmp_path), "CKDN_CHECK": "tests"}

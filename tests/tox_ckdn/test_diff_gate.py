@@ -35,3 +35,15 @@ def test_an_env_under_ckdn_diff_base_is_judged_by_the_same_gate(
     (run.path / "lib.py").write_text("def surface():\n    pass\ndef area():\n    pass\n")
     run("-e", "lint").assert_success()
     assert run.digest("lint")["gate"]["status"] == "pass"
+
+
+def test_an_env_under_a_base_it_cannot_trust_fails(project: Project,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    run = project.make(ENV, checks=CONFIG, files={**FILES, "app.py": "x = 1\nuse area\n"})
+    git(run.path, "init", "-q")
+    git(run.path, "add", "-A")
+    git(run.path, "commit", "-q", "-m", "base")
+    monkeypatch.setenv("CKDN_DIFF_BASE", "no-such-ref")
+    run("-e", "lint").assert_failed()
+    digest = run.digest("lint")
+    assert (digest["status"], digest["gate"]["status"]) == ("pass", "unavailable")

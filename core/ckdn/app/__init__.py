@@ -100,16 +100,27 @@ def merge_runs(config: Config, name: str, runs: Sequence[str], *,
 
 def gate_exit_code(outcome: Outcome) -> int:
     """``--gate``: the exit code follows the gate (pass 0, fail 1), else the run's own; a
-    gate ``error`` (a diff's base that cannot be trusted) is never 0."""
+    diff-scoped gate ``unavailable`` (a base that cannot be trusted) is never 0."""
     gate = outcome.document.get("gate")
     status = gate.get("status") if isinstance(gate, dict) else None
     if status == "pass":
         return 0
     if status == "fail":
         return 1
-    if status == "error":
+    if status == "unavailable" and _diff_scoped(gate):
         return outcome.exit_code or 1
     return outcome.exit_code
+
+
+#: ``ckdn.identity.scope.POLICY_PREFIX`` (equal by a test), not imported from there: a run
+#: without a diff never loads the diff-scoped gate's modules.
+_DIFF_POLICY_PREFIX = "diff:"
+
+
+def _diff_scoped(gate: object) -> bool:
+    """Whether ``gate`` is a diff-scoped gate's, whose ``unavailable`` is red."""
+    policy = gate.get("policy") if isinstance(gate, dict) else None
+    return isinstance(policy, str) and policy.startswith(_DIFF_POLICY_PREFIX)
 
 
 #: Set to 1 (or true, yes, on) in the environment, the nox and tox integrations judge
@@ -137,11 +148,13 @@ def change_requested(environ: Mapping[str, str] | None = None) -> ChangeRequest 
 
 def green(document: Document, *, gate: bool = False) -> bool:
     """Whether a host counts this digest or aggregate as green: its status is ``pass``,
-    or, judging by the gate, the gate passed (an ``unavailable`` gate: the status; an
-    ``error`` gate never)."""
+    or, judging by the gate, the gate passed (an ``unavailable`` baseline gate: the status;
+    an ``unavailable`` diff-scoped gate never)."""
     if gate:
         shown = document.get("gate")
         status = shown.get("status") if isinstance(shown, dict) else None
-        if status in ("pass", "fail", "error"):
+        if status in ("pass", "fail"):
             return status == "pass"
+        if status == "unavailable" and _diff_scoped(shown):
+            return False
     return document.get("status") == PASS

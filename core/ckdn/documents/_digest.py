@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable, Mapping, Sequence
     from typing import Any, Final
 
-    from ckdn.documents.types import BaselineCounts, Digest, FindingDoc, GateDoc, ImportedFacts
+    from ckdn.documents.types import (
+        BaselineCounts,
+        Digest,
+        FindingDoc,
+        GateDoc,
+        ImportedFacts,
+        ScopeDoc,
+    )
     from ckdn.parsers.base import Finding, ParseResult
     from ckdn.process import Exit
     from ckdn.reconcile import Verdict
@@ -109,7 +116,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
                  baseline: BaselineCounts | None = None,
                  baselined: Container[int] = (),
                  redaction: Redaction | None = None,
-                 imported: ImportedFacts | None = None) -> Digest:
+                 imported: ImportedFacts | None = None,
+                 diff_scope: ScopeDoc | None = None) -> Digest:
     """The ``ckdn.digest/2`` document of one run: sparse, deterministic, bounded.
 
     ``run_dir`` is the display string (forward slashes). ``artifacts`` are names in
@@ -124,6 +132,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     location, path or number), and its count per rule becomes the first note.
     ``imported``: the run is an import (no process ran): ``rc`` is null, and the digest
     says so in ``origin`` and counts what was read in ``import_summary``.
+    ``diff_scope``: a diff-scoped gate's facts, shown as ``summary.diff_scope`` (the
+    published ``gate`` is closed).
     """
     status = verdict.status
     if status not in STATUSES:
@@ -160,6 +170,8 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
     walk = _SummaryWalk(redaction)
     draft.summary = walk.mapping(result.summary, 0) if _is_mapping(result.summary) else {}
     draft.summary_dropped = walk.dropped
+    if diff_scope is not None:  # fixed keys, ints, commit ids: bounded, never redacted
+        draft.summary["diff_scope"] = dict(diff_scope)
     draft.gate_failures, draft.gates_dropped = _bounded_lines(
         result.gate_failures, LINE_WIDTH, MAX_GATE_FAILURES, redaction=redaction)
     all_notes: list[object] = [*notes, *result.notes]
@@ -189,13 +201,11 @@ def build_digest(*, check: str, verdict: Verdict, exit: Exit,
 
 
 def _shown_gate(gate: GateDoc, redaction: Redaction | None) -> GateDoc:
-    """The gate as the digest shows it: its reason redacted and cut to one line."""
+    """The published, closed ``gate``: status, policy, a one-line reason."""
     shown: GateDoc = {"status": gate["status"], "policy": gate["policy"]}
     if gate.get("reason"):
         shown["reason"] = clean_line(redacted(redaction, gate["reason"], MESSAGE_WIDTH),
                                      MESSAGE_WIDTH)
-    if "scope" in gate:  # a diff-scoped gate's facts: fixed keys, counts, a commit id
-        shown["scope"] = gate["scope"]
     return shown
 
 

@@ -1,4 +1,5 @@
-"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose."""
+"""The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose; and
+the change a diff-scoped gate judged (``ckdn.change/1``, ``change.json``), its sidecar."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from ckdn.documents.textcap import unsurrogate
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Final
 
-    from ckdn.documents.types import DiffMeta, Meta
+    from ckdn.documents.types import ChangeDoc, GateDoc, Meta, ScopeDoc
     from ckdn.process import Exit
 
 # The digest must be byte-identical for identical inputs, so times, the exact
@@ -25,16 +26,15 @@ SCHEMA_META: Final = "ckdn.meta/1"
 
 def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float,
                finished_at: float, log_sha256: str, log_bytes: int, parser: str,
-               env_keys: Iterable[str] = (), diff: Mapping[str, str] | None = None) -> Meta:
-    """The ``ckdn.meta/1`` provenance of one run: the published key set, and ``diff`` for a
-    run a diff-scoped gate judged.
+               env_keys: Iterable[str] = ()) -> Meta:
+    """The ``ckdn.meta/1`` provenance of one run: the published key set, nothing else (the
+    change a diff-scoped gate judged is in ``change.json``: :func:`build_change`).
 
     ``command`` is the argv after ``{run_dir}`` substitution; ``started_at`` is
     ISO 8601 UTC in whole seconds with a ``+00:00`` offset; ``duration_s`` is the
     runner's measurement (wall clock between the two times when it has none),
     rounded to milliseconds; ``env_keys`` are the names (never the values) the
-    check's ``env`` set, sorted, and absent when it set none; ``diff`` the change's
-    SHA-256, base and head commits.
+    check's ``env`` set, sorted, and absent when it set none.
     """
 
     duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
@@ -55,13 +55,30 @@ def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float
     keys = sorted({unsurrogate(key) for key in env_keys})
     if keys:
         meta["env_keys"] = keys
-    if diff:
-        shown: DiffMeta = {}
-        for key in ("base", "head", "sha256"):
-            if key in diff:
-                shown[key] = diff[key]
-        meta["diff"] = shown
     return meta
+
+
+SCHEMA_CHANGE: Final = "ckdn.change/1"
+
+
+def build_change(*, check: str, gate: GateDoc, facts: ScopeDoc, sha256: str,
+                 size: int) -> ChangeDoc:
+    """``change.json`` (``ckdn.change/1``), the sidecar of a run a diff-scoped gate judged:
+    the change (base, head, the diff's SHA-256 and bytes), the policy, the counts. No
+    times: equal changes and findings give equal bytes."""
+    doc: ChangeDoc = {"schema": SCHEMA_CHANGE, "check": check, "policy": facts["policy"],
+                      "gate": gate["status"], "gated": int(facts.get("gated", 0))}
+    if gate.get("reason"):
+        doc["reason"] = gate["reason"]
+    for key in ("origin", "base", "head"):
+        value = facts.get(key)
+        if isinstance(value, str) and value:
+            doc[key] = value
+    if sha256:
+        doc["diff"] = {"sha256": sha256, "bytes": max(0, int(size))}
+    if "counts" in facts:
+        doc["counts"] = facts["counts"]
+    return doc
 
 
 def _iso_utc(timestamp: float) -> str:

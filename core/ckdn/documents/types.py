@@ -7,7 +7,8 @@ from typing import Any, Literal, NotRequired, TypedDict, final
 __all__ = [
     "Aggregate",
     "BaselineCounts",
-    "DiffMeta",
+    "ChangeDoc",
+    "DiffBytes",
     "Digest",
     "DigestStatus",
     "Document",
@@ -58,25 +59,25 @@ class BaselineCounts(TypedDict):
 
 @final
 class ScopeDoc(TypedDict):
-    """A diff-scoped gate's facts (``diff_scope``): the scope's policy, how many findings
-    the change owns, where the origins came from, the base, the where x origin counts."""
+    """A diff-scoped gate's facts (the digest's ``summary.diff_scope``): the scope, how many
+    findings the change owns, where the origins came from, the commits, the counts."""
 
     policy: str
     gated: NotRequired[int]
     origin: NotRequired[str]
     base: NotRequired[str]
+    head: NotRequired[str]
     counts: NotRequired[dict[str, dict[str, int]]]
 
 
 @final
 class GateDoc(TypedDict):
     """The CI decision with a baseline configured (``no_new_findings``) or a diff given
-    (``diff_scope``, with ``scope``)."""
+    (``diff:SCOPE``): the published, closed shape."""
 
     status: str
     policy: str
     reason: NotRequired[str]
-    scope: NotRequired[ScopeDoc]
 
 
 @final
@@ -164,12 +165,28 @@ class Aggregate(TypedDict):
 
 
 @final
-class DiffMeta(TypedDict):
-    """The change a diff-scoped gate judged: the diff's SHA-256, the base and head commits."""
+class DiffBytes(TypedDict):
+    """The diff a gate judged, as read: its SHA-256 and size."""
 
-    sha256: NotRequired[str]
+    sha256: str
+    bytes: int
+
+
+@final
+class ChangeDoc(TypedDict):
+    """``ckdn.change/1`` (``change.json``): the change a diff-scoped gate judged."""
+
+    schema: Literal["ckdn.change/1"]
+    check: str
+    policy: str
+    gate: str
+    gated: int
+    reason: NotRequired[str]
+    origin: NotRequired[str]
     base: NotRequired[str]
     head: NotRequired[str]
+    diff: NotRequired[DiffBytes]
+    counts: NotRequired[dict[str, dict[str, int]]]
 
 
 @final
@@ -189,7 +206,6 @@ class Meta(TypedDict):
     log_bytes: int
     interrupted: bool
     env_keys: NotRequired[list[str]]
-    diff: NotRequired[DiffMeta]
 
 
 #: What a run prints and stores as its result: a digest, or an alias's aggregate.

@@ -144,19 +144,19 @@ def _gate(status: str, reason: str, policy: str = POLICY) -> GateDoc:
     return {"status": status, "policy": policy, "reason": reason}
 
 
-_RANK = {"pass": 0, "unavailable": 1, "fail": 2, "error": 3}
+_RANK = {"pass": 0, "unavailable": 1, "fail": 2}
 
 
 def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
-    """An alias's gate: its worst member's (error, fail, then unavailable, then pass), the
+    """An alias's gate: its worst member's (fail, then unavailable, then pass), the
     reason naming that member; a member that did not run (``None``: fail-fast skipped
     it) leaves at least ``unavailable``: the gate never passes what was not checked. The
-    policy is the members' (``diff_scope`` for a diff-scoped run)."""
+    policy is the members' (``diff:SCOPE`` for a diff-scoped run)."""
     skipped = [name for name, gate in members if gate is None]
     ran = [(name, gate) for name, gate in members if gate is not None]
     policy = ran[0][1]["policy"] if ran else POLICY
     worst = max(ran, key=lambda pair: _RANK.get(pair[1]["status"], 2), default=None)
-    if worst is not None and worst[1]["status"] in ("fail", "error"):
+    if worst is not None and worst[1]["status"] == "fail":
         return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', 'gate failed')}",
                      policy)
     if skipped:

@@ -40,18 +40,19 @@ class BaseError(CkdnError):
 
 class GitChange:
     """The change from the merge base of a ref and ``HEAD`` to the work tree: the commits,
-    the diff's SHA-256, its change set (untracked files counted as added)."""
+    the diff's SHA-256 and size in bytes, its change set (untracked files counted as added)."""
 
-    __slots__ = ("base", "changes", "head", "prefix", "ref", "sha256")
+    __slots__ = ("base", "changes", "head", "prefix", "ref", "sha256", "size")
 
     def __init__(self, ref: str, base: str, head: str, *, prefix: str, changes: ChangeSet,
-                 sha256: str) -> None:
+                 sha256: str, size: int = 0) -> None:
         self.ref = ref
         self.base = base
         self.head = head
         self.prefix = prefix
         self.changes = changes
         self.sha256 = sha256
+        self.size = size
 
 
 def _environ() -> dict[str, str]:
@@ -102,7 +103,7 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
                         "name a ref that shares history with HEAD")
     base = _line(merged)
     prefix = show_prefix(cwd)
-    changes, sha256 = _diff(cwd, base)
+    changes, sha256, size = _diff(cwd, base)
     untracked = _git(cwd, "ls-files", "--others", "--exclude-standard", "-z")
     if untracked.returncode != 0:
         raise BaseError(f"git ls-files failed: {untracked.stderr.decode(errors='replace')[:200]}"
@@ -111,7 +112,8 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
     changes.add_untracked(os.path.normpath(p) for p in
                           untracked.stdout.decode("utf-8", "surrogateescape").split("\0")
                           if p and not p.startswith(skipped))
-    return GitChange(ref, base, _line(head), prefix=prefix, changes=changes, sha256=sha256)
+    return GitChange(ref, base, _line(head), prefix=prefix, changes=changes, sha256=sha256,
+                     size=size)
 
 
 def show_prefix(cwd: str) -> str:
@@ -119,15 +121,18 @@ def show_prefix(cwd: str) -> str:
     return _line(_git(cwd, "rev-parse", "--show-prefix"))
 
 
-def _diff(cwd: str, base: str) -> tuple[ChangeSet, str]:
-    """The change set and SHA-256 of ``git diff BASE`` (work tree against the base),
-    read as git writes it."""
+def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
+    """The change set, SHA-256 and size in bytes of ``git diff BASE`` (work tree against
+    the base), read as git writes it."""
     argv = ["git", "-C", cwd, *_CONFIG, "diff", *DIFF_FLAGS, "--relative", base, "--"]
     digest = hashlib.sha256()
+    size = 0
 
     def lines(stream: IO[bytes]) -> Iterator[bytes]:
+        nonlocal size
         for line in stream:
             digest.update(line)
+            size += len(line)
             yield line
 
     try:
@@ -148,7 +153,7 @@ def _diff(cwd: str, base: str) -> tuple[ChangeSet, str]:
     if code != 0 or rest:
         raise BaseError(f"git diff {base[:12]} failed (exit {code}): "
                         f"{error.decode('utf-8', 'replace').strip()[:200]}")
-    return changes, digest.hexdigest()
+    return changes, digest.hexdigest(), size
 
 
 class BaseTree:

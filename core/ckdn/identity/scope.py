@@ -16,8 +16,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from ckdn.documents.types import GateDoc
 
-__all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY", "SCOPES", "Listed", "Placeable", "Placed",
-           "decide_scope", "gated", "place"]
+__all__ = ["KNOWN", "MOVED", "NEW", "ORIGINS", "POLICY_PREFIX", "SCOPES", "Listed", "Placeable",
+           "Placed", "decide_scope", "gated", "place", "scope_policy"]
 
 NEW = "new"
 KNOWN = "known"
@@ -26,8 +26,14 @@ MOVED = "moved"
 ORIGINS = (NEW, KNOWN, MOVED)
 #: ``[run].diff_scope`` / ``--scope``; the first is the default.
 SCOPES = ("touched", "added", "new-anywhere")
-#: The gate's ``policy`` when the change scopes it.
-POLICY = "diff_scope"
+#: The gate's ``policy`` when the change scopes it: the prefix, then the scope
+#: (``diff:touched``), so a consumer of the published, closed ``gate`` reads the scope.
+POLICY_PREFIX = "diff:"
+
+
+def scope_policy(scope: str) -> str:
+    """The gate's ``policy`` under ``scope``."""
+    return f"{POLICY_PREFIX}{scope}"
 
 # Origin, in passes over the base's fingerprints (a base run's, or the baseline's),
 # each entry taken once:
@@ -172,7 +178,7 @@ def decide_scope(scope: str, status: str, rc: int, *, total: int, classified: in
     findings the change owns standing for the new ones."""
     doc = decide(status, rc, total=total, classified=classified, new=owned,
                  gate_failures=gate_failures, first_new=first)
-    out: GateDoc = {"status": doc["status"], "policy": POLICY}
+    out: GateDoc = {"status": doc["status"], "policy": scope_policy(scope)}
     reason = doc.get("reason", "")
     if owned and doc["status"] == "fail" and not gate_failures:
         named = f" (first: {first})" if first else ""

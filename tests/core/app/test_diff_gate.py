@@ -4,6 +4,7 @@ git repository, the check a small linter (mypy's output format) run on both tree
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from ckdn import app
+from ckdn.app import Outcome, gate_exit_code, green
 from ckdn.config._load import DIFF_SCOPES
-from ckdn.identity.scope import SCOPES
+from ckdn.identity.scope import POLICY_PREFIX, SCOPES, scope_policy
 from ckdn.schema import load_schema
 from tests.diffgate_repo import CONFIG, git, make_repo
 from tests.project import Project, clean_env
@@ -39,11 +42,11 @@ def test_a_new_finding_on_an_added_line_fails_the_gate_listed_first(repo: Projec
     proc, doc = gated_run(repo, "--diff-base", "HEAD")
     gate = doc["gate"]
     assert (doc["status"], gate["status"], proc.returncode) == ("fail", "fail", 1)
-    assert gate["policy"] == "diff_scope"
-    assert gate["scope"]["gated"] == 1
-    assert gate["scope"]["counts"]["added"]["new"] == 1
-    assert gate["scope"]["counts"]["file"]["known"] == 1
-    assert gate["scope"]["origin"] == "base_run"
+    assert gate["policy"] == "diff:touched"
+    assert doc["summary"]["diff_scope"]["gated"] == 1
+    assert doc["summary"]["diff_scope"]["counts"]["added"]["new"] == 1
+    assert doc["summary"]["diff_scope"]["counts"]["file"]["known"] == 1
+    assert doc["summary"]["diff_scope"]["origin"] == "base_run"
     assert doc["findings"][0]["message"].startswith('Name "brand_new"')
     assert "(first: app.py:14:name-defined)" in gate["reason"]
 
@@ -53,7 +56,7 @@ def test_a_caller_broken_on_an_untouched_line_is_gated_by_touched_not_by_added(
     (repo.root / "lib.py").write_text("def surface():\n    pass\n")
     proc, doc = gated_run(repo, "--diff-base", "HEAD")
     assert (doc["gate"]["status"], proc.returncode) == ("fail", 1)
-    assert doc["gate"]["scope"]["counts"]["outside"] == {"known": 1, "moved": 0, "new": 1}
+    assert doc["summary"]["diff_scope"]["counts"]["outside"] == {"known": 1, "moved": 0, "new": 1}
     proc, doc = gated_run(repo, "--diff-base", "HEAD", "--scope", "added")
     assert (doc["gate"]["status"], proc.returncode) == ("pass", 0)
     assert doc["status"] == "fail"  # the scope changes the gate, never the status
@@ -66,7 +69,7 @@ def test_a_rename_only_commit_gates_nothing(repo: Project) -> None:
     git(repo.root, "commit", "-q", "-m", "move")
     proc, doc = gated_run(repo, "--diff-base", "main")
     assert (doc["gate"]["status"], proc.returncode) == ("pass", 0)
-    assert doc["gate"]["scope"]["counts"]["file"]["known"] == 1
+    assert doc["summary"]["diff_scope"]["counts"]["file"]["known"] == 1
 
 
 def test_a_move_only_change_gates_nothing(repo: Project) -> None:
@@ -74,7 +77,7 @@ def test_a_move_only_change_gates_nothing(repo: Project) -> None:
     (repo.root / "other.py").write_text("z = 3\nuse missing\n")
     proc, doc = gated_run(repo, "--diff-base", "HEAD")
     assert (doc["gate"]["status"], proc.returncode) == ("pass", 0)
-    assert doc["gate"]["scope"]["counts"]["added"]["moved"] == 1  # other.py is untracked
+    assert doc["summary"]["diff_scope"]["counts"]["added"]["moved"] == 1  # other.py is untracked
 
 
 def test_an_empty_change_passes_with_a_reason(repo: Project) -> None:
@@ -88,7 +91,7 @@ def test_an_empty_change_passes_with_a_reason(repo: Project) -> None:
     ("unknown", "no such commit"),
     ("unrelated", "no merge base"),
 ])
-def test_every_base_failure_is_gate_error_naming_the_fix(repo: Project, tmp_path: Path,
+def test_every_base_failure_is_gate_unavailable_naming_the_fix(repo: Project, tmp_path: Path,
                                                          setup: str, fix: str) -> None:
     project, ref = repo, "HEAD"
     if setup == "shallow":
@@ -105,34 +108,34 @@ def test_every_base_failure_is_gate_error_naming_the_fix(repo: Project, tmp_path
         git(repo.root, "commit", "-q", "-m", "unrelated")
         ref = "main"
     proc, doc = gated_run(project, "--diff-base", ref)
-    assert doc["gate"]["status"] == "error"
+    assert doc["gate"]["status"] == "unavailable"
     assert fix in doc["gate"]["reason"]
     assert "\n" not in doc["gate"]["reason"]
     assert proc.returncode != 0
 
 
-def test_a_diff_it_cannot_read_is_gate_error(repo: Project) -> None:
+def test_a_diff_it_cannot_read_is_gate_unavailable(repo: Project) -> None:
     (repo.root / "bad.diff").write_bytes(b"\x1b[1mdiff --git a/x b/x\x1b[m\n")
     proc, doc = gated_run(repo, "--diff", "bad.diff", "--diff-base", "HEAD")
-    assert doc["gate"]["status"] == "error"
+    assert doc["gate"]["status"] == "unavailable"
     assert "escape byte" in doc["gate"]["reason"]
-    assert proc.returncode == 1  # the check's own rc; never 0 for a gate error
+    assert proc.returncode == 1  # the check's own rc; never 0 for a base failure
 
 
 def test_an_empty_diff_file_is_refused_as_a_dead_producer_would_write_it(
         repo: Project) -> None:
     (repo.root / "empty.diff").write_bytes(b"")
     _, doc = gated_run(repo, "--diff", "empty.diff", "--diff-base", "HEAD")
-    assert doc["gate"]["status"] == "error"
+    assert doc["gate"]["status"] == "unavailable"
     assert "pipefail" in doc["gate"]["reason"]
 
 
-def test_a_diff_without_a_base_or_a_baseline_is_gate_error(repo: Project) -> None:
+def test_a_diff_without_a_base_or_a_baseline_is_gate_unavailable(repo: Project) -> None:
     (repo.root / "app.py").write_text("use new_one\n")
     diff = git(repo.root, "diff", "--no-color", "HEAD")
     (repo.root / "c.diff").write_text(diff)
     _, doc = gated_run(repo, "--diff", "c.diff")
-    assert doc["gate"]["status"] == "error"
+    assert doc["gate"]["status"] == "unavailable"
     assert "--diff-base REF" in doc["gate"]["reason"]
 
 
@@ -149,23 +152,32 @@ def test_a_diff_on_stdin_against_the_baseline(repo: Project) -> None:
                           cwd=repo.root, input=diff, capture_output=True, text=True,
                           check=False, env=clean_env())
     doc = json.loads(proc.stdout)
-    assert doc["gate"]["scope"]["origin"] == "baseline"
-    assert doc["gate"]["scope"]["counts"]["added"]["new"] == 1
+    assert doc["summary"]["diff_scope"]["origin"] == "baseline"
+    assert doc["summary"]["diff_scope"]["counts"]["added"]["new"] == 1
     assert (doc["gate"]["status"], proc.returncode) == ("fail", 1)
 
 
-def test_meta_records_the_base_the_head_and_the_diff_hash_and_both_validate(
+def test_change_json_records_the_base_the_head_and_the_diff_and_every_file_validates(
         repo: Project) -> None:
     with (repo.root / "app.py").open("a") as handle:
         handle.write("use brand_new\n")
     _, doc = gated_run(repo, "--diff-base", "HEAD")
     run_dir = repo.root / doc["run_dir"]
     meta = json.loads((run_dir / "meta.json").read_text())
+    change = json.loads((run_dir / "change.json").read_text())
     head = git(repo.root, "rev-parse", "HEAD").strip()
-    assert meta["diff"]["base"] == meta["diff"]["head"] == head
-    assert len(meta["diff"]["sha256"]) == 64
+    diff = subprocess.run(["git", "-C", str(repo.root), "diff", "--no-color", "--no-ext-diff",
+                           "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M",
+                           "--relative", head, "--"], capture_output=True, check=True).stdout
+    assert change["base"] == change["head"] == head
+    assert change["diff"] == {"sha256": hashlib.sha256(diff).hexdigest(), "bytes": len(diff)}
+    assert (change["policy"], change["gate"], change["gated"]) == ("touched", "fail", 1)
+    assert change["counts"] == doc["summary"]["diff_scope"]["counts"]
+    assert doc["summary"]["diff_scope"]["head"] == head
+    assert "diff" not in meta
     Draft202012Validator(load_schema("ckdn.meta/1")).validate(meta)
     Draft202012Validator(load_schema("ckdn.digest/2")).validate(doc)
+    Draft202012Validator(load_schema("ckdn.change/1")).validate(change)
 
 
 def test_a_run_without_a_diff_keeps_the_published_gate_shape(repo: Project) -> None:
@@ -179,7 +191,7 @@ def test_the_config_default_scope_is_used_and_checked(repo: Project) -> None:
     (repo.root / "lib.py").write_text("def surface():\n    pass\n")
     repo.config('[run]\ndiff_scope = "added"\n\n' + CONFIG)
     proc, doc = gated_run(repo, "--diff-base", "HEAD")
-    assert (doc["gate"]["scope"]["policy"], doc["gate"]["status"]) == ("added", "pass")
+    assert (doc["summary"]["diff_scope"]["policy"], doc["gate"]["status"]) == ("added", "pass")
     repo.config('[run]\ndiff_scope = "everything"\n\n' + CONFIG)
     proc = repo.ckdn("run", "lint", "--diff-base", "HEAD")
     assert proc.returncode == 2
@@ -212,7 +224,7 @@ def test_an_alias_is_gated_by_its_worst_member(repo: Project) -> None:
     proc = repo.ckdn("run", "all", "--gate", "--diff-base", "HEAD")
     doc = repo.digest(proc)
     assert doc["gate"]["status"] == "fail"
-    assert doc["gate"]["policy"] == "diff_scope"
+    assert doc["gate"]["policy"] == "diff:touched"
     assert proc.returncode == 1
     Draft202012Validator(load_schema("ckdn.aggregate/1")).validate(doc)
 
@@ -222,12 +234,47 @@ def test_a_second_run_on_the_same_base_reuses_the_stored_base_run(repo: Project)
         handle.write("use brand_new\n")
     _, first = gated_run(repo, "--diff-base", "HEAD")
     _, again = gated_run(repo, "--diff-base", "HEAD")
-    assert (first["gate"]["scope"]["origin"], again["gate"]["scope"]["origin"]) == (
-        "base_run", "stored_base_run")
-    assert again["gate"]["scope"]["counts"] == first["gate"]["scope"]["counts"]
+    assert (first["summary"]["diff_scope"]["origin"],
+            again["summary"]["diff_scope"]["origin"]) == ("base_run", "stored_base_run")
+    assert again["summary"]["diff_scope"]["counts"] == first["summary"]["diff_scope"]["counts"]
     git(repo.root, "commit", "-q", "-am", "next")  # another base: run again
     (repo.root / "app.py").write_text("use missing\nuse area\n")
     _, moved_on = gated_run(repo, "--diff-base", "HEAD")
-    assert moved_on["gate"]["scope"]["origin"] == "base_run"
+    assert moved_on["summary"]["diff_scope"]["origin"] == "base_run"
     assert moved_on["gate"]["status"] == "pass"
     assert [p.name for p in repo.run_dirs()].count(".base-runs") == 0  # not a run dir
+
+
+def test_a_base_failure_on_a_green_run_is_red_under_the_gate(repo: Project) -> None:
+    (repo.root / "app.py").write_text("x = 1\nuse area\n")  # the check passes
+    proc, doc = gated_run(repo, "--diff-base", "no-such-branch")
+    assert (doc["status"], doc["gate"]["status"], proc.returncode) == ("pass", "unavailable", 1)
+    assert doc["gate"]["policy"] == "diff:touched"
+    proc = repo.ckdn("run", "lint", "--diff-base", "no-such-branch")  # no --gate: the status's
+    assert proc.returncode == 0
+
+
+def _document(status: str, policy: str) -> dict[str, Any]:
+    return {"schema": "ckdn.digest/2", "check": "x", "status": "pass", "rc": 0, "run_dir": "r",
+            "gate": {"status": status, "policy": policy, "reason": "why"}}
+
+
+@pytest.mark.parametrize(("status", "policy", "code", "is_green"), [
+    ("unavailable", "diff:touched", 1, False),
+    ("unavailable", "diff:added", 1, False),
+    ("unavailable", "no_new_findings", 0, True),  # the baseline gate's: the run's own
+    ("pass", "diff:touched", 0, True),
+    ("fail", "diff:touched", 1, False),
+])
+def test_every_host_reads_an_unavailable_diff_gate_as_red(status: str, policy: str, code: int,
+                                                          is_green: bool) -> None:
+    """gate_exit_code (CLI, MCP, pytest) and green (nox, tox) are what the hosts judge by."""
+    doc = _document(status, policy)
+    assert gate_exit_code(Outcome(doc, 0)) == code  # type: ignore[arg-type]
+    assert green(doc, gate=True) is is_green  # type: ignore[arg-type]
+
+
+def test_the_gate_policy_names_the_scope() -> None:
+    assert [scope_policy(s) for s in SCOPES] == ["diff:touched", "diff:added",
+                                                 "diff:new-anywhere"]
+    assert POLICY_PREFIX == app._DIFF_POLICY_PREFIX

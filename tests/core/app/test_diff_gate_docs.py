@@ -49,11 +49,15 @@ def test_the_worked_example_gives_the_gate_the_page_shows(tmp_path: Path) -> Non
     (tmp_path / "geometry.py").write_text(found["geometry.py, changed"])
     proc = run_lines(tmp_path, found["gate the change"])
     assert proc.returncode == 1, proc.stderr
-    gate = json.loads(proc.stdout)["gate"]
-    del gate["scope"]["base"]
-    assert gate == json.loads(found["the gate"])
+    digest = json.loads(proc.stdout)
+    assert digest["gate"] == json.loads(found["the gate"])
+    facts = digest["summary"]["diff_scope"]
+    del facts["base"], facts["head"]
+    assert facts == json.loads(found["summary.diff_scope"])
     added = subprocess.run([sys.executable, "-m", "ckdn", "run", "types", "--gate",
                             "--diff-base", "main", "--scope", "added"], cwd=tmp_path,
                            env=clean_env(), capture_output=True, text=True, check=False)
-    scope = json.loads(added.stdout)["gate"]["scope"]
-    assert (scope["policy"], scope["gated"]) == ("added", 1)
+    shown = json.loads(added.stdout)
+    scope = shown["summary"]["diff_scope"]
+    assert (shown["gate"]["policy"], scope["policy"], scope["gated"]) == (
+        "diff:added", "added", 1)

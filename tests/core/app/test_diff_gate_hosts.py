@@ -62,6 +62,37 @@ def test_nox_under_ckdn_diff_base_gives_the_same_gate(tmp_path: Path) -> None:
     assert "its diff-scoped gate passes" in proc.stderr
 
 
+@pytest.fixture
+def green_repo(project: Project) -> Project:
+    """A repository whose check passes: only the gate can make a host red."""
+    make_repo(project.root, files={"app.py": "x = 1\nuse area\n"})
+    return project
+
+
+def test_the_mcp_server_reads_a_base_failure_as_red(green_repo: Project,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(green_repo.root)
+    answer = data(call(green_repo.root, "run_check", {"check": "lint", "gate": True,
+                                                      "diff_base": "no-such-ref"}))
+    digest = answer["digest"]
+    assert (digest["status"], digest["gate"]["status"]) == ("pass", "unavailable")
+    assert "no such commit" in digest["gate"]["reason"]
+    assert answer["exit_code"] == 1
+
+
+@pytest.mark.skipif(NOX is None, reason="nox is the dev extra's")
+def test_nox_reads_a_base_failure_as_red(tmp_path: Path) -> None:
+    nox_project = NoxProject(tmp_path / "nox")
+    make_repo(nox_project.root, files={"app.py": "x = 1\nuse area\n",
+                                       "noxfile.py": "import nox_ckdn\n\n"
+                                                     "nox_ckdn.sessions(python=False)\n"})
+    proc = nox_project.nox("-s", "lint", env={"CKDN_DIFF_BASE": "no-such-ref"})
+    assert proc.returncode == 1, proc.stderr
+    newest = nox_project.run_dirs_of("lint")[-1]
+    digest = json.loads((newest / "digest.json").read_text())
+    assert (digest["status"], digest["gate"]["status"]) == ("pass", "unavailable")
+
+
 def test_annotate_with_a_diff_base_annotates_only_lines_the_change_added(
         changed: Project) -> None:
     changed.ckdn("run", "lint")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
-    from ckdn.documents.types import BaselineCounts, GateDoc
+    from ckdn.documents.types import BaselineCounts, GateDoc, ScopeDoc
     from ckdn.identity import BaselineIndex, Fingerprinted
     from ckdn.parsers.base import Finding
 
@@ -30,9 +30,10 @@ class Gated:
     """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``;
     ``identities``, every finding (in the parser's order) with its fingerprint, when
     the gate computed them (``findings.jsonl`` reuses them), and ``known``, which of them
-    the baseline matched (the file marks those ``baselined``)."""
+    the baseline matched (the file marks those ``baselined``); ``scope``, a diff-scoped
+    gate's facts (the digest's ``summary.diff_scope``, ``change.json``)."""
 
-    __slots__ = ("baseline", "baselined", "gate", "identities", "known", "result")
+    __slots__ = ("baseline", "baselined", "gate", "identities", "known", "result", "scope")
 
     def __init__(self, result: ParseResult, gate: GateDoc,
                  baseline: BaselineCounts | None = None, baselined: range = range(0),
@@ -44,6 +45,7 @@ class Gated:
         self.baselined = baselined
         self.identities = identities
         self.known = known
+        self.scope: ScopeDoc | None = None
 
 
 def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, status: str,

@@ -34,7 +34,7 @@ from ckdn.identity import (
 )
 from ckdn.identity.change import ChangeSet, DiffError, read_diff
 from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
-from ckdn.identity.scope import NEW, POLICY, decide_scope, gated, place
+from ckdn.identity.scope import NEW, decide_scope, gated, place, scope_policy
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.process import run_process
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
-    from ckdn.documents.types import ScopeDoc
+    from ckdn.documents.types import GateDoc, ScopeDoc
     from ckdn.identity.git_base import GitChange
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
@@ -103,8 +103,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LoadedChange", "load_change", "scope_of_run"]
 
-#: What ``gate.scope.origin`` says the findings were compared with: a run of the check on
-#: the base made now, one made before for the same base and check (stored), the baseline.
+#: What the summary's ``diff_scope.origin`` says the findings were compared with: a run of
+#: the check on the base made now, one made before for the same base and check (stored),
+#: the baseline.
 BASE_RUN = "base_run"
 STORED_BASE_RUN = "stored_base_run"
 BASELINE = "baseline"
@@ -116,26 +117,19 @@ KEEP_BASE_RUNS = 16
 
 class LoadedChange:
     """A change read once for every run that asks (an alias's members share it): its
-    change set, the commits when git made it, the diff's SHA-256, or why it cannot be used."""
+    change set, the commits when git made it, the diff's SHA-256 and size in bytes, or why
+    it cannot be used."""
 
-    __slots__ = ("base", "changes", "error", "head", "sha256")
+    __slots__ = ("base", "changes", "error", "head", "sha256", "size")
 
     def __init__(self, changes: ChangeSet | None = None, *, base: str = "", head: str = "",
-                 sha256: str = "", error: str = "") -> None:
+                 sha256: str = "", size: int = 0, error: str = "") -> None:
         self.changes = changes
         self.base = base
         self.head = head
         self.sha256 = sha256
+        self.size = size
         self.error = error
-
-    def meta(self) -> dict[str, str]:
-        """What ``meta.json`` records of the change (``diff``)."""
-        facts = {"sha256": self.sha256} if self.sha256 else {}
-        if self.base:
-            facts["base"] = self.base
-        if self.head:
-            facts["head"] = self.head
-        return facts
 
 
 def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange:
@@ -147,18 +141,19 @@ def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange
             git = change_against(cwd, request.base, ignore=(runs_dir,))
         if request.diff is None:
             assert git is not None
-            return LoadedChange(git.changes, base=git.base, head=git.head, sha256=git.sha256)
-        changes, sha256 = _read_file(request.diff)
+            return LoadedChange(git.changes, base=git.base, head=git.head, sha256=git.sha256,
+                                size=git.size)
+        changes, sha256, size = _read_file(request.diff)
         if git is None:
-            return LoadedChange(changes, sha256=sha256)
-        return LoadedChange(changes, base=git.base, head=git.head, sha256=sha256)
+            return LoadedChange(changes, sha256=sha256, size=size)
+        return LoadedChange(changes, base=git.base, head=git.head, sha256=sha256, size=size)
     except (BaseError, DiffError) as exc:
         return LoadedChange(error=str(exc))
 
 
-def _read_file(name: str) -> tuple[ChangeSet, str]:
-    """The change set and SHA-256 of the diff in the file ``name`` (``-``: stdin); an empty
-    one is refused: a producer that failed writes nothing too."""
+def _read_file(name: str) -> tuple[ChangeSet, str, int]:
+    """The change set, SHA-256 and size in bytes of the diff in the file ``name`` (``-``:
+    stdin); an empty one is refused: a producer that failed writes nothing too."""
     digest = hashlib.sha256()
     size = 0
 
@@ -182,13 +177,14 @@ def _read_file(name: str) -> tuple[ChangeSet, str]:
         raise DiffError(f"--diff {name} is empty, as the diff of a producer that failed is; "
                         "let ckdn make it (--diff-base REF), or fail the pipe "
                         "(`set -o pipefail`)")
-    return changes, digest.hexdigest()
+    return changes, digest.hexdigest(), size
 
 
 def _error(result: ParseResult, scope: str, loaded: LoadedChange, reason: str) -> Gated:
-    """Gate ``error``: the change or its base cannot be trusted; ``reason`` names the fix."""
-    return _with_scope(Gated(result, {"status": "error", "policy": POLICY, "reason": reason}),
-                       scope, loaded, origin=None, counts=None, owned=0)
+    """Gate ``unavailable`` (the published word for a gate that could not be decided): the
+    change or its base cannot be trusted; ``reason`` names the fix. Never green."""
+    gate: GateDoc = {"status": "unavailable", "policy": scope_policy(scope), "reason": reason}
+    return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None, owned=0)
 
 
 class _Relocated:
@@ -295,14 +291,18 @@ def _tapped(run: Run, tap: FindingTap, changes: ChangeSet, base: BaselineIndex, 
 
 def _with_scope(done: Gated, scope: str, loaded: LoadedChange, *, origin: str | None,
                 counts: dict[str, dict[str, int]] | None, owned: int) -> Gated:
+    """The gate's facts beside it (the digest's ``summary.diff_scope``, ``change.json``):
+    the published ``gate`` is closed, so they never go into it."""
     facts: ScopeDoc = {"policy": scope, "gated": owned}
     if origin is not None:
         facts["origin"] = origin
     if loaded.base:
         facts["base"] = loaded.base
+    if loaded.head:
+        facts["head"] = loaded.head
     if counts is not None:
         facts["counts"] = counts
-    done.gate["scope"] = facts
+    done.scope = facts
     return done
 
 

@@ -23,7 +23,7 @@ from ckdn.app._running.weakening import (
     weakening_note,
 )
 from ckdn.config import Alias, Check, Config
-from ckdn.documents import MAX_ARTIFACTS, Bounds, build_digest, build_meta
+from ckdn.documents import MAX_ARTIFACTS, Bounds, build_change, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
 from ckdn.parsers.base import ParseResult
 from ckdn.process import Exit, run_process, stop_left_running
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ckdn.app._running.importing import ImportedRun
     from ckdn.app._running.scope import LoadedChange
     from ckdn.app._running.source import SourceState
-    from ckdn.documents.types import Aggregate, Digest, Document
+    from ckdn.documents.types import Aggregate, ChangeDoc, Digest, Document
     from ckdn.identity import FindingRow
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
@@ -55,6 +55,8 @@ __all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "ChangeReque
 
 #: The log file of every run dir.
 LOG = "full.log"
+#: The sidecar of a run a diff-scoped gate judged (``ckdn.change/1``): the change itself.
+CHANGE_FILE = "change.json"
 #: The aggregate name of ``ckdn run --all`` (the contract's: ``*``, never a check's name).
 ALL = "*"
 
@@ -121,7 +123,7 @@ class Run:
     stored under (a host's ``pytest@py312``); ``notes`` the host's facts about the run.
     """
 
-    __slots__ = ("argv", "change", "change_meta", "check", "config", "document", "env",
+    __slots__ = ("argv", "change", "change_doc", "check", "config", "document", "env",
                  "env_keys", "exit",
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
                  "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
@@ -146,7 +148,7 @@ class Run:
         self.stop: StopRequest | None = None
         self.host_bins: Sequence[str] | None = None
         self.change: ChangeRequest | None = None
-        self.change_meta: dict[str, str] | None = None
+        self.change_doc: ChangeDoc | None = None
         #: what the steps set, in order
         self.run_dir: RunDir | None = None
         self.owns_lock = False
@@ -327,7 +329,8 @@ def gate(run: Run) -> Run:
 
 def scope_gate(run: Run) -> Run:
     """The diff-scoped gate (``--diff``/``--diff-base``): which findings the change owns.
-    It never changes the status; a base it cannot trust makes the gate ``error``."""
+    It never changes the status; a base it cannot trust makes the gate ``unavailable``
+    (never green); its facts go to ``change.json`` and the digest's ``summary.diff_scope``."""
     if run.change is None:
         return run
     # lazy: a run without a diff never loads the diff reader, git or the base run
@@ -335,7 +338,10 @@ def scope_gate(run: Run) -> Run:
 
     run.gate = scope_of_run(run)
     config = run.config
-    run.change_meta = run.change.loaded(config.cwd, config.run.runs_dir).meta() or None
+    loaded = run.change.loaded(config.cwd, config.run.runs_dir)
+    if run.gate.scope is not None:
+        run.change_doc = build_change(check=run.name, gate=run.gate.gate, facts=run.gate.scope,
+                                      sha256=loaded.sha256, size=loaded.size)
     return run
 
 
@@ -418,10 +424,12 @@ def build_documents(run: Run) -> Run:
     log_path = os.path.join(path, LOG)
     run.log_sha256, run.log_bytes = redaction.sealed_log(log_path, store.write_atomic,
                                                          run.log_sha256, run.log_bytes)
+    if run.change_doc is not None:  # the diff-scoped gate's sidecar: meta.json is closed
+        store.write_atomic(os.path.join(path, CHANGE_FILE), canonical(run.change_doc) + b"\n")
     meta = build_meta(check=run.name, argv=redaction.argv(run.argv), exit=run.exit,
                       started_at=run.started_at, finished_at=run.finished_at,
                       log_sha256=run.log_sha256, log_bytes=run.log_bytes, parser=run.parser,
-                      env_keys=run.env_keys, diff=run.change_meta)
+                      env_keys=run.env_keys)
     store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n")
     bounds = Bounds(top=run.top or settings.top, max_snippet_lines=settings.max_snippet_lines,
                     log_tail_lines=settings.log_tail_lines)
@@ -435,7 +443,8 @@ def build_documents(run: Run) -> Run:
                           baseline=gated.baseline if gated is not None else None,
                           baselined=gated.baselined if gated is not None else (),
                           redaction=redaction,
-                          imported=run.imported.facts if run.imported is not None else None)
+                          imported=run.imported.facts if run.imported is not None else None,
+                          diff_scope=gated.scope if gated is not None else None)
     store.write_atomic(os.path.join(path, "digest.json"), canonical(digest) + b"\n")
     run.document = digest
     return run
