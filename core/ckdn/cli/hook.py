@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
 import sys
 
 from ckdn import app
+from ckdn.app.freshness import status as tree_status
 from ckdn.app.queries import BRIEF_BYTES, brief_red, read_document
 from ckdn.cli._project import load_config
 from ckdn.errors import CkdnError, UsageError, one_line
@@ -39,9 +39,6 @@ _PAYLOAD_WAIT = 2.0
 #: Checks named in a stop's reason, at most; files named per stale check.
 _SHOWN_CHECKS = 10
 _SHOWN_FILES = 5
-#: Seconds ``ckdn status`` may take (with ``--run`` it runs what is stale).
-_STATUS_SECONDS = 60
-_STATUS_RUN_SECONDS = 3600
 #: The verdicts of a green ``ckdn.status/1`` document.
 GREEN_VERDICTS = ("green", "pass")
 #: States of a check the agent can make fresh by running it.
@@ -192,27 +189,12 @@ def stop_decision(status: Mapping[str, Any] | None, problem: str = "", *, again:
 
 
 def _status(args: SimpleNamespace) -> tuple[dict[str, Any] | None, str]:
-    """``ckdn status --json NAMES`` in a child (its own verb, its own exit), read back."""
-    argv = [sys.executable, "-m", "ckdn", "status", "--json", *args.names]
-    for flag in ("cwd", "config"):
-        if getattr(args, flag, None):
-            argv += [f"--{flag}", getattr(args, flag)]
-    if args.run:
-        argv.append("--run")
+    """The ``ckdn.status/1`` document of the named checks, asked in this process (with
+    ``--run``: what is stale or missing run first), or ckdn's one line why not."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL,
-                              timeout=_STATUS_RUN_SECONDS if args.run else _STATUS_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        return tree_status(load_config(args), args.names, run=args.run), ""
+    except CkdnError as exc:
         return None, one_line(str(exc))
-    try:
-        doc = json.loads(done.stdout)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or doc.get("schema") != "ckdn.status/1":
-        said = done.stderr.strip().splitlines()
-        return None, one_line(said[-1] if said else f"exit {done.returncode}, no document")
-    return doc, ""
 
 
 def _briefs(args: SimpleNamespace, status: Mapping[str, Any]) -> str:

@@ -5,14 +5,15 @@ added, which it kept around them, which it deleted. Read as a stream, and refuse
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from ckdn.errors import CkdnError
 
 __all__ = ["ADDED", "CONTEXT", "FILE", "OUTSIDE", "WHERE", "ChangeSet", "DiffError",
-           "FileChange", "content_key", "read_diff"]
+           "FileChange", "content_key", "read_diff", "read_hashed_diff"]
 
 # What is read, per file block:
 #
@@ -133,6 +134,22 @@ def read_diff(lines: Iterable[bytes]) -> ChangeSet:
     """The change set of a unified diff given as lines of bytes; :class:`DiffError` if
     any line is not understood. An empty diff is an empty change set."""
     return _Reader().read(lines)
+
+
+def read_hashed_diff(lines: Iterable[bytes]) -> tuple[ChangeSet, str, int]:
+    """:func:`read_diff`, and the diff's SHA-256 and size in bytes taken in the same pass
+    (what ``change.json`` records of it)."""
+    digest = hashlib.sha256()
+    size = 0
+
+    def hashed() -> Iterator[bytes]:
+        nonlocal size
+        for line in lines:
+            digest.update(line)
+            size += len(line)
+            yield line
+
+    return read_diff(hashed()), digest.hexdigest(), size
 
 
 class _Reader:

@@ -7,19 +7,17 @@ fallback, never an empty diff standing in for a base that could not be found.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
 
 from ckdn.errors import CkdnError
-from ckdn.identity.change import ChangeSet, DiffError, read_diff
+from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
-    from typing import IO
+    from collections.abc import Sequence
 
 __all__ = ["DIFF_FLAGS", "BaseError", "BaseTree", "GitChange", "change_against", "show_prefix"]
 
@@ -125,16 +123,6 @@ def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
     """The change set, SHA-256 and size in bytes of ``git diff BASE`` (work tree against
     the base), read as git writes it."""
     argv = ["git", "-C", cwd, *_CONFIG, "diff", *DIFF_FLAGS, "--relative", base, "--"]
-    digest = hashlib.sha256()
-    size = 0
-
-    def lines(stream: IO[bytes]) -> Iterator[bytes]:
-        nonlocal size
-        for line in stream:
-            digest.update(line)
-            size += len(line)
-            yield line
-
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=_environ())
@@ -143,7 +131,7 @@ def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
     with proc:
         assert proc.stdout is not None
         try:
-            changes = read_diff(lines(proc.stdout))
+            changes, sha256, size = read_hashed_diff(proc.stdout)
         except DiffError as exc:
             proc.kill()
             raise BaseError(f"git diff wrote a diff ckdn cannot read ({exc})") from None
@@ -153,7 +141,7 @@ def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
     if code != 0 or rest:
         raise BaseError(f"git diff {base[:12]} failed (exit {code}): "
                         f"{error.decode('utf-8', 'replace').strip()[:200]}")
-    return changes, digest.hexdigest(), size
+    return changes, sha256, size
 
 
 class BaseTree:

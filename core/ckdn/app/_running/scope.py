@@ -32,7 +32,7 @@ from ckdn.identity import (
     fingerprints,
     read_baseline,
 )
-from ckdn.identity.change import ChangeSet, DiffError, read_diff
+from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
 from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
 from ckdn.identity.scope import NEW, decide_scope, gated, place, scope_policy
 from ckdn.parsers import get_parser
@@ -43,8 +43,8 @@ from ckdn.store import shown_path, write_atomic
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
-    from typing import IO, Protocol
+    from collections.abc import Mapping, Sequence
+    from typing import Protocol
 
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
@@ -154,22 +154,12 @@ def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange
 def _read_file(name: str) -> tuple[ChangeSet, str, int]:
     """The change set, SHA-256 and size in bytes of the diff in the file ``name`` (``-``:
     stdin); an empty one is refused: a producer that failed writes nothing too."""
-    digest = hashlib.sha256()
-    size = 0
-
-    def hashed(stream: IO[bytes]) -> Iterator[bytes]:
-        nonlocal size
-        for line in stream:
-            digest.update(line)
-            size += len(line)
-            yield line
-
     try:
         if name == "-":
-            changes = read_diff(hashed(sys.stdin.buffer))
+            changes, sha256, size = read_hashed_diff(sys.stdin.buffer)
         else:
             with open(name, "rb") as handle:
-                changes = read_diff(hashed(handle))
+                changes, sha256, size = read_hashed_diff(handle)
     except OSError as exc:
         raise DiffError(f"--diff {name}: cannot read it ({exc.strerror or exc}); name a "
                         "file holding the diff, or - for stdin") from None
@@ -177,7 +167,7 @@ def _read_file(name: str) -> tuple[ChangeSet, str, int]:
         raise DiffError(f"--diff {name} is empty, as the diff of a producer that failed is; "
                         "let ckdn make it (--diff-base REF), or fail the pipe "
                         "(`set -o pipefail`)")
-    return changes, digest.hexdigest(), size
+    return changes, sha256, size
 
 
 def _error(result: ParseResult, scope: str, loaded: LoadedChange, reason: str) -> Gated:
