@@ -344,6 +344,19 @@ def test_show_prints_the_latest_digest(project: Project) -> None:
     assert json.loads(proc.stdout) == printed  # pretty, but the same document
 
 
+def test_show_by_a_check_name_shows_that_checks_newest_run_not_the_latest(
+        project: Project) -> None:
+    project.config('[check.bad]\ncommand = "false"\nparser = "generic"\n'
+                   '[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    project.ckdn("run", "bad")
+    newest_bad = project.digest(project.ckdn("run", "bad"))
+    project.ckdn("run", "ok")
+    proc = project.ckdn("show", "bad", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == newest_bad
+    assert "neither a run dir nor a check" in one_line_error(project.ckdn("show", "nothing"))
+
+
 def test_show_refuses_a_reference_outside_the_runs_dir(project: Project) -> None:
     project.config('[check.ok]\ncommand = "true"\nparser = "generic"\n')
     project.ckdn("run", "ok")

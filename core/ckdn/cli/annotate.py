@@ -19,7 +19,9 @@ ANNOTATE_FORMATS = REPORT_FORMATS
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    parser.add_argument("run", nargs="?",
+                        help="run dir name or path, or a check's name: its newest run"
+                        " (default: latest)")
     parser.add_argument("--format", default="github", choices=ANNOTATE_FORMATS,
                         help="the view (docs/reports.md; default: github, as the contract's)")
     parser.add_argument("--diff-base", default=None, metavar="REF",

@@ -15,8 +15,10 @@ __all__ = ["add_options", "handle"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", help="earlier run: dir name or path, latest, or -N (N runs before B)")
-    parser.add_argument("b", help="later run: dir name or path, or latest")
+    parser.add_argument("a", help="earlier run: dir name or path, check name, latest,"
+                        " or -N (N runs before B)")
+    parser.add_argument("b", help="later run: dir name or path, check name (its newest run),"
+                        " or latest")
     parser.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
 
 

@@ -16,7 +16,9 @@ __all__ = ["add_options", "handle"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    parser.add_argument("run", nargs="?",
+                        help="run dir name or path, or a check's name: its newest run"
+                        " (default: latest)")
     parser.add_argument("--format", required=True, choices=EXPORT_FORMATS,
                         help="junit (JUnit XML) or ctrf (CTRF JSON)")
     parser.add_argument("--output", "-o", default=None, metavar="FILE",

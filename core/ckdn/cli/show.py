@@ -15,7 +15,9 @@ __all__ = ["add_options", "handle"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory name or path (default: latest)")
+    parser.add_argument("run", nargs="?",
+                        help="run dir name or path, or a check's name: its newest run"
+                        " (default: latest)")
     parser.add_argument("--json", action="store_true", help="print the stored JSON as is")
 
 

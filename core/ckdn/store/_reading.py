@@ -115,7 +115,7 @@ class Resolver:
     """Turns a user's run reference into a run dir of ``runs_dir``, or a one-line refusal."""
 
     def __init__(self, runs_dir: str, cwd: str, shown: Callable[[str], str],
-                 runs: Callable[[], list[RunInfo]]) -> None:
+                 runs: Callable[[str | None], list[RunInfo]]) -> None:
         self.runs_dir = runs_dir
         self.cwd = cwd
         self.shown = shown
@@ -125,9 +125,9 @@ class Resolver:
         """The run dir ``ref`` names, never anything outside the runs dir.
 
         ``None`` (or ``latest``) is :meth:`latest`. Otherwise ``ref`` is a run dir
-        name, or (unless ``name_only``, as for MCP run ids) a path relative to
-        cwd or absolute that must land, after following symlinks, on a run dir
-        directly inside the runs dir.
+        name, a check's name (its newest run), or (unless ``name_only``, as for MCP
+        run ids) a path relative to cwd or absolute that must land, after following
+        symlinks, on a run dir directly inside the runs dir.
         """
         if ref is None or ref in (LATEST_LINK, LATEST_FILE):
             return self.latest()
@@ -145,6 +145,8 @@ class Resolver:
             raise UsageError(
                 f"run reference {quote(ref)} is not a run; pass a run dir name from `ckdn list`"
             )
+        if is_name and parse_name(ref) is None:
+            return self._newest_of(ref)
         if is_name:
             candidate = os.path.join(self.runs_dir, ref)
         elif name_only:
@@ -165,6 +167,17 @@ class Resolver:
                 " `ckdn list` shows the stored runs"
             )
         return os.path.join(self.runs_dir, name)
+
+    def _newest_of(self, check: str) -> str:
+        """The newest run of ``check``, finished or not (``ckdn show ruff``): like
+        ``latest``, it never skips back past a run that died to an older green one."""
+        runs = self.runs(check)
+        if not runs:
+            raise UsageError(
+                f"no run {quote(check)} in {self.shown(self.runs_dir)}: neither a run dir"
+                " nor a check with a stored run; `ckdn list` shows the stored runs"
+            )
+        return runs[0].path
 
     def _contained(self, name: str) -> str | None:
         """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
@@ -188,7 +201,7 @@ class Resolver:
         """
         pointer = next((found for name in published(self.runs_dir)
                         if (found := self._contained(name)) is not None), None)
-        for info in self.runs():
+        for info in self.runs(None):
             if pointer is None or info.path == pointer or not info.finished:
                 return info.path
         if pointer is not None:

@@ -335,7 +335,7 @@ class Store:
     def _latest_of(self, runs: list[RunInfo]) -> str | None:
         """The run ``latest`` answers (None: no run), from a listing already made."""
         try:
-            return Resolver(self.runs_dir, self.cwd, self.display, lambda: runs).latest()
+            return Resolver(self.runs_dir, self.cwd, self.display, lambda _check: runs).latest()
         except UsageError:
             return None
 

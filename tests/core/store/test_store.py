@@ -895,6 +895,34 @@ def test_resolve_refuses_a_run_that_does_not_exist(store: Store) -> None:
         store.resolve("20260707T101500Z-ruff")
 
 
+def test_a_check_name_resolves_to_its_newest_run(store: Store) -> None:
+    older = finished_run(store, "ruff")
+    newer = finished_run(store, "ruff")
+    finished_run(store, "mypy")
+
+    assert store.resolve("ruff") == newer != older
+    assert store.resolve("ruff", name_only=True) == newer
+
+
+def test_a_check_name_never_skips_back_past_a_run_that_died_to_an_older_green_one(
+    store: Store,
+) -> None:
+    finished_run(store, "ruff")
+    died = Path(store.runs_dir, "29990101T000000Z-ruff")
+    died.mkdir()
+
+    assert store.resolve("ruff") == str(died)
+
+
+def test_a_name_that_is_neither_a_run_nor_a_check_with_runs_is_refused_in_one_line(
+    store: Store,
+) -> None:
+    finished_run(store, "ruff")
+    with pytest.raises(UsageError, match=r"no run 'mypy' in \.agent-runs: neither a run dir nor a"
+                       r" check with a stored run; `ckdn list`"):
+        store.resolve("mypy")
+
+
 def test_resolve_by_name_only_refuses_paths(store: Store) -> None:
     run = finished_run(store, "ruff")
 
