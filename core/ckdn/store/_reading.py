@@ -172,12 +172,21 @@ class Resolver:
         """The newest run of ``check``, finished or not (``ckdn show ruff``): like
         ``latest``, it never skips back past a run that died to an older green one."""
         runs = self.runs(check)
-        if not runs:
+        if runs:
+            return runs[0].path
+        hosted = sorted({info.check for info in self.runs(None)
+                         if info.check.startswith(check + "@")})
+        if hosted:  # a tox env's or nox session's runs are CHECK@ENV
+            named = ", ".join(quote(name) for name in hosted[:5])
+            more = f" and {len(hosted) - 5} more" if len(hosted) > 5 else ""
             raise UsageError(
-                f"no run {quote(check)} in {self.shown(self.runs_dir)}: neither a run dir"
-                " nor a check with a stored run; `ckdn list` shows the stored runs"
+                f"no run {quote(check)} in {self.shown(self.runs_dir)}, but runs of"
+                f" {named}{more}: name one, as in `ckdn show {hosted[0]}`"
             )
-        return runs[0].path
+        raise UsageError(
+            f"no run {quote(check)} in {self.shown(self.runs_dir)}: neither a run dir"
+            " nor a check with a stored run; `ckdn list` shows the stored runs"
+        )
 
     def _contained(self, name: str) -> str | None:
         """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""

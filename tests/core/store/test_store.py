@@ -923,6 +923,25 @@ def test_a_name_that_is_neither_a_run_nor_a_check_with_runs_is_refused_in_one_li
         store.resolve("mypy")
 
 
+def test_a_check_name_with_only_host_runs_names_them_in_the_refusal(store: Store) -> None:
+    # tox and nox record a check as CHECK@ENV: `ckdn show pytest` says which to name.
+    finished_run(store, "pytest@py312")
+    finished_run(store, "pytest@py311")
+    finished_run(store, "pytest-extra")
+    with pytest.raises(UsageError) as refused:
+        store.resolve("pytest")
+    assert str(refused.value) == (
+        "no run 'pytest' in .agent-runs, but runs of 'pytest@py311', 'pytest@py312':"
+        " name one, as in `ckdn show pytest@py311`")
+
+
+def test_a_refusal_names_at_most_five_host_runs_and_counts_the_rest(store: Store) -> None:
+    for env in range(7):
+        finished_run(store, f"ruff@e{env}")
+    with pytest.raises(UsageError, match=r"'ruff@e4' and 2 more: name one"):
+        store.resolve("ruff")
+
+
 def test_resolve_by_name_only_refuses_paths(store: Store) -> None:
     run = finished_run(store, "ruff")
 
