@@ -110,6 +110,16 @@ def test_a_check_never_run_is_missing_and_a_fresh_pass_is_green(repo: Project) -
     assert (Path(repo.root) / ".agent-runs" / "latest" / "source.json").is_file()
 
 
+def test_a_check_run_only_by_a_host_is_missing_and_says_which_runs_exist(repo: Project) -> None:
+    # tox envs and nox sessions record the check as CHECK@ENV: not this check's own run.
+    run_dir = Path(repo.root, run(repo, "ok")["run_dir"])
+    run_dir.rename(run_dir.with_name(run_dir.name.replace("-ok", "-ok@py311")))
+    doc = status(repo, "ok", code=1)
+    assert entry(doc, "ok") == {
+        "check": "ok", "state": "missing", "green": False,
+        "reason": "only host runs as ok@py311; `ckdn run ok` records its own"}
+
+
 def test_an_edit_of_a_tracked_file_makes_the_run_stale_and_names_it(repo: Project) -> None:
     run(repo, "tests")
     (repo.root / "test_it.py").write_text(TESTS + "\n# edited\n")

@@ -214,6 +214,13 @@ def _status(config: Config, checks: Iterable[Check], accept_weakened: bool) -> d
     between = commit_diff(config.cwd)
     entries = [_entry(check, latest.get(check.name), now=now, why_not=why_not, between=between,
                       shown=store.display, accept_weakened=accept_weakened) for check in checks]
+    for entry in entries:
+        if entry["state"] == MISSING:
+            hosted = sorted(name for name in latest if name.startswith(entry["check"] + "@"))
+            if hosted:  # tox envs and nox sessions record CHECK@ENV: another check's runs
+                entry["reason"] = (f"only host runs as {', '.join(hosted[:3])}"
+                                   + (f" (+{len(hosted) - 3} more)" if len(hosted) > 3 else "")
+                                   + f"; `ckdn run {entry['check']}` records its own")
     not_green = [e for e in entries if not e["green"]]
     return {"schema": SCHEMA_STATUS, "verdict": "not_green" if not_green else "green",
             "counts": {state: sum(e["state"] == state for e in entries) for state in STATES},
