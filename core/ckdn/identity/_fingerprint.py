@@ -483,6 +483,18 @@ class IdentityTable:
         at = index * ROW
         return self._rows[at:at + 16].hex()
 
+    def records(self) -> bytes:
+        """Every row's fingerprint packed (primary, occurrence, secondary: 22 bytes), what a
+        :class:`~ckdn.identity.BaselineIndex` is made of without the hex round trip."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        rows = self._rows
+        return b"".join(rows[at + 16:at + _PRIMARY_END] + occurrence.to_bytes(4, "big")
+                        + rows[at + _PRIMARY_END:at + _SECONDARY_END]
+                        for at, occurrence in zip(range(0, len(rows), ROW), self._occurrences,
+                                                  strict=True))
+
     def fingerprint(self, index: int) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, as :attr:`Fingerprinted.fingerprint`."""
         at = index * ROW

@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from ckdn.identity._findings_file import FindingRow
 
-__all__ = ["BaselineIndex", "Listed", "Matched", "Rowed", "match"]
+__all__ = ["RECORD", "BaselineIndex", "Listed", "Matched", "Rowed", "match"]
 
 # 1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
 #    content): lines inserted above, reindentation, a reworded message;
@@ -111,6 +111,8 @@ class Matched:
 
 
 _SECONDARY = 6
+#: A packed fingerprint: primary (12 bytes), occurrence (4), secondary (6).
+RECORD = 16 + _SECONDARY
 
 
 class BaselineIndex:
@@ -134,6 +136,21 @@ class BaselineIndex:
                 continue
             index[key] = index.get(key, b"") + tail
         self.entries = index
+
+    @classmethod
+    def from_records(cls, data: bytes) -> BaselineIndex:
+        """The index of packed fingerprints (:data:`RECORD` bytes each: primary, occurrence,
+        secondary, as :meth:`~ckdn.identity.IdentityTable.records` packs them)."""
+        if len(data) % RECORD:
+            raise ValueError("not a whole number of fingerprint records")
+        index: dict[bytes, bytes] = {}
+        get = index.get
+        for at in range(0, len(data), RECORD):
+            key = data[at:at + 16]
+            index[key] = get(key, b"") + data[at + 16:at + RECORD]
+        made = cls()
+        made.entries = index
+        return made
 
     def primaries(self) -> set[bytes]:
         """The primary hashes the baseline holds (a finding without one is new unless a

@@ -8,6 +8,7 @@ fallback, never an empty diff standing in for a base that could not be found.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -29,6 +30,7 @@ DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
               "--dst-prefix=b/", "-M")
 _CONFIG = ("-c", "core.quotePath=false", "-c", "diff.relative=false")
 _TIMEOUT = 60.0
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
 
 
@@ -81,6 +83,55 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
     Untracked files under ``ignore`` (absolute: ckdn's runs dir) are not part of it."""
     if not ref or ref.startswith("-") or "\0" in ref:
         raise BaseError(f"--diff-base {ref!r} is not a ref; name a branch, tag or commit")
+    base, head, prefix = _resolve(cwd, ref)
+    untracked = _start(cwd, "ls-files", "--others", "--exclude-standard", "-z")
+    try:
+        changes, sha256, size = _diff(cwd, base)
+        out, error = untracked.communicate(timeout=_TIMEOUT)
+    except BaseException:
+        untracked.kill()
+        untracked.wait()
+        raise
+    if untracked.returncode != 0:
+        raise BaseError(f"git ls-files failed: {error.decode(errors='replace')[:200]}".strip())
+    skipped = tuple(os.path.relpath(path, cwd) + os.sep for path in ignore)
+    changes.add_untracked(os.path.normpath(p) for p in
+                          out.decode("utf-8", "surrogateescape").split("\0")
+                          if p and not p.startswith(skipped))
+    return GitChange(ref, base, head, prefix=prefix, changes=changes, sha256=sha256,
+                     size=size)
+
+
+def _resolve(cwd: str, ref: str) -> tuple[str, str, str]:
+    """The merge base, ``HEAD`` and the directory ``cwd`` is in its repository, asked in one
+    ``git rev-parse`` (``REF...HEAD`` prints both commits, then ``^`` and their merge
+    bases); on any doubt the questions are asked one by one, for the message."""
+    proc = _git(cwd, "rev-parse", "--is-inside-work-tree", "--is-shallow-repository",
+                "--show-prefix", f"{ref}^{{commit}}...HEAD^{{commit}}")
+    lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    revs = lines[3:-1]
+    if (proc.returncode != 0 or lines[:2] != ["true", "false"] or lines[-1] or len(revs) < 2
+            or not all(_HEX.fullmatch(rev) for rev in revs[:2])
+            or not all(_HEX.fullmatch(rev[1:]) and rev[:1] == "^" for rev in revs[2:])):
+        _diagnose(cwd, ref)
+        raise BaseError(f"--diff-base {ref}: git rev-parse said what ckdn cannot read: "
+                        f"{proc.stderr.decode('utf-8', 'replace').strip()[:200]}")
+    prefix, head, found = lines[2], revs[0], revs[1]
+    bases = [rev[1:] for rev in revs[2:]]
+    if not bases:
+        raise BaseError(f"--diff-base {ref}: no merge base with HEAD (unrelated histories); "
+                        "name a ref that shares history with HEAD")
+    if len(bases) > 1:  # a criss-cross merge: the one base `git merge-base` picks
+        merged = _git(cwd, "merge-base", found, head)
+        if merged.returncode != 0 or not _line(merged):
+            raise BaseError(f"--diff-base {ref}: no merge base with HEAD; name another ref")
+        bases = [_line(merged)]
+    return bases[0], head, prefix
+
+
+def _diagnose(cwd: str, ref: str) -> None:
+    """The first reason the base cannot be found, asked one question at a time (only when
+    the one ``rev-parse`` failed): raises it as a :class:`BaseError`."""
     inside = _git(cwd, "rev-parse", "--is-inside-work-tree")
     if inside.returncode != 0 or _line(inside) != "true":
         raise BaseError(f"--diff-base needs a git work tree, and {cwd} is not in one; pass "
@@ -95,28 +146,22 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
     head = _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if head.returncode != 0:
         raise BaseError("HEAD has no commit yet, so there is no merge base; commit first")
-    merged = _git(cwd, "merge-base", _line(found), _line(head))
-    if merged.returncode != 0 or not _line(merged):
-        raise BaseError(f"--diff-base {ref}: no merge base with HEAD (unrelated histories); "
-                        "name a ref that shares history with HEAD")
-    base = _line(merged)
-    prefix = show_prefix(cwd)
-    changes, sha256, size = _diff(cwd, base)
-    untracked = _git(cwd, "ls-files", "--others", "--exclude-standard", "-z")
-    if untracked.returncode != 0:
-        raise BaseError(f"git ls-files failed: {untracked.stderr.decode(errors='replace')[:200]}"
-                        .strip())
-    skipped = tuple(os.path.relpath(path, cwd) + os.sep for path in ignore)
-    changes.add_untracked(os.path.normpath(p) for p in
-                          untracked.stdout.decode("utf-8", "surrogateescape").split("\0")
-                          if p and not p.startswith(skipped))
-    return GitChange(ref, base, _line(head), prefix=prefix, changes=changes, sha256=sha256,
-                     size=size)
 
 
 def show_prefix(cwd: str) -> str:
     """The directory ``cwd`` is in its repository (``git rev-parse --show-prefix``)."""
     return _line(_git(cwd, "rev-parse", "--show-prefix"))
+
+
+def _start(cwd: str, *args: str) -> subprocess.Popen[bytes]:
+    """``git ARGS`` started, its output piped, to be read while another git runs."""
+    try:
+        return subprocess.Popen(["git", "-C", cwd, *_CONFIG, *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env=_environ())
+    except OSError as exc:
+        raise BaseError(f"git {args[0]} could not start ({exc}); pass --diff FILE instead"
+                        ) from None
 
 
 def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
@@ -161,9 +206,10 @@ class BaseTree:
         self.cwd = os.path.join(self.path, prefix) if prefix else self.path
 
     def close(self) -> None:
-        _git(self.repo_cwd, "worktree", "remove", "--force", self.path)
+        removed = _git(self.repo_cwd, "worktree", "remove", "--force", self.path)
         shutil.rmtree(self.path, ignore_errors=True)
-        _git(self.repo_cwd, "worktree", "prune")
+        if removed.returncode != 0:  # git's record of it is pruned once the tree is gone
+            _git(self.repo_cwd, "worktree", "prune")
 
     def __enter__(self) -> BaseTree:
         return self

@@ -33,7 +33,7 @@ from ckdn.identity import (
     read_baseline,
 )
 from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
-from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
+from ckdn.identity.git_base import BaseError, BaseTree, change_against
 from ckdn.identity.scope import NEW, decide_scope, gated, place, scope_policy
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
@@ -113,20 +113,25 @@ BASELINE = "baseline"
 BASE_RUNS = ".base-runs"
 #: Base runs kept (the oldest removed first).
 KEEP_BASE_RUNS = 16
+#: A stored base run: this line, then its fingerprints packed (``BaselineIndex.from_records``);
+#: the older ``.txt`` form (fingerprints as text) is pruned as a base run, never read.
+_RECORDS_MAGIC = b"ckdn.base-run/1\n"
+_RECORDS_SUFFIX = ".bin"
 
 
 class LoadedChange:
     """A change read once for every run that asks (an alias's members share it): its
-    change set, the commits when git made it, the diff's SHA-256 and size in bytes, or why
-    it cannot be used."""
+    change set, the commits and the directory in the repository when git made it, the
+    diff's SHA-256 and size in bytes, or why it cannot be used."""
 
-    __slots__ = ("base", "changes", "error", "head", "sha256", "size")
+    __slots__ = ("base", "changes", "error", "head", "prefix", "sha256", "size")
 
     def __init__(self, changes: ChangeSet | None = None, *, base: str = "", head: str = "",
-                 sha256: str = "", size: int = 0, error: str = "") -> None:
+                 prefix: str = "", sha256: str = "", size: int = 0, error: str = "") -> None:
         self.changes = changes
         self.base = base
         self.head = head
+        self.prefix = prefix
         self.sha256 = sha256
         self.size = size
         self.error = error
@@ -141,12 +146,13 @@ def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange
             git = change_against(cwd, request.base, ignore=(runs_dir,))
         if request.diff is None:
             assert git is not None
-            return LoadedChange(git.changes, base=git.base, head=git.head, sha256=git.sha256,
-                                size=git.size)
+            return LoadedChange(git.changes, base=git.base, head=git.head, prefix=git.prefix,
+                                sha256=git.sha256, size=git.size)
         changes, sha256, size = _read_file(request.diff)
         if git is None:
             return LoadedChange(changes, sha256=sha256, size=size)
-        return LoadedChange(changes, base=git.base, head=git.head, sha256=sha256, size=size)
+        return LoadedChange(changes, base=git.base, head=git.head, prefix=git.prefix,
+                            sha256=sha256, size=size)
     except (BaseError, DiffError) as exc:
         return LoadedChange(error=str(exc))
 
@@ -315,50 +321,55 @@ def _base_index(run: Run, loaded: LoadedChange) -> tuple[BaselineIndex, str]:
     if not loaded.base:
         raise BaseError("--diff says where findings are, not which are new: add "
                         "--diff-base REF (the base is run in a worktree) or set [run].baseline")
-    stored = _stored_path(run, loaded.base)
+    stored = _stored_path(run, loaded)
     if stored is not None:
         try:
-            with open(stored, encoding="ascii") as handle:
-                return BaselineIndex(handle.read().split()), STORED_BASE_RUN
+            with open(stored, "rb") as handle:
+                data = handle.read()
+            if data.startswith(_RECORDS_MAGIC):
+                return BaselineIndex.from_records(data[len(_RECORDS_MAGIC):]), STORED_BASE_RUN
         except (OSError, ValueError):
             pass  # none stored (or unreadable): run it
-    found = base_fingerprints(run, loaded.base)
+    records = base_records(run, loaded.base, loaded.prefix)
     if stored is not None:
-        _store_base_run(stored, found)
-    return BaselineIndex(found), BASE_RUN
+        _store_base_run(stored, records, private=config.run.private)
+    return BaselineIndex.from_records(records), BASE_RUN
 
 
-def _stored_path(run: Run, base: str) -> str | None:
+def _stored_path(run: Run, loaded: LoadedChange) -> str | None:
     """Where the base run of this check at ``base`` is kept: named by everything it depends
     on that ckdn knows (the base commit, the command, parser and options, the directory in
     the repository, ckdn's version). None for a host's run (its command is the host's)."""
     check = run.check
     if check is None:
         return None
-    key = json.dumps([__version__, run.name, base, list(check.argv), list(run.extra_args),
-                      check.parser, sorted((k, repr(v)) for k, v in check.options.items()),
-                      show_prefix(run.config.cwd)])
+    key = json.dumps([__version__, run.name, loaded.base, list(check.argv),
+                      list(run.extra_args), check.parser,
+                      sorted((k, repr(v)) for k, v in check.options.items()), loaded.prefix])
     name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(run.config.run.runs_dir, BASE_RUNS, f"{name}.txt")
+    return os.path.join(run.config.run.runs_dir, BASE_RUNS, f"{name}{_RECORDS_SUFFIX}")
 
 
-def _store_base_run(path: str, found: Sequence[str]) -> None:
-    """Keep a base run's fingerprints (atomically), and only the last :data:`KEEP_BASE_RUNS`;
-    a store that fails costs the next run a base run, never this run its gate."""
+def _store_base_run(path: str, records: bytes, *, private: bool) -> None:
+    """Keep a base run's fingerprints (atomically, not fsynced: a cache a torn write only
+    costs a base run), and only the last :data:`KEEP_BASE_RUNS`; a store that fails costs
+    the next run a base run, never this run its gate."""
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        write_atomic(path, "".join(f"{entry}\n" for entry in found).encode("ascii"))
+        write_atomic(path, _RECORDS_MAGIC + records, durable=False,
+                     mode=0o600 if private else 0o644)
         kept = sorted((entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
-                      if entry.name.endswith(".txt"))
+                      if entry.name.endswith((_RECORDS_SUFFIX, ".txt")))
         for _, old in kept[:-KEEP_BASE_RUNS]:
             os.unlink(old)
     except OSError:
         pass
 
 
-def base_fingerprints(run: Run, base: str) -> list[str]:
-    """Run the check on the base commit, in a temporary worktree: its findings' fingerprints."""
+def base_records(run: Run, base: str, prefix: str) -> bytes:
+    """Run the check on the base commit, in a temporary worktree (``prefix``: the check's
+    directory in the repository): its findings' fingerprints, packed."""
     config, check = run.config, run.check
     request = run.change
     assert request is not None
@@ -371,7 +382,6 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
     else:
         raise BaseError("this host cannot run its check again on the base; set [run].baseline "
                         "or run the check with `ckdn run CHECK --diff-base REF`")
-    prefix = show_prefix(config.cwd)
     run_dir = tempfile.mkdtemp(prefix="ckdn-base-run-")
     try:
         with BaseTree(config.cwd, base, prefix) as tree:
@@ -392,11 +402,11 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
             # every finding handed over straight into a table, as a run's tap does; a
             # parser that hands none over is read again whole
             table = IdentityTable(SourceLines(tree.cwd))
-            prefix = tree.cwd.rstrip(os.sep) + os.sep
+            root = tree.cwd.rstrip(os.sep) + os.sep
 
             def into_table(finding: Finding) -> None:
-                absolute = (finding.location or "").startswith(prefix) \
-                    or finding.id.startswith(prefix)
+                absolute = (finding.location or "").startswith(root) \
+                    or finding.id.startswith(root)
                 table.add(_Relocated(finding, tree.cwd) if absolute else finding)
 
             ctx = ParseContext(check=run.name, run_dir=run_dir, cwd=tree.cwd, rc=ran.exit.rc,
@@ -413,7 +423,7 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
             if status in (ERROR, PARSE_MISMATCH) or len(table) < result.total:
                 raise BaseError(f"the check could not be judged on the base {base[:12]} "
                                 f"(status {status}); fix it there, or set [run].baseline")
-            return [table.fingerprint(position) for position in range(len(table))]
+            return table.records()
     except CkdnError as exc:
         if isinstance(exc, BaseError):
             raise
