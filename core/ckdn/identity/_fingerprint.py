@@ -242,6 +242,19 @@ class SourceLines:
             return None
         return lines[number - 1][:LINE_BYTES].decode("utf-8", "replace")
 
+    def raw(self, path: str, number: int) -> bytes | None:
+        """The line as bytes (cut at :data:`LINE_BYTES`), undecoded: what a diff holds."""
+        if not path or number < 1:
+            return None
+        if path == self._last_path:
+            lines = self._last
+        else:
+            lines = self._last = self._lines(path)
+            self._last_path = path
+        if lines is None or number > len(lines):
+            return None
+        return lines[number - 1][:LINE_BYTES]
+
     def _lines(self, path: str) -> list[bytes] | None:
         if path in self._without:
             return None
@@ -384,6 +397,8 @@ _PRIMARY_END = _SECONDARY_AT
 _SECONDARY_END = 34
 _MAX_LINE = (1 << 32) - 1
 _PACK = struct.Struct(">II").pack
+#: A row without its inner hash: primary, secondary, line, path number.
+_COLUMNS = struct.Struct(">16x12s6sII")
 
 
 class IdentityTable:
@@ -400,6 +415,25 @@ class IdentityTable:
 
     def __len__(self) -> int:
         return len(self._rows) // ROW
+
+    @property
+    def source(self) -> SourceLines:
+        """The lines the findings were fingerprinted with (each file read once a run)."""
+        return self._hasher.source
+
+    def columns(self) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int]]:
+        """Every row's primary hash, occurrence, secondary hash, path and line, as five
+        lists unpacked at once (placing reads them all; a method call a field costs more)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        if not self._rows:
+            return [], [], [], [], []
+        primaries, secondaries, lines, numbers = zip(*_COLUMNS.iter_unpack(self._rows),
+                                                     strict=True)
+        paths = self._paths
+        return (list(primaries), list(self._occurrences), list(secondaries),
+                [paths[number] for number in numbers], list(lines))
 
     def add(self, finding: FindingLike) -> None:
         key, path, line = self._hasher.hashes(finding)

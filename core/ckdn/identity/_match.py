@@ -60,6 +60,15 @@ class Listed:
     def line(self, index: int) -> int:
         return self.items[index].line
 
+    def columns(self) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int]]:
+        """Primary hashes, occurrences, secondary hashes, paths and lines, as
+        :meth:`~ckdn.identity.IdentityTable.columns` gives them."""
+        items = self.items
+        return ([bytes.fromhex(item.primary) for item in items],
+                [item.occurrence for item in items],
+                [bytes.fromhex(item.secondary) for item in items],
+                [item.path for item in items], [item.line for item in items])
+
     def retried(self, index: int, path: str) -> bytes:
         item = self.items[index]
         return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
