@@ -41,7 +41,6 @@ WHERE = (ADDED, CONTEXT, FILE, OUTSIDE)
 _HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: .*)?")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _NULL = "/dev/null"
-_NOWHERE: frozenset[str] = frozenset()
 #: Bytes of a line's content hashed for move detection (as the fingerprint's line cap).
 _CONTENT_BYTES = 4096
 #: Bytes read at once from a stream holding a diff.
@@ -114,16 +113,26 @@ class ChangeSet:
         change = self.files.get(path)
         return OUTSIDE if change is None else change.where(line)
 
-    def deleted_from(self, line: str | bytes) -> set[str] | frozenset[str]:
+    def deleted_from(self, line: str | bytes) -> set[str]:
         """The old paths a line with this content was deleted from."""
+        if isinstance(line, str):
+            line = line.encode("utf-8", "surrogateescape")
+        return self.by_content().get(content_key(line), set())
+
+    def by_content(self) -> dict[int, set[str]]:
+        """:func:`content_key` -> the old paths lines with that content were deleted from
+        (made at the first ask)."""
         if self._by_content is None:
             found: dict[int, set[str]] = {}
             for content, path in self.deleted:
-                found.setdefault(content_key(content), set()).add(path)
+                key = hash(b" ".join(content.split()))  # content_key: already cut
+                paths = found.get(key)
+                if paths is None:
+                    found[key] = {path}
+                else:
+                    paths.add(path)
             self._by_content = found
-        if isinstance(line, str):
-            line = line.encode("utf-8", "surrogateescape")
-        return self._by_content.get(content_key(line), _NOWHERE)
+        return self._by_content
 
     def add_untracked(self, paths: Iterable[str]) -> None:
         """Files new in the work tree that no diff lists (git leaves them out): all added."""

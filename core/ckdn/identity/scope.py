@@ -10,7 +10,7 @@ from typing import Protocol
 from ckdn.identity._baseline import decide
 from ckdn.identity._fingerprint import Fingerprinted, SourceLines
 from ckdn.identity._match import BaselineIndex, Listed
-from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet
+from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet, content_key
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def place(changes: ChangeSet, findings: Sequence[Fingerprinted] | Placeable,
         if taken(heads[position], occurrences[position]):
             origins[position] = MOVED if wheres[position] == ADDED else KNOWN
     if base.entries and changes.deleted:
-        deleted_from, raw = changes.deleted_from, source.raw
+        by_content, raw = changes.by_content(), source.raw
         for position in added:
             if origins[position] != NEW:
                 continue
@@ -127,7 +127,7 @@ def place(changes: ChangeSet, findings: Sequence[Fingerprinted] | Placeable,
             content = raw(path, lines[position])
             if not content or content.isspace():
                 continue
-            olds = deleted_from(content)
+            olds = by_content.get(content_key(content))
             if not olds or (len(olds) == 1 and path in olds):
                 continue
             for old in sorted(olds - {path}):

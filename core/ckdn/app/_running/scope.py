@@ -265,7 +265,7 @@ def _tapped(run: Run, tap: FindingTap, changes: ChangeSet, base: BaselineIndex, 
     assert run.verdict is not None
     table = tap.table
     assert table is not None
-    placed = place(changes, table, SourceLines(config.cwd), base)
+    placed = place(changes, table, table.source, base)  # its files read already
     owned = [gated(scope, w, o) for w, o in zip(placed.wheres, placed.origins, strict=True)]
     kept, top = result.findings, tap.top
     positions = [position for position, own in enumerate(owned) if own]
