@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 
 from ckdn.errors import CkdnError
 from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
@@ -20,7 +21,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["DIFF_FLAGS", "BaseError", "BaseTree", "GitChange", "change_against", "show_prefix"]
+__all__ = ["DIFF_FLAGS", "BaseError", "BaseTree", "GitChange", "PendingChange", "change_against",
+           "show_prefix", "start_change"]
 
 #: What ``git diff`` is told, whatever the user's git config says (seed 002): no colour, no
 #: external driver or textconv (text that is on no disk), the a/ b/ prefixes the reader
@@ -81,9 +83,52 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
     """The change of the work tree at ``cwd`` against ``git merge-base REF HEAD``, with the
     diff's paths relative to ``cwd``; :class:`BaseError` if the base cannot be trusted.
     Untracked files under ``ignore`` (absolute: ckdn's runs dir) are not part of it."""
+    return start_change(cwd, ref, ignore=ignore).result()
+
+
+class PendingChange:
+    """A change whose base is resolved (``base``, ``head``, ``prefix``) and whose diff is
+    read in a thread: a base run waits on git and the tool meanwhile, so reading the diff
+    costs it nothing. :meth:`result` joins it (raising what the read raised)."""
+
+    __slots__ = ("_done", "_thread", "base", "head", "prefix", "ref")
+
+    def __init__(self, cwd: str, ref: str, *, base: str, head: str, prefix: str,
+                 ignore: Sequence[str]) -> None:
+        self.ref, self.base, self.head, self.prefix = ref, base, head, prefix
+        self._done: tuple[ChangeSet, str, int] | BaseException | None = None
+        self._thread = threading.Thread(target=self._read, args=(cwd, ignore), daemon=True,
+                                        name="ckdn-diff")
+        self._thread.start()
+
+    def _read(self, cwd: str, ignore: Sequence[str]) -> None:
+        try:
+            self._done = _changes(cwd, self.base, ignore)
+        except BaseException as exc:  # handed to the caller of result(), which raises it
+            self._done = exc
+
+    def result(self) -> GitChange:
+        self._thread.join()
+        done = self._done
+        if isinstance(done, BaseException):
+            raise done
+        assert done is not None
+        changes, sha256, size = done
+        return GitChange(self.ref, self.base, self.head, prefix=self.prefix, changes=changes,
+                         sha256=sha256, size=size)
+
+
+def start_change(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> PendingChange:
+    """:func:`change_against` with the base resolved now (:class:`BaseError` raised here)
+    and the diff read in the background."""
     if not ref or ref.startswith("-") or "\0" in ref:
         raise BaseError(f"--diff-base {ref!r} is not a ref; name a branch, tag or commit")
     base, head, prefix = _resolve(cwd, ref)
+    return PendingChange(cwd, ref, base=base, head=head, prefix=prefix, ignore=ignore)
+
+
+def _changes(cwd: str, base: str, ignore: Sequence[str]) -> tuple[ChangeSet, str, int]:
+    """The diff against ``base`` read, the untracked files (listed meanwhile) added."""
     untracked = _start(cwd, "ls-files", "--others", "--exclude-standard", "-z")
     try:
         changes, sha256, size = _diff(cwd, base)
@@ -98,8 +143,7 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
     changes.add_untracked(os.path.normpath(p) for p in
                           out.decode("utf-8", "surrogateescape").split("\0")
                           if p and not p.startswith(skipped))
-    return GitChange(ref, base, head, prefix=prefix, changes=changes, sha256=sha256,
-                     size=size)
+    return changes, sha256, size
 
 
 def _resolve(cwd: str, ref: str) -> tuple[str, str, str]:

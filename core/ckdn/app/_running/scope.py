@@ -33,7 +33,7 @@ from ckdn.identity import (
     read_baseline,
 )
 from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
-from ckdn.identity.git_base import BaseError, BaseTree, change_against
+from ckdn.identity.git_base import BaseError, BaseTree, PendingChange, start_change
 from ckdn.identity.scope import NEW, decide_scope, gated, place, scope_policy
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
     from ckdn.documents.types import GateDoc, ScopeDoc
-    from ckdn.identity.git_base import GitChange
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
@@ -122,37 +121,79 @@ _RECORDS_SUFFIX = ".bin"
 class LoadedChange:
     """A change read once for every run that asks (an alias's members share it): its
     change set, the commits and the directory in the repository when git made it, the
-    diff's SHA-256 and size in bytes, or why it cannot be used."""
+    diff's SHA-256 and size in bytes, or why it cannot be used. With ``pending`` (git's
+    diff still being read) the commits are known and the rest waits for the read."""
 
-    __slots__ = ("base", "changes", "error", "head", "prefix", "sha256", "size")
+    __slots__ = ("_changes", "_error", "_sha256", "_size", "base", "diff_file", "head",
+                 "pending", "prefix")
 
     def __init__(self, changes: ChangeSet | None = None, *, base: str = "", head: str = "",
-                 prefix: str = "", sha256: str = "", size: int = 0, error: str = "") -> None:
-        self.changes = changes
+                 prefix: str = "", sha256: str = "", size: int = 0, error: str = "",
+                 pending: PendingChange | None = None) -> None:
+        self._changes = changes
         self.base = base
         self.head = head
         self.prefix = prefix
-        self.sha256 = sha256
-        self.size = size
-        self.error = error
+        self._sha256 = sha256
+        self._size = size
+        self._error = error
+        self.pending = pending
+        #: the change is a file's (``--diff``): git's read only to check the base
+        self.diff_file = changes is not None
+
+    def _settle(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        try:
+            git = pending.result()
+        except (BaseError, DiffError) as exc:
+            self._changes, self._error = None, str(exc)
+            return
+        if not self.diff_file:
+            self._changes, self._sha256, self._size = git.changes, git.sha256, git.size
+
+    @property
+    def changes(self) -> ChangeSet | None:
+        self._settle()
+        return self._changes
+
+    @property
+    def error(self) -> str:
+        self._settle()
+        return self._error
+
+    @property
+    def sha256(self) -> str:
+        self._settle()
+        return self._sha256
+
+    @property
+    def size(self) -> int:
+        self._settle()
+        return self._size
 
 
 def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange:
     """Read the diff (a file, ``-`` for stdin) or ask git for it (ckdn's own ``runs_dir``
     left out of the untracked files); never raises."""
     try:
-        git: GitChange | None = None
+        git: PendingChange | None = None
         if request.base is not None:
-            git = change_against(cwd, request.base, ignore=(runs_dir,))
+            git = start_change(cwd, request.base, ignore=(runs_dir,))
         if request.diff is None:
             assert git is not None
-            return LoadedChange(git.changes, base=git.base, head=git.head, prefix=git.prefix,
-                                sha256=git.sha256, size=git.size)
-        changes, sha256, size = _read_file(request.diff)
+            return LoadedChange(base=git.base, head=git.head, prefix=git.prefix, pending=git)
+        try:
+            changes, sha256, size = _read_file(request.diff)
+        except DiffError:
+            if git is not None:
+                git.result()  # the base's error first, as when git was asked first
+            raise
         if git is None:
             return LoadedChange(changes, sha256=sha256, size=size)
         return LoadedChange(changes, base=git.base, head=git.head, prefix=git.prefix,
-                            sha256=sha256, size=size)
+                            sha256=sha256, size=size, pending=git)
     except (BaseError, DiffError) as exc:
         return LoadedChange(error=str(exc))
 
@@ -209,12 +250,19 @@ def scope_of_run(run: Run) -> Gated:
     assert run.result is not None
     scope = request.scope or config.run.diff_scope
     loaded = request.loaded(config.cwd, config.run.runs_dir)
+    result, status, rc = run.result, run.verdict.status, run.exit.rc
+    total = max(0, result.total)
+    early: tuple[BaselineIndex, str] | BaseError | None = None
+    if loaded.pending is not None and status not in (ERROR, PARSE_MISMATCH) and total:
+        # git's diff is read in a thread: the base (run in a worktree, or stored) meanwhile
+        try:
+            early = _base_index(run, loaded)
+        except BaseError as exc:
+            early = exc
     if loaded.error:
         return _error(run.result, scope, loaded, loaded.error)
     changes = loaded.changes
     assert changes is not None
-    result, status, rc = run.result, run.verdict.status, run.exit.rc
-    total = max(0, result.total)
     failures = len(result.gate_failures)
     if status in (ERROR, PARSE_MISMATCH) or total == 0 or not changes:
         gate = decide_scope(scope, status, rc, total=total, classified=total, owned=0,
@@ -224,7 +272,9 @@ def scope_of_run(run: Run) -> Gated:
         return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
                            owned=0)
     try:
-        base, origin = _base_index(run, loaded)
+        if isinstance(early, BaseError):
+            raise early
+        base, origin = early if early is not None else _base_index(run, loaded)
     except BaseError as exc:
         return _error(result, scope, loaded, str(exc))
     tap, check = run.tap, run.check
