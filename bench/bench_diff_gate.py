@@ -56,8 +56,8 @@ sys.exit(1 if out else 0)
 PLACE = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from ckdn.identity import BaselineIndex, SourceLines, fingerprints, read_baseline
-from ckdn.identity.change import read_diff
+from ckdn.identity import BaselineIndex, IdentityTable, SourceLines, read_baseline
+from ckdn.identity.change import read_hashed_diff
 from ckdn.identity.scope import place
 from ckdn.parsers.base import Finding
 root, diff_path, baseline = sys.argv[2], sys.argv[3], sys.argv[4]
@@ -69,11 +69,14 @@ for line in open(sys.argv[5]):
         findings.append(Finding(f"{path}:{number}:name-defined", "type_error",
                                 'Name "value" is not defined [name-defined]', f"{path}:{number}"))
 source = SourceLines(root)
-identities = fingerprints(findings, source)
+identities = IdentityTable(source)  # as the run's tap holds them
+for finding in findings:
+    identities.add(finding)
+identities.number()
 index = BaselineIndex(read_baseline(baseline).checks["lint"])
 start = time.perf_counter()
 with open(diff_path, "rb") as handle:
-    changes = read_diff(handle)
+    changes, _, _ = read_hashed_diff(handle)  # as --diff FILE reads it
 read = time.perf_counter()
 placed = place(changes, identities, source, index)
 done = time.perf_counter()

@@ -103,6 +103,11 @@ class Fingerprinted:
         return self._key[:16]
 
     @property
+    def packed(self) -> bytes:
+        """Inner, primary and secondary hashes as bytes (34), what placing reads."""
+        return self._key
+
+    @property
     def primary(self) -> str:
         """Rule, path and flagged content: :data:`PRIMARY_HEX` hex digits."""
         return self._key[16:_SECONDARY_AT].hex()

@@ -64,10 +64,10 @@ class Listed:
         """Primary hashes, occurrences, secondary hashes, paths and lines, as
         :meth:`~ckdn.identity.IdentityTable.columns` gives them."""
         items = self.items
-        return ([bytes.fromhex(item.primary) for item in items],
-                [item.occurrence for item in items],
-                [bytes.fromhex(item.secondary) for item in items],
-                [item.path for item in items], [item.line for item in items])
+        packed = [item.packed for item in items]
+        return ([key[16:28] for key in packed], [item.occurrence for item in items],
+                [key[28:] for key in packed], [item.path for item in items],
+                [item.line for item in items])
 
     def retried(self, index: int, path: str) -> bytes:
         item = self.items[index]
