@@ -235,21 +235,50 @@ def _diff(cwd: str, base: str) -> tuple[ChangeSet, str, int]:
 
 class BaseTree:
     """The base commit checked out in a temporary worktree (``git worktree add
-    --detach``), removed on :meth:`close`; ``cwd`` is the check's directory in it."""
+    --detach``), removed on :meth:`close`; ``cwd`` is the check's directory in it. With
+    ``wait=False`` git is started and :meth:`ready` waits for it (a tree added while the
+    check runs on the head)."""
 
-    __slots__ = ("cwd", "path", "repo_cwd")
+    __slots__ = ("_adding", "base", "cwd", "path", "repo_cwd")
 
-    def __init__(self, cwd: str, base: str, prefix: str) -> None:
+    def __init__(self, cwd: str, base: str, prefix: str, *, wait: bool = True) -> None:
         self.repo_cwd = cwd
+        self.base = base
         self.path = tempfile.mkdtemp(prefix="ckdn-base-")
-        added = _git(cwd, "worktree", "add", "--detach", "--quiet", self.path, base)
-        if added.returncode != 0:
-            shutil.rmtree(self.path, ignore_errors=True)
-            raise BaseError(f"git worktree add of the base {base[:12]} failed: "
-                            f"{added.stderr.decode('utf-8', 'replace').strip()[:200]}")
         self.cwd = os.path.join(self.path, prefix) if prefix else self.path
+        try:
+            self._adding: subprocess.Popen[bytes] | None = _start(
+                cwd, "worktree", "add", "--detach", "--quiet", self.path, base)
+        except BaseError:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        """Wait for the tree to be checked out; :class:`BaseError` if git could not."""
+        adding, self._adding = self._adding, None
+        if adding is None:
+            return
+        try:
+            _, error = adding.communicate(timeout=_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            adding.kill()
+            adding.wait()
+            error = b"timed out"
+        if adding.returncode != 0:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise BaseError(f"git worktree add of the base {self.base[:12]} failed: "
+                            f"{error.decode('utf-8', 'replace').strip()[:200]}")
 
     def close(self) -> None:
+        adding, self._adding = self._adding, None
+        if adding is not None:  # never waited for: let it finish, then take it away
+            try:
+                adding.communicate(timeout=_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                adding.kill()
+                adding.wait()
         removed = _git(self.repo_cwd, "worktree", "remove", "--force", self.path)
         shutil.rmtree(self.path, ignore_errors=True)
         if removed.returncode != 0:  # git's record of it is pruned once the tree is gone

@@ -6,6 +6,7 @@ Loaded only by a run given ``--diff`` or ``--diff-base`` (the step imports it la
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -99,8 +100,9 @@ if TYPE_CHECKING:
         def stop(self) -> StopRequest | None: ...
         @property
         def tap(self) -> FindingTap | None: ...
+        base_tree: BaseTree | None
 
-__all__ = ["LoadedChange", "load_change", "scope_of_run"]
+__all__ = ["LoadedChange", "load_change", "prepare_base", "scope_of_run"]
 
 #: What the summary's ``diff_scope.origin`` says the findings were compared with: a run of
 #: the check on the base made now, one made before for the same base and check (stored),
@@ -196,6 +198,22 @@ def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange
                             sha256=sha256, size=size, pending=git)
     except (BaseError, DiffError) as exc:
         return LoadedChange(error=str(exc))
+
+
+def prepare_base(run: Run) -> None:
+    """Before the check runs on the head (``--diff-base``, no baseline, no stored base
+    run): the base resolved, git's diff read in a thread and the base's worktree added
+    meanwhile, for :func:`base_records` to take. A failure here is left for the gate to
+    meet and word."""
+    request, config = run.change, run.config
+    if request is None or request.base is None or config.run.baseline is not None:
+        return
+    loaded = request.loaded(config.cwd, config.run.runs_dir)
+    stored = _stored_path(run, loaded) if loaded.base else None
+    if stored is None or os.path.exists(stored):
+        return
+    with contextlib.suppress(BaseError):  # the base run adds it again, and says why not
+        run.base_tree = BaseTree(config.cwd, loaded.base, loaded.prefix, wait=False)
 
 
 def _read_file(name: str) -> tuple[ChangeSet, str, int]:
@@ -417,6 +435,22 @@ def _store_base_run(path: str, records: bytes, *, private: bool) -> None:
         pass
 
 
+def _tree_for(run: Run, base: str, prefix: str) -> BaseTree:
+    """The base's worktree: the one readied while the check ran (:func:`prepare_base`),
+    else one added now."""
+    prepared, run.base_tree = run.base_tree, None
+    if prepared is not None and prepared.base == base:
+        try:
+            prepared.ready()
+        except BaseError:
+            prepared.close()
+            raise
+        return prepared
+    if prepared is not None:
+        prepared.close()
+    return BaseTree(run.config.cwd, base, prefix)
+
+
 def base_records(run: Run, base: str, prefix: str) -> bytes:
     """Run the check on the base commit, in a temporary worktree (``prefix``: the check's
     directory in the repository): its findings' fingerprints, packed."""
@@ -434,7 +468,7 @@ def base_records(run: Run, base: str, prefix: str) -> bytes:
                         "or run the check with `ckdn run CHECK --diff-base REF`")
     run_dir = tempfile.mkdtemp(prefix="ckdn-base-run-")
     try:
-        with BaseTree(config.cwd, base, prefix) as tree:
+        with _tree_for(run, base, prefix) as tree:
             argv = [substitute(a, run_dir) for a in argv_template]
             if env_check is not None:
                 env = child_env(config, env_check, run.name, run_dir, run.host_env)
