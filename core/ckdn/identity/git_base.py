@@ -88,8 +88,9 @@ def change_against(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> GitChan
 
 class PendingChange:
     """A change whose base is resolved (``base``, ``head``, ``prefix``) and whose diff is
-    read in a thread: a base run waits on git and the tool meanwhile, so reading the diff
-    costs it nothing. :meth:`result` joins it (raising what the read raised)."""
+    read in a thread once :meth:`start`-ed (after the check ran: the diff is of the tree
+    it left): a base run waits on git and the tool meanwhile, so reading the diff costs
+    it nothing. :meth:`result` joins it (raising what the read raised)."""
 
     __slots__ = ("_done", "_thread", "base", "head", "prefix", "ref")
 
@@ -99,7 +100,11 @@ class PendingChange:
         self._done: tuple[ChangeSet, str, int] | BaseException | None = None
         self._thread = threading.Thread(target=self._read, args=(cwd, ignore), daemon=True,
                                         name="ckdn-diff")
-        self._thread.start()
+
+    def start(self) -> None:
+        """Begin reading the diff (once)."""
+        if self._thread.ident is None:
+            self._thread.start()
 
     def _read(self, cwd: str, ignore: Sequence[str]) -> None:
         try:
@@ -108,6 +113,7 @@ class PendingChange:
             self._done = exc
 
     def result(self) -> GitChange:
+        self.start()
         self._thread.join()
         done = self._done
         if isinstance(done, BaseException):
@@ -120,7 +126,7 @@ class PendingChange:
 
 def start_change(cwd: str, ref: str, *, ignore: Sequence[str] = ()) -> PendingChange:
     """:func:`change_against` with the base resolved now (:class:`BaseError` raised here)
-    and the diff read in the background."""
+    and the diff read in the background from :meth:`PendingChange.start` on."""
     if not ref or ref.startswith("-") or "\0" in ref:
         raise BaseError(f"--diff-base {ref!r} is not a ref; name a branch, tag or commit")
     base, head, prefix = _resolve(cwd, ref)

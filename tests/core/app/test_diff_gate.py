@@ -334,3 +334,18 @@ def test_a_torn_stored_base_run_is_run_again_never_read(repo: Project) -> None:
     _, again = gated_run(repo, "--diff-base", "HEAD")
     assert again["summary"]["diff_scope"]["origin"] == "base_run"
     assert again["summary"]["diff_scope"]["counts"] == first["summary"]["diff_scope"]["counts"]
+
+
+def test_the_change_is_read_from_the_tree_the_check_left(project: Project) -> None:
+    """The base's worktree is readied while the check runs; git's diff and untracked files
+    are read after it (a file the check writes is in the change), never racing it."""
+    writer = ("import runpy, time\ntime.sleep(0.3)\n"
+              "open('made.py', 'w').write('use brand_new\\n')\nrunpy.run_path('lint.py')\n")
+    make_repo(project.root, CONFIG.replace("lint.py", "writer.py"),
+              files={"writer.py": writer})
+    (project.root / "app.py").write_text("x = 1\nuse area\nuse missing\n")
+    _, doc = gated_run(project, "--diff-base", "HEAD")
+    counts = doc["summary"]["diff_scope"]["counts"]
+    # made.py (written on the base too, so its finding moved): an untracked file, all added
+    assert counts["added"] == {"known": 0, "moved": 1, "new": 0}, counts
+    assert counts["outside"] == {"known": 0, "moved": 0, "new": 0}

@@ -202,12 +202,13 @@ def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange
 
 def prepare_base(run: Run) -> None:
     """Before the check runs on the head (``--diff-base``, no baseline, no stored base
-    run): the base resolved, git's diff read in a thread and the base's worktree added
-    meanwhile, for :func:`base_records` to take. A failure here is left for the gate to
-    meet and word."""
+    run): the base resolved and its worktree added while the check runs, for
+    :func:`base_records` to take (the diff is read after the check, of the tree it
+    left). A failure here is left for the gate to meet and word."""
     request, config = run.change, run.config
-    if request is None or request.base is None or config.run.baseline is not None:
-        return
+    if (request is None or request.base is None or request.diff is not None
+            or config.run.baseline is not None):
+        return  # (a --diff file is read after the check, as without a base)
     loaded = request.loaded(config.cwd, config.run.runs_dir)
     stored = _stored_path(run, loaded) if loaded.base else None
     if stored is None or os.path.exists(stored):
@@ -271,8 +272,10 @@ def scope_of_run(run: Run) -> Gated:
     result, status, rc = run.result, run.verdict.status, run.exit.rc
     total = max(0, result.total)
     early: tuple[BaselineIndex, str] | BaseError | None = None
+    if loaded.pending is not None:
+        loaded.pending.start()  # git's diff of the tree the check left, read in a thread
     if loaded.pending is not None and status not in (ERROR, PARSE_MISMATCH) and total:
-        # git's diff is read in a thread: the base (run in a worktree, or stored) meanwhile
+        # the base (run in a worktree, or stored) meanwhile
         try:
             early = _base_index(run, loaded)
         except BaseError as exc:
