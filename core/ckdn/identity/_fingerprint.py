@@ -103,6 +103,11 @@ class Fingerprinted:
         return self._key[:16]
 
     @property
+    def packed(self) -> bytes:
+        """Inner, primary and secondary hashes as bytes (34), what placing reads."""
+        return self._key
+
+    @property
     def primary(self) -> str:
         """Rule, path and flagged content: :data:`PRIMARY_HEX` hex digits."""
         return self._key[16:_SECONDARY_AT].hex()
@@ -241,6 +246,19 @@ class SourceLines:
         if lines is None or number > len(lines):
             return None
         return lines[number - 1][:LINE_BYTES].decode("utf-8", "replace")
+
+    def raw(self, path: str, number: int) -> bytes | None:
+        """The line as bytes (cut at :data:`LINE_BYTES`), undecoded: what a diff holds."""
+        if not path or number < 1:
+            return None
+        if path == self._last_path:
+            lines = self._last
+        else:
+            lines = self._last = self._lines(path)
+            self._last_path = path
+        if lines is None or number > len(lines):
+            return None
+        return lines[number - 1][:LINE_BYTES]
 
     def _lines(self, path: str) -> list[bytes] | None:
         if path in self._without:
@@ -384,6 +402,8 @@ _PRIMARY_END = _SECONDARY_AT
 _SECONDARY_END = 34
 _MAX_LINE = (1 << 32) - 1
 _PACK = struct.Struct(">II").pack
+#: A row without its inner hash: primary, secondary, line, path number.
+_COLUMNS = struct.Struct(">16x12s6sII")
 
 
 class IdentityTable:
@@ -400,6 +420,25 @@ class IdentityTable:
 
     def __len__(self) -> int:
         return len(self._rows) // ROW
+
+    @property
+    def source(self) -> SourceLines:
+        """The lines the findings were fingerprinted with (each file read once a run)."""
+        return self._hasher.source
+
+    def columns(self) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int]]:
+        """Every row's primary hash, occurrence, secondary hash, path and line, as five
+        lists unpacked at once (placing reads them all; a method call a field costs more)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        if not self._rows:
+            return [], [], [], [], []
+        primaries, secondaries, lines, numbers = zip(*_COLUMNS.iter_unpack(self._rows),
+                                                     strict=True)
+        paths = self._paths
+        return (list(primaries), list(self._occurrences), list(secondaries),
+                [paths[number] for number in numbers], list(lines))
 
     def add(self, finding: FindingLike) -> None:
         key, path, line = self._hasher.hashes(finding)
@@ -482,6 +521,18 @@ class IdentityTable:
         """The hash of rule and content without the path (:attr:`FindingRow.line_hash`)."""
         at = index * ROW
         return self._rows[at:at + 16].hex()
+
+    def records(self) -> bytes:
+        """Every row's fingerprint packed (primary, occurrence, secondary: 22 bytes), what a
+        :class:`~ckdn.identity.BaselineIndex` is made of without the hex round trip."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        rows = self._rows
+        return b"".join(rows[at + 16:at + _PRIMARY_END] + occurrence.to_bytes(4, "big")
+                        + rows[at + _PRIMARY_END:at + _SECONDARY_END]
+                        for at, occurrence in zip(range(0, len(rows), ROW), self._occurrences,
+                                                  strict=True))
 
     def fingerprint(self, index: int) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, as :attr:`Fingerprinted.fingerprint`."""

@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     from ckdn.identity._findings_file import FindingRow
 
-__all__ = ["BaselineIndex", "Listed", "Matched", "Rowed", "match"]
+__all__ = ["RECORD", "BaselineIndex", "Listed", "Matched", "Rowed", "match"]
 
 # 1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
 #    content): lines inserted above, reindentation, a reworded message;
@@ -59,6 +59,15 @@ class Listed:
 
     def line(self, index: int) -> int:
         return self.items[index].line
+
+    def columns(self) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int]]:
+        """Primary hashes, occurrences, secondary hashes, paths and lines, as
+        :meth:`~ckdn.identity.IdentityTable.columns` gives them."""
+        items = self.items
+        packed = [item.packed for item in items]
+        return ([key[16:28] for key in packed], [item.occurrence for item in items],
+                [key[28:] for key in packed], [item.path for item in items],
+                [item.line for item in items])
 
     def retried(self, index: int, path: str) -> bytes:
         item = self.items[index]
@@ -111,6 +120,8 @@ class Matched:
 
 
 _SECONDARY = 6
+#: A packed fingerprint: primary (12 bytes), occurrence (4), secondary (6).
+RECORD = 16 + _SECONDARY
 
 
 class BaselineIndex:
@@ -134,6 +145,21 @@ class BaselineIndex:
                 continue
             index[key] = index.get(key, b"") + tail
         self.entries = index
+
+    @classmethod
+    def from_records(cls, data: bytes) -> BaselineIndex:
+        """The index of packed fingerprints (:data:`RECORD` bytes each: primary, occurrence,
+        secondary, as :meth:`~ckdn.identity.IdentityTable.records` packs them)."""
+        if len(data) % RECORD:
+            raise ValueError("not a whole number of fingerprint records")
+        index: dict[bytes, bytes] = {}
+        get = index.get
+        for at in range(0, len(data), RECORD):
+            key = data[at:at + 16]
+            index[key] = get(key, b"") + data[at + 16:at + RECORD]
+        made = cls()
+        made.entries = index
+        return made
 
     def primaries(self) -> set[bytes]:
         """The primary hashes the baseline holds (a finding without one is new unless a

@@ -43,6 +43,8 @@ _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34,
 _NULL = "/dev/null"
 #: Bytes of a line's content hashed for move detection (as the fingerprint's line cap).
 _CONTENT_BYTES = 4096
+#: Bytes read at once from a stream holding a diff.
+_BLOCK = 1 << 16
 
 
 class DiffError(CkdnError):
@@ -111,15 +113,26 @@ class ChangeSet:
         change = self.files.get(path)
         return OUTSIDE if change is None else change.where(line)
 
-    def deleted_from(self, line: str) -> set[str]:
+    def deleted_from(self, line: str | bytes) -> set[str]:
         """The old paths a line with this content was deleted from."""
+        if isinstance(line, str):
+            line = line.encode("utf-8", "surrogateescape")
+        return self.by_content().get(content_key(line), set())
+
+    def by_content(self) -> dict[int, set[str]]:
+        """:func:`content_key` -> the old paths lines with that content were deleted from
+        (made at the first ask)."""
         if self._by_content is None:
             found: dict[int, set[str]] = {}
             for content, path in self.deleted:
-                found.setdefault(content_key(content), set()).add(path)
+                key = hash(b" ".join(content.split()))  # content_key: already cut
+                paths = found.get(key)
+                if paths is None:
+                    found[key] = {path}
+                else:
+                    paths.add(path)
             self._by_content = found
-        return self._by_content.get(content_key(line.encode("utf-8", "surrogateescape")),
-                                    set())
+        return self._by_content
 
     def add_untracked(self, paths: Iterable[str]) -> None:
         """Files new in the work tree that no diff lists (git leaves them out): all added."""
@@ -141,6 +154,7 @@ def read_hashed_diff(lines: Iterable[bytes]) -> tuple[ChangeSet, str, int]:
     (what ``change.json`` records of it)."""
     digest = hashlib.sha256()
     size = 0
+    read: Callable[[int], bytes] | None = getattr(lines, "read", None)
 
     def hashed() -> Iterator[bytes]:
         nonlocal size
@@ -149,12 +163,27 @@ def read_hashed_diff(lines: Iterable[bytes]) -> tuple[ChangeSet, str, int]:
             size += len(line)
             yield line
 
-    return read_diff(hashed()), digest.hexdigest(), size
+    def blocks() -> Iterator[bytes]:
+        """A stream read in blocks, each hashed once, cut into lines (their ``\n`` gone, as
+        the reader drops it): no per-line call but the reader's own."""
+        nonlocal size
+        carry = b""
+        assert read is not None
+        while block := read(_BLOCK):
+            digest.update(block)
+            size += len(block)
+            parts = (carry + block).split(b"\n")
+            carry = parts.pop()
+            yield from parts
+        if carry:
+            yield carry
+
+    return read_diff(blocks() if callable(read) else hashed()), digest.hexdigest(), size
 
 
 class _Reader:
     __slots__ = ("change", "changes", "deleting", "git_paths", "new_at", "new_left", "number",
-                 "old_at", "old_left", "pending_old")
+                 "old_left", "pending_old")
 
     def __init__(self) -> None:
         self.changes = ChangeSet()
@@ -163,7 +192,7 @@ class _Reader:
         self.pending_old: str | None = None  # a ``---`` line waiting for its ``+++``
         self.number = 0
         #: the hunk being read: lines left on each side, the next line numbers
-        self.old_left = self.new_left = self.old_at = self.new_at = 0
+        self.old_left = self.new_left = self.new_at = 0
         self.deleting = False
 
     def fail(self, what: str) -> DiffError:
@@ -171,20 +200,19 @@ class _Reader:
                          "`git diff --no-color --no-ext-diff --no-textconv` or `diff -u`)")
 
     def read(self, lines: Iterable[bytes]) -> ChangeSet:
-        for raw in lines:
+        feed = iter(lines)
+        for raw in feed:
             self.number += 1
             line = raw[:-1] if raw.endswith(b"\n") else raw
             if b"\x1b" in line:
                 raise self.fail("an escape byte (a coloured diff? pass --no-color)")
-            if self.old_left or self.new_left:
-                self._hunk_line(line)
-                continue
             line = line[:-1] if line.endswith(b"\r") else line
             if line.startswith(b"\\"):  # "\ No newline at end of file" after a hunk's end
                 continue
             match = _HUNK.fullmatch(line)
             if match is not None:
                 self._hunk(match)
+                self._hunk_body(feed)
             else:
                 self._header(line)
         if self.old_left or self.new_left:
@@ -198,7 +226,7 @@ class _Reader:
         change = self._current()
         if self.pending_old is not None:
             raise self.fail("a hunk after '---' without its '+++'")
-        self.old_at, self.new_at = int(match[1]), int(match[3])
+        self.new_at = int(match[3])
         self.old_left = 1 if match[2] is None else int(match[2])
         self.new_left = 1 if match[4] is None else int(match[4])
         if self.new_left == 0:  # a pure deletion: it collapses onto the next line
@@ -206,38 +234,57 @@ class _Reader:
         change.spans.append((self.new_at, self.new_at + self.new_left))
         self.deleting = False
 
-    def _hunk_line(self, line: bytes) -> None:
-        tag = line[:1]
-        if tag == b" ":
-            self.old_left, self.new_left = self.old_left - 1, self.new_left - 1
-            self.old_at, self.new_at = self.old_at + 1, self.new_at + 1
-            self.deleting = False
-        elif tag == b"-":
-            self._deleted(line[1:])
-            if not self.deleting:
-                self._current().anchors.add(self.new_at)
-            self.deleting = True
-            self.old_left, self.old_at = self.old_left - 1, self.old_at + 1
-        elif tag == b"+":
-            self._current().added.add(self.new_at)
-            self.new_left, self.new_at = self.new_left - 1, self.new_at + 1
-            self.deleting = False
-        elif tag == b"\\":
+    def _hunk_body(self, feed: Iterator[bytes]) -> None:
+        """The lines of the hunk just opened, read in one loop with the counts in locals (the
+        reader's hot path: a 10,000-line diff is mostly these)."""
+        old_left, new_left, new_at = self.old_left, self.new_left, self.new_at
+        if not (old_left or new_left):
             return
-        else:
-            raise self.fail(f"{_shown(line)} is not a hunk line (' ', '-', '+' or '\\')")
-        if self.old_left < 0 or self.new_left < 0:
-            raise self.fail("a hunk longer than its header says")
+        change = self._current()
+        added, anchors = change.added, change.anchors
+        deleted, old = self.changes.deleted, change.old_path
+        number, deleting, cap = self.number, False, _CONTENT_BYTES
+        try:
+            for raw in feed:
+                number += 1
+                line = raw[:-1] if raw.endswith(b"\n") else raw
+                if b"\x1b" in line:
+                    raise self._fail_at(number, "an escape byte (a coloured diff? pass --no-color)")
+                tag = line[:1]
+                if tag == b" ":
+                    old_left, new_left, new_at, deleting = old_left - 1, new_left - 1, \
+                        new_at + 1, False
+                elif tag == b"-":
+                    if old is not None and len(line) > 1 and not line[1:].isspace():
+                        deleted.append((line[1:cap + 1], old))
+                    if not deleting:
+                        anchors.add(new_at)
+                    old_left, deleting = old_left - 1, True
+                elif tag == b"+":
+                    added.add(new_at)
+                    new_left, new_at, deleting = new_left - 1, new_at + 1, False
+                elif tag == b"\\":
+                    continue
+                else:
+                    raise self._fail_at(number, f"{_shown(line)} is not a hunk line "
+                                        "(' ', '-', '+' or '\\')")
+                if old_left < 0 or new_left < 0:
+                    raise self._fail_at(number, "a hunk longer than its header says")
+                if not (old_left or new_left):
+                    break
+        finally:
+            self.number, self.old_left, self.new_left, self.new_at = \
+                number, old_left, new_left, new_at
+            self.deleting = deleting
+
+    def _fail_at(self, number: int, what: str) -> DiffError:
+        self.number = number
+        return self.fail(what)
 
     def _current(self) -> FileChange:
         if self.change is None:
             raise self.fail("a hunk before any file header")
         return self.change
-
-    def _deleted(self, content: bytes) -> None:
-        old = self._current().old_path
-        if old is not None and content.strip():
-            self.changes.deleted.append((content[:_CONTENT_BYTES], old))
 
     def _header(self, line: bytes) -> None:
         text = line.decode("utf-8", "surrogateescape")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -278,3 +280,72 @@ def test_the_gate_policy_names_the_scope() -> None:
     assert [scope_policy(s) for s in SCOPES] == ["diff:touched", "diff:added",
                                                  "diff:new-anywhere"]
     assert POLICY_PREFIX == app._DIFF_POLICY_PREFIX
+
+
+def _git_logged(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A ``git`` first on PATH that logs each call's subcommand, then runs the real one."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir, log = tmp_path / "logged-bin", tmp_path / "git.log"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def _subcommands(log: Path) -> list[str]:
+    """Each logged call's subcommand (``-C DIR`` and ``-c KEY=VALUE`` skipped), sorted;
+    ``worktree`` with its verb."""
+    out = []
+    for line in log.read_text().splitlines():
+        words = line.split()
+        while words and words[0] in ("-C", "-c"):
+            words = words[2:]
+        out.append(" ".join(words[:2]) if words[0] == "worktree" else words[0])
+    return sorted(out)
+
+
+def test_a_fresh_base_run_starts_six_gits_and_a_stored_one_four(repo: Project,
+                                                                tmp_path: Path) -> None:
+    """The base resolved in one rev-parse, the diff and the untracked files, the worktree
+    added and removed, and the run's own `git status` (source.json): the count cannot creep."""
+    with (repo.root / "app.py").open("a") as handle:
+        handle.write("use brand_new\n")
+    env, log = _git_logged(tmp_path)
+    proc = repo.ckdn("run", "lint", "--gate", "--diff-base", "HEAD", env=env)
+    assert repo.digest(proc)["summary"]["diff_scope"]["origin"] == "base_run"
+    assert _subcommands(log) == ["diff", "ls-files", "rev-parse", "status", "worktree add",
+                                 "worktree remove"]
+    log.unlink()
+    proc = repo.ckdn("run", "lint", "--gate", "--diff-base", "HEAD", env=env)
+    assert repo.digest(proc)["summary"]["diff_scope"]["origin"] == "stored_base_run"
+    assert _subcommands(log) == ["diff", "ls-files", "rev-parse", "status"]
+    assert not git(repo.root, "worktree", "list", "--porcelain").count("worktree ") - 1
+
+
+def test_a_torn_stored_base_run_is_run_again_never_read(repo: Project) -> None:
+    with (repo.root / "app.py").open("a") as handle:
+        handle.write("use brand_new\n")
+    _, first = gated_run(repo, "--diff-base", "HEAD")
+    stored = list((repo.root / ".agent-runs" / ".base-runs").iterdir())
+    assert [p.suffix for p in stored] == [".bin"]
+    stored[0].write_bytes(stored[0].read_bytes()[:-3])  # not a whole record
+    _, again = gated_run(repo, "--diff-base", "HEAD")
+    assert again["summary"]["diff_scope"]["origin"] == "base_run"
+    assert again["summary"]["diff_scope"]["counts"] == first["summary"]["diff_scope"]["counts"]
+
+
+def test_the_change_is_read_from_the_tree_the_check_left(project: Project) -> None:
+    """The base's worktree is readied while the check runs; git's diff and untracked files
+    are read after it (a file the check writes is in the change), never racing it."""
+    writer = ("import runpy, time\ntime.sleep(0.3)\n"
+              "open('made.py', 'w').write('use brand_new\\n')\nrunpy.run_path('lint.py')\n")
+    make_repo(project.root, CONFIG.replace("lint.py", "writer.py"),
+              files={"writer.py": writer})
+    (project.root / "app.py").write_text("x = 1\nuse area\nuse missing\n")
+    _, doc = gated_run(project, "--diff-base", "HEAD")
+    counts = doc["summary"]["diff_scope"]["counts"]
+    # made.py (written on the base too, so its finding moved): an untracked file, all added
+    assert counts["added"] == {"known": 0, "moved": 1, "new": 0}, counts
+    assert counts["outside"] == {"known": 0, "moved": 0, "new": 0}

@@ -6,6 +6,7 @@ Loaded only by a run given ``--diff`` or ``--diff-base`` (the step imports it la
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,7 +34,7 @@ from ckdn.identity import (
     read_baseline,
 )
 from ckdn.identity.change import ChangeSet, DiffError, read_hashed_diff
-from ckdn.identity.git_base import BaseError, BaseTree, change_against, show_prefix
+from ckdn.identity.git_base import BaseError, BaseTree, PendingChange, start_change
 from ckdn.identity.scope import NEW, decide_scope, gated, place, scope_policy
 from ckdn.parsers import get_parser
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Check, Config
     from ckdn.documents.types import GateDoc, ScopeDoc
-    from ckdn.identity.git_base import GitChange
     from ckdn.process import Exit
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
@@ -100,8 +100,9 @@ if TYPE_CHECKING:
         def stop(self) -> StopRequest | None: ...
         @property
         def tap(self) -> FindingTap | None: ...
+        base_tree: BaseTree | None
 
-__all__ = ["LoadedChange", "load_change", "scope_of_run"]
+__all__ = ["LoadedChange", "load_change", "prepare_base", "scope_of_run"]
 
 #: What the summary's ``diff_scope.origin`` says the findings were compared with: a run of
 #: the check on the base made now, one made before for the same base and check (stored),
@@ -113,42 +114,107 @@ BASELINE = "baseline"
 BASE_RUNS = ".base-runs"
 #: Base runs kept (the oldest removed first).
 KEEP_BASE_RUNS = 16
+#: A stored base run: this line, then its fingerprints packed (``BaselineIndex.from_records``);
+#: the older ``.txt`` form (fingerprints as text) is pruned as a base run, never read.
+_RECORDS_MAGIC = b"ckdn.base-run/1\n"
+_RECORDS_SUFFIX = ".bin"
 
 
 class LoadedChange:
     """A change read once for every run that asks (an alias's members share it): its
-    change set, the commits when git made it, the diff's SHA-256 and size in bytes, or why
-    it cannot be used."""
+    change set, the commits and the directory in the repository when git made it, the
+    diff's SHA-256 and size in bytes, or why it cannot be used. With ``pending`` (git's
+    diff still being read) the commits are known and the rest waits for the read."""
 
-    __slots__ = ("base", "changes", "error", "head", "sha256", "size")
+    __slots__ = ("_changes", "_error", "_sha256", "_size", "base", "diff_file", "head",
+                 "pending", "prefix")
 
     def __init__(self, changes: ChangeSet | None = None, *, base: str = "", head: str = "",
-                 sha256: str = "", size: int = 0, error: str = "") -> None:
-        self.changes = changes
+                 prefix: str = "", sha256: str = "", size: int = 0, error: str = "",
+                 pending: PendingChange | None = None) -> None:
+        self._changes = changes
         self.base = base
         self.head = head
-        self.sha256 = sha256
-        self.size = size
-        self.error = error
+        self.prefix = prefix
+        self._sha256 = sha256
+        self._size = size
+        self._error = error
+        self.pending = pending
+        #: the change is a file's (``--diff``): git's read only to check the base
+        self.diff_file = changes is not None
+
+    def _settle(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        try:
+            git = pending.result()
+        except (BaseError, DiffError) as exc:
+            self._changes, self._error = None, str(exc)
+            return
+        if not self.diff_file:
+            self._changes, self._sha256, self._size = git.changes, git.sha256, git.size
+
+    @property
+    def changes(self) -> ChangeSet | None:
+        self._settle()
+        return self._changes
+
+    @property
+    def error(self) -> str:
+        self._settle()
+        return self._error
+
+    @property
+    def sha256(self) -> str:
+        self._settle()
+        return self._sha256
+
+    @property
+    def size(self) -> int:
+        self._settle()
+        return self._size
 
 
 def load_change(request: ChangeRequest, cwd: str, runs_dir: str) -> LoadedChange:
     """Read the diff (a file, ``-`` for stdin) or ask git for it (ckdn's own ``runs_dir``
     left out of the untracked files); never raises."""
     try:
-        git: GitChange | None = None
+        git: PendingChange | None = None
         if request.base is not None:
-            git = change_against(cwd, request.base, ignore=(runs_dir,))
+            git = start_change(cwd, request.base, ignore=(runs_dir,))
         if request.diff is None:
             assert git is not None
-            return LoadedChange(git.changes, base=git.base, head=git.head, sha256=git.sha256,
-                                size=git.size)
-        changes, sha256, size = _read_file(request.diff)
+            return LoadedChange(base=git.base, head=git.head, prefix=git.prefix, pending=git)
+        try:
+            changes, sha256, size = _read_file(request.diff)
+        except DiffError:
+            if git is not None:
+                git.result()  # the base's error first, as when git was asked first
+            raise
         if git is None:
             return LoadedChange(changes, sha256=sha256, size=size)
-        return LoadedChange(changes, base=git.base, head=git.head, sha256=sha256, size=size)
+        return LoadedChange(changes, base=git.base, head=git.head, prefix=git.prefix,
+                            sha256=sha256, size=size, pending=git)
     except (BaseError, DiffError) as exc:
         return LoadedChange(error=str(exc))
+
+
+def prepare_base(run: Run) -> None:
+    """Before the check runs on the head (``--diff-base``, no baseline, no stored base
+    run): the base resolved and its worktree added while the check runs, for
+    :func:`base_records` to take (the diff is read after the check, of the tree it
+    left). A failure here is left for the gate to meet and word."""
+    request, config = run.change, run.config
+    if (request is None or request.base is None or request.diff is not None
+            or config.run.baseline is not None):
+        return  # (a --diff file is read after the check, as without a base)
+    loaded = request.loaded(config.cwd, config.run.runs_dir)
+    stored = _stored_path(run, loaded) if loaded.base else None
+    if stored is None or os.path.exists(stored):
+        return
+    with contextlib.suppress(BaseError):  # the base run adds it again, and says why not
+        run.base_tree = BaseTree(config.cwd, loaded.base, loaded.prefix, wait=False)
 
 
 def _read_file(name: str) -> tuple[ChangeSet, str, int]:
@@ -203,12 +269,21 @@ def scope_of_run(run: Run) -> Gated:
     assert run.result is not None
     scope = request.scope or config.run.diff_scope
     loaded = request.loaded(config.cwd, config.run.runs_dir)
+    result, status, rc = run.result, run.verdict.status, run.exit.rc
+    total = max(0, result.total)
+    early: tuple[BaselineIndex, str] | BaseError | None = None
+    if loaded.pending is not None:
+        loaded.pending.start()  # git's diff of the tree the check left, read in a thread
+    if loaded.pending is not None and status not in (ERROR, PARSE_MISMATCH) and total:
+        # the base (run in a worktree, or stored) meanwhile
+        try:
+            early = _base_index(run, loaded)
+        except BaseError as exc:
+            early = exc
     if loaded.error:
         return _error(run.result, scope, loaded, loaded.error)
     changes = loaded.changes
     assert changes is not None
-    result, status, rc = run.result, run.verdict.status, run.exit.rc
-    total = max(0, result.total)
     failures = len(result.gate_failures)
     if status in (ERROR, PARSE_MISMATCH) or total == 0 or not changes:
         gate = decide_scope(scope, status, rc, total=total, classified=total, owned=0,
@@ -218,7 +293,9 @@ def scope_of_run(run: Run) -> Gated:
         return _with_scope(Gated(result, gate), scope, loaded, origin=None, counts=None,
                            owned=0)
     try:
-        base, origin = _base_index(run, loaded)
+        if isinstance(early, BaseError):
+            raise early
+        base, origin = early if early is not None else _base_index(run, loaded)
     except BaseError as exc:
         return _error(result, scope, loaded, str(exc))
     tap, check = run.tap, run.check
@@ -259,7 +336,7 @@ def _tapped(run: Run, tap: FindingTap, changes: ChangeSet, base: BaselineIndex, 
     assert run.verdict is not None
     table = tap.table
     assert table is not None
-    placed = place(changes, table, SourceLines(config.cwd), base)
+    placed = place(changes, table, table.source, base)  # its files read already
     owned = [gated(scope, w, o) for w, o in zip(placed.wheres, placed.origins, strict=True)]
     kept, top = result.findings, tap.top
     positions = [position for position, own in enumerate(owned) if own]
@@ -315,50 +392,71 @@ def _base_index(run: Run, loaded: LoadedChange) -> tuple[BaselineIndex, str]:
     if not loaded.base:
         raise BaseError("--diff says where findings are, not which are new: add "
                         "--diff-base REF (the base is run in a worktree) or set [run].baseline")
-    stored = _stored_path(run, loaded.base)
+    stored = _stored_path(run, loaded)
     if stored is not None:
         try:
-            with open(stored, encoding="ascii") as handle:
-                return BaselineIndex(handle.read().split()), STORED_BASE_RUN
+            with open(stored, "rb") as handle:
+                data = handle.read()
+            if data.startswith(_RECORDS_MAGIC):
+                return BaselineIndex.from_records(data[len(_RECORDS_MAGIC):]), STORED_BASE_RUN
         except (OSError, ValueError):
             pass  # none stored (or unreadable): run it
-    found = base_fingerprints(run, loaded.base)
+    records = base_records(run, loaded.base, loaded.prefix)
     if stored is not None:
-        _store_base_run(stored, found)
-    return BaselineIndex(found), BASE_RUN
+        _store_base_run(stored, records, private=config.run.private)
+    return BaselineIndex.from_records(records), BASE_RUN
 
 
-def _stored_path(run: Run, base: str) -> str | None:
+def _stored_path(run: Run, loaded: LoadedChange) -> str | None:
     """Where the base run of this check at ``base`` is kept: named by everything it depends
     on that ckdn knows (the base commit, the command, parser and options, the directory in
     the repository, ckdn's version). None for a host's run (its command is the host's)."""
     check = run.check
     if check is None:
         return None
-    key = json.dumps([__version__, run.name, base, list(check.argv), list(run.extra_args),
-                      check.parser, sorted((k, repr(v)) for k, v in check.options.items()),
-                      show_prefix(run.config.cwd)])
+    key = json.dumps([__version__, run.name, loaded.base, list(check.argv),
+                      list(run.extra_args), check.parser,
+                      sorted((k, repr(v)) for k, v in check.options.items()), loaded.prefix])
     name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(run.config.run.runs_dir, BASE_RUNS, f"{name}.txt")
+    return os.path.join(run.config.run.runs_dir, BASE_RUNS, f"{name}{_RECORDS_SUFFIX}")
 
 
-def _store_base_run(path: str, found: Sequence[str]) -> None:
-    """Keep a base run's fingerprints (atomically), and only the last :data:`KEEP_BASE_RUNS`;
-    a store that fails costs the next run a base run, never this run its gate."""
+def _store_base_run(path: str, records: bytes, *, private: bool) -> None:
+    """Keep a base run's fingerprints (atomically, not fsynced: a cache a torn write only
+    costs a base run), and only the last :data:`KEEP_BASE_RUNS`; a store that fails costs
+    the next run a base run, never this run its gate."""
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        write_atomic(path, "".join(f"{entry}\n" for entry in found).encode("ascii"))
+        write_atomic(path, _RECORDS_MAGIC + records, durable=False,
+                     mode=0o600 if private else 0o644)
         kept = sorted((entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
-                      if entry.name.endswith(".txt"))
+                      if entry.name.endswith((_RECORDS_SUFFIX, ".txt")))
         for _, old in kept[:-KEEP_BASE_RUNS]:
             os.unlink(old)
     except OSError:
         pass
 
 
-def base_fingerprints(run: Run, base: str) -> list[str]:
-    """Run the check on the base commit, in a temporary worktree: its findings' fingerprints."""
+def _tree_for(run: Run, base: str, prefix: str) -> BaseTree:
+    """The base's worktree: the one readied while the check ran (:func:`prepare_base`),
+    else one added now."""
+    prepared, run.base_tree = run.base_tree, None
+    if prepared is not None and prepared.base == base:
+        try:
+            prepared.ready()
+        except BaseError:
+            prepared.close()
+            raise
+        return prepared
+    if prepared is not None:
+        prepared.close()
+    return BaseTree(run.config.cwd, base, prefix)
+
+
+def base_records(run: Run, base: str, prefix: str) -> bytes:
+    """Run the check on the base commit, in a temporary worktree (``prefix``: the check's
+    directory in the repository): its findings' fingerprints, packed."""
     config, check = run.config, run.check
     request = run.change
     assert request is not None
@@ -371,10 +469,9 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
     else:
         raise BaseError("this host cannot run its check again on the base; set [run].baseline "
                         "or run the check with `ckdn run CHECK --diff-base REF`")
-    prefix = show_prefix(config.cwd)
     run_dir = tempfile.mkdtemp(prefix="ckdn-base-run-")
     try:
-        with BaseTree(config.cwd, base, prefix) as tree:
+        with _tree_for(run, base, prefix) as tree:
             argv = [substitute(a, run_dir) for a in argv_template]
             if env_check is not None:
                 env = child_env(config, env_check, run.name, run_dir, run.host_env)
@@ -392,11 +489,11 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
             # every finding handed over straight into a table, as a run's tap does; a
             # parser that hands none over is read again whole
             table = IdentityTable(SourceLines(tree.cwd))
-            prefix = tree.cwd.rstrip(os.sep) + os.sep
+            root = tree.cwd.rstrip(os.sep) + os.sep
 
             def into_table(finding: Finding) -> None:
-                absolute = (finding.location or "").startswith(prefix) \
-                    or finding.id.startswith(prefix)
+                absolute = (finding.location or "").startswith(root) \
+                    or finding.id.startswith(root)
                 table.add(_Relocated(finding, tree.cwd) if absolute else finding)
 
             ctx = ParseContext(check=run.name, run_dir=run_dir, cwd=tree.cwd, rc=ran.exit.rc,
@@ -413,7 +510,7 @@ def base_fingerprints(run: Run, base: str) -> list[str]:
             if status in (ERROR, PARSE_MISMATCH) or len(table) < result.total:
                 raise BaseError(f"the check could not be judged on the base {base[:12]} "
                                 f"(status {status}); fix it there, or set [run].baseline")
-            return [table.fingerprint(position) for position in range(len(table))]
+            return table.records()
     except CkdnError as exc:
         if isinstance(exc, BaseError):
             raise

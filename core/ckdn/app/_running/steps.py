@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ckdn.app._running.source import SourceState
     from ckdn.documents.types import Aggregate, ChangeDoc, Digest, Document
     from ckdn.identity import FindingRow
+    from ckdn.identity.git_base import BaseTree
     from ckdn.process.stop import StopRequest
     from ckdn.reconcile import Verdict
     from ckdn.store import RunDir
@@ -123,7 +124,8 @@ class Run:
     stored under (a host's ``pytest@py312``); ``notes`` the host's facts about the run.
     """
 
-    __slots__ = ("argv", "change", "change_doc", "check", "config", "document", "env",
+    __slots__ = ("argv", "base_tree", "change", "change_doc", "check", "config", "document",
+                 "env",
                  "env_keys", "exit",
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
                  "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
@@ -149,6 +151,8 @@ class Run:
         self.host_bins: Sequence[str] | None = None
         self.change: ChangeRequest | None = None
         self.change_doc: ChangeDoc | None = None
+        #: the base's worktree, added while the check runs on the head (``--diff-base``)
+        self.base_tree: BaseTree | None = None
         #: what the steps set, in order
         self.run_dir: RunDir | None = None
         self.owns_lock = False
@@ -202,6 +206,9 @@ class Run:
         if self.restore_interrupts is not None:
             signal.signal(signal.SIGINT, self.restore_interrupts)
             self.restore_interrupts = None
+        if self.base_tree is not None:  # added for a base run that never came
+            self.base_tree.close()
+            self.base_tree = None
         if self.owns_lock and self.run_dir is not None:
             self.run_dir.release()
 
@@ -230,6 +237,11 @@ def spawn(run: Run) -> Run:
     refused = verdict(config, check, argv, path, env)
     if refused is None and check.reads_files:  # the tree it ran on: a git status beside it
         run.source = SourceWatch(config.cwd, path)
+    if refused is None and run.change is not None and run.change.base is not None:
+        # lazy: only a --diff-base run loads git's side; its base is readied beside the check
+        from ckdn.app._running.scope import prepare_base
+
+        prepare_base(run)
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
            else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
                             label=run.name, stop=run.stop, on_spawn=rd.record_child,
@@ -337,6 +349,9 @@ def scope_gate(run: Run) -> Run:
     from ckdn.app._running.scope import scope_of_run
 
     run.gate = scope_of_run(run)
+    if run.base_tree is not None:  # readied, and not needed after all
+        run.base_tree.close()
+        run.base_tree = None
     config = run.config
     loaded = run.change.loaded(config.cwd, config.run.runs_dir)
     if run.gate.scope is not None:
