@@ -5,6 +5,7 @@ Usage::
 
     python bench/bench_import.py              # 100,000 of each, 5 runs each
     python bench/bench_import.py --count 20000 -n 3
+    python bench/bench_import.py --only junit --against /work/main/core   # beside another tree
 
 Each figure runs a fresh interpreter ``-n`` times from a tiny driver (so its peak RSS is
 its own), in the same run, so the ratios compare like with like under the same load:
@@ -15,7 +16,13 @@ its own), in the same run, so the ratios compare like with like under the same l
   handler counting testcases, nothing built at all;
 * ``importer``: ``ckdn.imports.read_import`` on the file (what ``ckdn import`` reads
   with: variant sniffing, totals checked, findings, the residue counted);
-* ``ckdn import``: the whole command (copy into the run dir, read, seal, digest).
+* ``ckdn import``: the whole command (copy into the run dir, read, seal, digest);
+  ``--against CORE`` measures it a second time with another tree's ``core`` (main's, say)
+  in the same minutes.
+
+Bytecode is cached as an installed package has it (``PYTHONPYCACHEPREFIX`` in a temporary
+directory, ``PYTHONDONTWRITEBYTECODE`` dropped), and each command runs once unmeasured
+first, so no side pays for compiling its modules.
 
 Bombs (billion laughs, quadratic blowup, XXE) are read in this process: the time from
 opening the file to the refusal, the best of ``-n``.
@@ -128,16 +135,24 @@ def sarif_log(path: Path, results: int) -> None:
         out.write("]}]}")
 
 
-def measure(argv: list[str], runs: int) -> tuple[float, float, int]:
-    """(median wall s, best wall s, peak RSS KiB) of ``argv`` run ``runs`` times."""
+def environment(core: Path, pycache: Path) -> dict[str, str]:
+    """The measured commands' environment: ``core`` first on the path, bytecode cached."""
+    env = {key: value for key, value in os.environ.items()
+           if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(core), "PYTHONPYCACHEPREFIX": str(pycache)}
+
+
+def measure(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float, int]:
+    """(median wall s, best wall s, peak RSS KiB) of ``argv`` run ``runs`` times, after one
+    run that is not counted (it writes the bytecode cache)."""
     walls, peaks = [], []
-    for _ in range(runs):
+    for index in range(runs + 1):
         line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
-                              text=True, check=True, env={**os.environ,
-                                                          "PYTHONPATH": str(REPO / "core")})
+                              text=True, check=True, env=env)
         wall, peak, _rc, _out = line.stdout.split(" ", 3)
-        walls.append(float(wall))
-        peaks.append(int(peak))
+        if index:
+            walls.append(float(wall))
+            peaks.append(int(peak))
     return statistics.median(walls), min(walls), max(peaks)
 
 
@@ -177,10 +192,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("-n", type=int, default=5, help="runs per figure")
+    parser.add_argument("--only", choices=("junit", "sarif"), help="one format (and no bombs)")
+    parser.add_argument("--against", type=Path, metavar="CORE",
+                        help="also the whole command with this tree's core (main's, say)")
     args = parser.parse_args()
-    print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cpus")
+    print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cpus")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        env = environment(REPO / "core", tmp / "pycache")
         junit, sarif = tmp / "junit.xml", tmp / "log.sarif"
         junit_report(junit, args.count)
         sarif_log(sarif, args.count)
@@ -188,22 +207,30 @@ def main() -> int:
         project.mkdir()
         (project / "ckdn.toml").write_text("")
         for fmt, path, floor in (("junit", junit, ETREE_FLOOR), ("sarif", sarif, JSON_FLOOR)):
+            if args.only not in (None, fmt):
+                continue
             size = path.stat().st_size / 1e6
-            base = measure([sys.executable, "-c", floor, str(path)], args.n)
-            strict = (measure([sys.executable, "-c", EXPAT_FLOOR, str(path)], args.n)
+            base = measure([sys.executable, "-c", floor, str(path)], args.n, env)
+            strict = (measure([sys.executable, "-c", EXPAT_FLOOR, str(path)], args.n, env)
                       if fmt == "junit" else None)
-            ours = measure([sys.executable, "-c", IMPORTER, fmt, str(path)], args.n)
-            whole = measure([sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
-                             str(path), "--as", f"bench-{fmt}"], args.n)
+            ours = measure([sys.executable, "-c", IMPORTER, fmt, str(path)], args.n, env)
+            command = [sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
+                       str(path), "--as", f"bench-{fmt}"]
+            whole = measure(command, args.n, env)
             print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
             figures = [("floor", base), ("importer", ours), ("ckdn import", whole)]
             if strict is not None:
                 figures.insert(1, ("expat floor", strict))
+            if args.against is not None:
+                other = environment(args.against.resolve(), tmp / "pycache-against")
+                figures.append(("against", measure(command, args.n, other)))
             for label, (median, best, peak) in figures:
                 print(f"  {label:12} median {median:.3f} s, best {best:.3f} s, "
                       f"peak {peak / 1024:.1f} MiB, x{median / base[0]:.2f} of the floor")
-        for name, seconds in bomb_times(tmp, args.n).items():
-            print(f"{name}: refused in {seconds * 1000:.2f} ms")
+        if args.only is None:
+            for name, seconds in bomb_times(tmp, args.n).items():
+                print(f"{name}: refused in {seconds * 1000:.2f} ms")
+        print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
