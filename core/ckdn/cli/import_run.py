@@ -3,7 +3,7 @@ visibly weaker than one ckdn ran (``origin``, ``rc: null``); digest on stdout.""
 
 from __future__ import annotations
 
-from ckdn.app.exchange import IMPORT_FORMATS, import_results
+from ckdn.app.importing import IMPORT_FORMATS, import_results
 from ckdn.cli._output import print_document
 from ckdn.cli._project import load_config
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 from xml.parsers import expat
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (or pathlib) at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
+    from typing import NoReturn
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
            "is_namespaced"]

@@ -8,12 +8,11 @@ import hashlib
 import os
 import time
 
-from ckdn.app._running.gate import Gated
 from ckdn.app._running.parsing import ALL_FINDINGS
 from ckdn.errors import os_reason
 from ckdn.evidence_files import open_regular
 from ckdn.imports import ImportRefused, read_import
-from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.base import ParseContext
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from ckdn.config import Config, ImportSource
     from ckdn.documents.types import ImportedFacts
     from ckdn.imports import Imported
-    from ckdn.parsers.base import Finding
+    from ckdn.parsers.base import Finding, ParseResult
 
 __all__ = ["COPY_NAME", "ImportedRun", "import_into"]
 
@@ -35,9 +34,8 @@ _CHUNK = 1 << 20
 
 class ImportedRun:
     """What the steps after the read need of an import: the digest's marks, the counts the
-    status is decided on, the gate a native-only gate gives it, and ``every``: the file
-    read again for all its findings (``findings.jsonl`` when the read's tap did not see
-    them all)."""
+    status is decided on, and ``every``: the file read again for all its findings
+    (``findings.jsonl`` when the read's tap did not see them all)."""
 
     __slots__ = ("cases", "every", "facts", "mismatch")
 
@@ -51,13 +49,6 @@ class ImportedRun:
                        "producer": imported.producer, "sha256": sha256, "bytes": size},
             "import_summary": imported.tally.summary(),  # type: ignore[typeddict-item]
         }
-
-    def refused_gate(self, result: ParseResult | None) -> Gated:
-        """``[run].gate_requires_native``: the gate fails, whatever the file says."""
-        return Gated(result if result is not None else ParseResult(),
-                     {"status": "fail", "policy": "no_new_findings",
-                      "reason": "an imported run cannot satisfy the gate "
-                                "([run].gate_requires_native)"})
 
 
 def _copy(source: str, target: str, *, private: bool) -> tuple[str, int]:
