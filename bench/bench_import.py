@@ -8,7 +8,8 @@ Usage::
     python bench/bench_import.py --only junit --against /work/main/core   # beside another tree
 
 Each figure runs a fresh interpreter ``-n`` times from a tiny driver (so its peak RSS is
-its own), in the same run, so the ratios compare like with like under the same load:
+its own), the figures in turn within each round, and a ratio is the median of the rounds'
+ratios to the floor run just before: like with like under the same load:
 
 * ``floor``: the stdlib parse of the same file: ``xml.etree.ElementTree.iterparse`` of
   the JUnit file counting testcases (each cleared once seen), ``json.load`` of the SARIF
@@ -142,18 +143,36 @@ def environment(core: Path, pycache: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(core), "PYTHONPYCACHEPREFIX": str(pycache)}
 
 
-def measure(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, float, int]:
-    """(median wall s, best wall s, peak RSS KiB) of ``argv`` run ``runs`` times, after one
-    run that is not counted (it writes the bytecode cache)."""
-    walls, peaks = [], []
+def once(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """(wall s, peak RSS KiB) of one run of ``argv`` in a fresh interpreter."""
+    line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
+                          text=True, check=True, env=env)
+    wall, peak, _rc, _out = line.stdout.split(" ", 3)
+    return float(wall), int(peak)
+
+
+def measure(commands: list[tuple[str, list[str], dict[str, str]]],
+            runs: int) -> dict[str, tuple[float, float, int, float]]:
+    """label -> (median wall s, best wall s, peak RSS KiB, median ratio to the first
+    command, the floor, in the same round). Rounds take every command in turn, so a change
+    of load falls on all of them, each round starting one command further on (what a
+    command leaves the kernel to write back falls on each in turn); one round first is
+    not counted (it writes the bytecode cache)."""
+    walls: dict[str, list[float]] = {label: [] for label, _argv, _env in commands}
+    peaks: dict[str, int] = dict.fromkeys(walls, 0)
+    ratios: dict[str, list[float]] = {label: [] for label in walls}
     for index in range(runs + 1):
-        line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
-                              text=True, check=True, env=env)
-        wall, peak, _rc, _out = line.stdout.split(" ", 3)
-        if index:
-            walls.append(float(wall))
-            peaks.append(int(peak))
-    return statistics.median(walls), min(walls), max(peaks)
+        shift = index % len(commands)
+        turn = {label: once(argv, env)
+                for label, argv, env in commands[shift:] + commands[:shift]}
+        floor = turn[commands[0][0]][0]
+        for label, (wall, peak) in turn.items():
+            if index:
+                walls[label].append(wall)
+                peaks[label] = max(peaks[label], peak)
+                ratios[label].append(wall / floor)
+    return {label: (statistics.median(walls[label]), min(walls[label]), peaks[label],
+                    statistics.median(ratios[label])) for label in walls}
 
 
 BOMBS = {
@@ -210,23 +229,22 @@ def main() -> int:
             if args.only not in (None, fmt):
                 continue
             size = path.stat().st_size / 1e6
-            base = measure([sys.executable, "-c", floor, str(path)], args.n, env)
-            strict = (measure([sys.executable, "-c", EXPAT_FLOOR, str(path)], args.n, env)
-                      if fmt == "junit" else None)
-            ours = measure([sys.executable, "-c", IMPORTER, fmt, str(path)], args.n, env)
             command = [sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
                        str(path), "--as", f"bench-{fmt}"]
-            whole = measure(command, args.n, env)
-            print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
-            figures = [("floor", base), ("importer", ours), ("ckdn import", whole)]
-            if strict is not None:
-                figures.insert(1, ("expat floor", strict))
+            commands = [("floor", [sys.executable, "-c", floor, str(path)], env)]
+            if fmt == "junit":
+                commands.append(("expat floor", [sys.executable, "-c", EXPAT_FLOOR, str(path)],
+                                 env))
+            commands += [("importer", [sys.executable, "-c", IMPORTER, fmt, str(path)], env),
+                         ("ckdn import", command, env)]
             if args.against is not None:
-                other = environment(args.against.resolve(), tmp / "pycache-against")
-                figures.append(("against", measure(command, args.n, other)))
-            for label, (median, best, peak) in figures:
+                commands.append(("against", command, environment(args.against.resolve(),
+                                                                 tmp / "pycache-against")))
+            print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
+            for label, (median, best, peak, ratio) in measure(commands, args.n).items():
                 print(f"  {label:12} median {median:.3f} s, best {best:.3f} s, "
-                      f"peak {peak / 1024:.1f} MiB, x{median / base[0]:.2f} of the floor")
+                      f"peak {peak / 1024:.1f} MiB, x{ratio:.2f} of the floor (median of "
+                      "the rounds' ratios)")
         if args.only is None:
             for name, seconds in bomb_times(tmp, args.n).items():
                 print(f"{name}: refused in {seconds * 1000:.2f} ms")
