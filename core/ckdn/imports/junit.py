@@ -102,8 +102,7 @@ class _Reader(XmlReader):
             if depth > MAX_DEPTH:
                 too_deep()
             if tag == "testcase" and self.case is None:  # on_start's own branch, inline
-                self.case = attrs
-                self.outcome = None
+                self.case = attrs  # (``outcome`` is None outside a testcase)
                 if "file" in attrs or "line" in attrs:
                     self.file_line = True
                 return
@@ -115,11 +114,12 @@ class _Reader(XmlReader):
         def end(tag: str) -> None:
             nonlocal depth, passed
             depth -= 1
-            if tag == "testcase" and self.outcome is None and self.case is not None \
-                    and self.case.get("name"):  # what _close_case counts of a passed case
-                self.case = None
-                passed += 1
-                return
+            if tag == "testcase" and self.outcome is None:
+                case = self.case
+                if case and case.get("name"):  # what _close_case counts of a passed case
+                    self.case = None
+                    passed += 1
+                    return
             if passed:
                 self._passed(passed)
                 passed = 0
@@ -213,7 +213,7 @@ class _Reader(XmlReader):
     def on_end(self, tag: str) -> None:
         if tag == "testcase" and self.case is not None:
             self._close_case(self.case)
-            self.case = None
+            self.case = self.outcome = None
         elif tag in ("failure", "error") and self.capturing:
             self.capturing = False
             self.capture_text(False)
