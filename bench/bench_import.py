@@ -53,7 +53,7 @@ t = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 wall = time.perf_counter() - t
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, use.ru_maxrss, p.returncode, p.stdout.strip()[:200])
+print(wall, use.ru_maxrss, use.ru_utime + use.ru_stime, p.returncode, p.stdout.strip()[:200])
 """
 
 EXPAT_FLOOR = r"""
@@ -143,36 +143,42 @@ def environment(core: Path, pycache: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(core), "PYTHONPYCACHEPREFIX": str(pycache)}
 
 
-def once(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """(wall s, peak RSS KiB) of one run of ``argv`` in a fresh interpreter."""
+def once(argv: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """(wall s, peak RSS KiB, CPU s: user and system) of one run of ``argv`` in a fresh
+    interpreter."""
     line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
                           text=True, check=True, env=env)
-    wall, peak, _rc, _out = line.stdout.split(" ", 3)
-    return float(wall), int(peak)
+    wall, peak, cpu, _rc, _out = line.stdout.split(" ", 4)
+    return float(wall), int(peak), float(cpu)
 
 
 def measure(commands: list[tuple[str, list[str], dict[str, str]]],
-            runs: int) -> dict[str, tuple[float, float, int, float]]:
-    """label -> (median wall s, best wall s, peak RSS KiB, median ratio to the first
-    command, the floor, in the same round). Rounds take every command in turn, so a change
-    of load falls on all of them, each round starting one command further on (what a
-    command leaves the kernel to write back falls on each in turn); one round first is
-    not counted (it writes the bytecode cache)."""
+            runs: int) -> dict[str, tuple[float, float, int, float, float]]:
+    """label -> (median wall s, best wall s, peak RSS KiB, median ratio of wall to the
+    first command's, the floor's, in the same round, and the same ratio of CPU time).
+    Rounds take every command in turn, so a change of load falls on all of them, each
+    round starting one command further on (what a command leaves the kernel to write
+    back falls on each in turn); one round first is not counted (it writes the bytecode
+    cache). CPU time (user and system, threads included) waits for no other process:
+    on a busy machine it is the steadier ratio."""
     walls: dict[str, list[float]] = {label: [] for label, _argv, _env in commands}
     peaks: dict[str, int] = dict.fromkeys(walls, 0)
     ratios: dict[str, list[float]] = {label: [] for label in walls}
+    cpus: dict[str, list[float]] = {label: [] for label in walls}
     for index in range(runs + 1):
         shift = index % len(commands)
         turn = {label: once(argv, env)
                 for label, argv, env in commands[shift:] + commands[:shift]}
-        floor = turn[commands[0][0]][0]
-        for label, (wall, peak) in turn.items():
+        floor, _peak, floor_cpu = turn[commands[0][0]]
+        for label, (wall, peak, cpu) in turn.items():
             if index:
                 walls[label].append(wall)
                 peaks[label] = max(peaks[label], peak)
                 ratios[label].append(wall / floor)
+                cpus[label].append(cpu / floor_cpu)
     return {label: (statistics.median(walls[label]), min(walls[label]), peaks[label],
-                    statistics.median(ratios[label])) for label in walls}
+                    statistics.median(ratios[label]), statistics.median(cpus[label]))
+            for label in walls}
 
 
 BOMBS = {
@@ -241,10 +247,10 @@ def main() -> int:
                 commands.append(("against", command, environment(args.against.resolve(),
                                                                  tmp / "pycache-against")))
             print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
-            for label, (median, best, peak, ratio) in measure(commands, args.n).items():
+            for label, (median, best, peak, ratio, cpu) in measure(commands, args.n).items():
                 print(f"  {label:12} median {median:.3f} s, best {best:.3f} s, "
-                      f"peak {peak / 1024:.1f} MiB, x{ratio:.2f} of the floor (median of "
-                      "the rounds' ratios)")
+                      f"peak {peak / 1024:.1f} MiB, x{ratio:.2f} of the floor's wall, "
+                      f"x{cpu:.2f} of its CPU (medians of the rounds' ratios)")
         if args.only is None:
             for name, seconds in bomb_times(tmp, args.n).items():
                 print(f"{name}: refused in {seconds * 1000:.2f} ms")
