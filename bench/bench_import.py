@@ -5,9 +5,11 @@ Usage::
 
     python bench/bench_import.py              # 100,000 of each, 5 runs each
     python bench/bench_import.py --count 20000 -n 3
+    python bench/bench_import.py --only junit --against /work/main/core   # beside another tree
 
 Each figure runs a fresh interpreter ``-n`` times from a tiny driver (so its peak RSS is
-its own), in the same run, so the ratios compare like with like under the same load:
+its own), the figures in turn within each round, and a ratio is the median of the rounds'
+ratios to the floor run just before: like with like under the same load:
 
 * ``floor``: the stdlib parse of the same file: ``xml.etree.ElementTree.iterparse`` of
   the JUnit file counting testcases (each cleared once seen), ``json.load`` of the SARIF
@@ -15,7 +17,13 @@ its own), in the same run, so the ratios compare like with like under the same l
   handler counting testcases, nothing built at all;
 * ``importer``: ``ckdn.imports.read_import`` on the file (what ``ckdn import`` reads
   with: variant sniffing, totals checked, findings, the residue counted);
-* ``ckdn import``: the whole command (copy into the run dir, read, seal, digest).
+* ``ckdn import``: the whole command (copy into the run dir, read, seal, digest);
+  ``--against CORE`` measures it a second time with another tree's ``core`` (main's, say)
+  in the same minutes.
+
+Bytecode is cached as an installed package has it (``PYTHONPYCACHEPREFIX`` in a temporary
+directory, ``PYTHONDONTWRITEBYTECODE`` dropped), and each command runs once unmeasured
+first, so no side pays for compiling its modules.
 
 Bombs (billion laughs, quadratic blowup, XXE) are read in this process: the time from
 opening the file to the refusal, the best of ``-n``.
@@ -45,7 +53,7 @@ t = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 wall = time.perf_counter() - t
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(wall, use.ru_maxrss, p.returncode, p.stdout.strip()[:200])
+print(wall, use.ru_maxrss, use.ru_utime + use.ru_stime, p.returncode, p.stdout.strip()[:200])
 """
 
 EXPAT_FLOOR = r"""
@@ -128,17 +136,49 @@ def sarif_log(path: Path, results: int) -> None:
         out.write("]}]}")
 
 
-def measure(argv: list[str], runs: int) -> tuple[float, float, int]:
-    """(median wall s, best wall s, peak RSS KiB) of ``argv`` run ``runs`` times."""
-    walls, peaks = [], []
-    for _ in range(runs):
-        line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
-                              text=True, check=True, env={**os.environ,
-                                                          "PYTHONPATH": str(REPO / "core")})
-        wall, peak, _rc, _out = line.stdout.split(" ", 3)
-        walls.append(float(wall))
-        peaks.append(int(peak))
-    return statistics.median(walls), min(walls), max(peaks)
+def environment(core: Path, pycache: Path) -> dict[str, str]:
+    """The measured commands' environment: ``core`` first on the path, bytecode cached."""
+    env = {key: value for key, value in os.environ.items()
+           if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(core), "PYTHONPYCACHEPREFIX": str(pycache)}
+
+
+def once(argv: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """(wall s, peak RSS KiB, CPU s: user and system) of one run of ``argv`` in a fresh
+    interpreter."""
+    line = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
+                          text=True, check=True, env=env)
+    wall, peak, cpu, _rc, _out = line.stdout.split(" ", 4)
+    return float(wall), int(peak), float(cpu)
+
+
+def measure(commands: list[tuple[str, list[str], dict[str, str]]],
+            runs: int) -> dict[str, tuple[float, float, int, float, float]]:
+    """label -> (median wall s, best wall s, peak RSS KiB, median ratio of wall to the
+    first command's, the floor's, in the same round, and the same ratio of CPU time).
+    Rounds take every command in turn, so a change of load falls on all of them, each
+    round starting one command further on (what a command leaves the kernel to write
+    back falls on each in turn); one round first is not counted (it writes the bytecode
+    cache). CPU time (user and system, threads included) waits for no other process:
+    on a busy machine it is the steadier ratio."""
+    walls: dict[str, list[float]] = {label: [] for label, _argv, _env in commands}
+    peaks: dict[str, int] = dict.fromkeys(walls, 0)
+    ratios: dict[str, list[float]] = {label: [] for label in walls}
+    cpus: dict[str, list[float]] = {label: [] for label in walls}
+    for index in range(runs + 1):
+        shift = index % len(commands)
+        turn = {label: once(argv, env)
+                for label, argv, env in commands[shift:] + commands[:shift]}
+        floor, _peak, floor_cpu = turn[commands[0][0]]
+        for label, (wall, peak, cpu) in turn.items():
+            if index:
+                walls[label].append(wall)
+                peaks[label] = max(peaks[label], peak)
+                ratios[label].append(wall / floor)
+                cpus[label].append(cpu / floor_cpu)
+    return {label: (statistics.median(walls[label]), min(walls[label]), peaks[label],
+                    statistics.median(ratios[label]), statistics.median(cpus[label]))
+            for label in walls}
 
 
 BOMBS = {
@@ -177,10 +217,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("-n", type=int, default=5, help="runs per figure")
+    parser.add_argument("--only", choices=("junit", "sarif"), help="one format (and no bombs)")
+    parser.add_argument("--against", type=Path, metavar="CORE",
+                        help="also the whole command with this tree's core (main's, say)")
     args = parser.parse_args()
-    print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cpus")
+    print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cpus")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        env = environment(REPO / "core", tmp / "pycache")
         junit, sarif = tmp / "junit.xml", tmp / "log.sarif"
         junit_report(junit, args.count)
         sarif_log(sarif, args.count)
@@ -188,22 +232,29 @@ def main() -> int:
         project.mkdir()
         (project / "ckdn.toml").write_text("")
         for fmt, path, floor in (("junit", junit, ETREE_FLOOR), ("sarif", sarif, JSON_FLOOR)):
+            if args.only not in (None, fmt):
+                continue
             size = path.stat().st_size / 1e6
-            base = measure([sys.executable, "-c", floor, str(path)], args.n)
-            strict = (measure([sys.executable, "-c", EXPAT_FLOOR, str(path)], args.n)
-                      if fmt == "junit" else None)
-            ours = measure([sys.executable, "-c", IMPORTER, fmt, str(path)], args.n)
-            whole = measure([sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
-                             str(path), "--as", f"bench-{fmt}"], args.n)
+            command = [sys.executable, "-m", "ckdn", "--cwd", str(project), "import", fmt,
+                       str(path), "--as", f"bench-{fmt}"]
+            commands = [("floor", [sys.executable, "-c", floor, str(path)], env)]
+            if fmt == "junit":
+                commands.append(("expat floor", [sys.executable, "-c", EXPAT_FLOOR, str(path)],
+                                 env))
+            commands += [("importer", [sys.executable, "-c", IMPORTER, fmt, str(path)], env),
+                         ("ckdn import", command, env)]
+            if args.against is not None:
+                commands.append(("against", command, environment(args.against.resolve(),
+                                                                 tmp / "pycache-against")))
             print(f"{fmt}: {args.count:,} records, {size:.1f} MB")
-            figures = [("floor", base), ("importer", ours), ("ckdn import", whole)]
-            if strict is not None:
-                figures.insert(1, ("expat floor", strict))
-            for label, (median, best, peak) in figures:
+            for label, (median, best, peak, ratio, cpu) in measure(commands, args.n).items():
                 print(f"  {label:12} median {median:.3f} s, best {best:.3f} s, "
-                      f"peak {peak / 1024:.1f} MiB, x{median / base[0]:.2f} of the floor")
-        for name, seconds in bomb_times(tmp, args.n).items():
-            print(f"{name}: refused in {seconds * 1000:.2f} ms")
+                      f"peak {peak / 1024:.1f} MiB, x{ratio:.2f} of the floor's wall, "
+                      f"x{cpu:.2f} of its CPU (medians of the rounds' ratios)")
+        if args.only is None:
+            for name, seconds in bomb_times(tmp, args.n).items():
+                print(f"{name}: refused in {seconds * 1000:.2f} ms")
+        print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

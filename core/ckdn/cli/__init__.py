@@ -87,13 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _read(argv: list[str]) -> SimpleNamespace:
-    """``ckdn run NAME``, the command agents and hooks call over and over, is read by the
-    run verb without argparse (whose import and set-up cost more than the rest of the
-    command line); everything else, mistakes included, goes through argparse."""
-    if "run" in argv:
-        args: SimpleNamespace | None = load_verb("run").read_quickly(argv)
-        if args is not None:
-            return args
+    """``ckdn run NAME``, the command agents and hooks call over and over, and ``ckdn import
+    FORMAT FILE --as NAME`` are read by their verbs without argparse (whose import and
+    set-up cost more than the rest of the command line); everything else, mistakes
+    included, goes through argparse."""
+    for verb in ("run", "import"):
+        if verb in argv:
+            args: SimpleNamespace | None = load_verb(verb).read_quickly(argv)
+            if args is not None:
+                return args
     return build_parser().parse_args(argv, namespace=SimpleNamespace())
 
 

@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
     from ckdn.app import Config
 
-__all__ = ["load_config", "project_dir", "require_baseline"]
+__all__ = ["GLOBAL_OPTIONS", "load_config", "project_dir", "require_baseline"]
+
+#: Options every verb takes, with a value; ``--config=PATH`` works too (the verbs read
+#: without argparse, ``run`` and ``import``, read them so).
+GLOBAL_OPTIONS = ("--config", "--cwd")
 
 
 def project_dir(args: SimpleNamespace) -> str:

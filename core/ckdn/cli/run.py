@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from ckdn import app
 from ckdn.cli._output import colour, print_document, write_text
-from ckdn.cli._project import load_config, require_baseline
+from ckdn.cli._project import GLOBAL_OPTIONS, load_config, require_baseline
 from ckdn.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["GLOBAL_OPTIONS", "add_options", "change_request", "handle", "read_quickly"]
-
-#: Options every verb takes, with a value; ``--config=PATH`` works too.
-GLOBAL_OPTIONS = ("--config", "--cwd")
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,10 @@ import struct
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import Final, Protocol
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Final, Protocol
 
 __all__ = ["Fingerprinted", "Hasher", "IdentityTable", "SourceLines", "fingerprints",
            "normalise_message", "retried_head", "rule_of"]
@@ -64,17 +67,18 @@ _SPACE = re.compile(r"\s+")
 _sha256 = hashlib.sha256
 
 
-class FindingLike(Protocol):
-    """What identity needs of a finding (a parser's ``Finding`` or a stored one)."""
+if TYPE_CHECKING:  # a type checker's alone: nothing tests a finding against it at run time
+    class FindingLike(Protocol):
+        """What identity needs of a finding (a parser's ``Finding`` or a stored one)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def location(self) -> str | None: ...
+        @property
+        def id(self) -> str: ...
+        @property
+        def kind(self) -> str: ...
+        @property
+        def message(self) -> str: ...
+        @property
+        def location(self) -> str | None: ...
 
 
 class Fingerprinted:

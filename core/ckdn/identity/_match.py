@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
 
 from ckdn.identity._fingerprint import Fingerprinted, retried_head, split_location
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from ckdn.identity._findings_file import FindingRow
 
 __all__ = ["RECORD", "BaselineIndex", "Listed", "Matched", "Rowed", "match"]
@@ -24,15 +25,16 @@ __all__ = ["RECORD", "BaselineIndex", "Listed", "Matched", "Rowed", "match"]
 # Whatever baseline entry is left over is stale: a fixed finding.
 
 
-class Identities(Protocol):
-    """What matching reads of a run's identities, by position: a list of
-    :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
+if TYPE_CHECKING:  # a type checker's alone: the two shapes are never told apart at run time
+    class Identities(Protocol):
+        """What matching reads of a run's identities, by position: a list of
+        :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
 
-    def __len__(self) -> int: ...
-    def key(self, index: int) -> bytes: ...
-    def secondary(self, index: int) -> bytes: ...
-    def path(self, index: int) -> str: ...
-    def retried(self, index: int, path: str) -> bytes: ...
+        def __len__(self) -> int: ...
+        def key(self, index: int) -> bytes: ...
+        def secondary(self, index: int) -> bytes: ...
+        def path(self, index: int) -> str: ...
+        def retried(self, index: int, path: str) -> bytes: ...
 
 
 class Listed:

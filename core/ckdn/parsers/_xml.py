@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 from xml.parsers import expat
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (or pathlib) at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
+    from typing import NoReturn
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
            "is_namespaced"]
@@ -140,13 +141,17 @@ class XmlReader:
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
         if self.plain_names:
             _plain_names(tag, attrs)
-        self._parser.StartElementHandler, self._parser.EndElementHandler = self._handlers()
+        self._parser.StartElementHandler, self._parser.EndElementHandler = self.handlers()
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
 
-    def _handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
+    def handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
         """The start and end handlers past the root: the guards, then the subclass's own
-        (one Python call an event on top of the subclass's: they were half of a read)."""
+        (one Python call an event on top of the subclass's: they were half of a read).
+
+        A subclass whose files are mostly one element may return its own pair, that element
+        handled inline; it keeps the depth guard (:meth:`too_deep` past :data:`MAX_DEPTH`)
+        and, with :attr:`plain_names`, returns these instead."""
         on_start, on_end, plain = self.on_start, self.on_end, self.plain_names
         depth = 1
 
@@ -165,6 +170,10 @@ class XmlReader:
             on_end(tag)
 
         return start, end
+
+    def too_deep(self) -> NoReturn:
+        """Refuse the element being opened: more than :data:`MAX_DEPTH` are open."""
+        _refuse(f"elements nested deeper than {MAX_DEPTH}")
 
     def on_root(self, tag: str, attrs: dict[str, str]) -> None:
         """The root element opened (before :meth:`on_start` sees it); raise XmlError to refuse."""

@@ -188,3 +188,26 @@ def test_read_is_attached_plus_unattached_and_only_true_totals_pass(
     expected = (PARSE_MISMATCH if lied else ERROR if not cases
                 else FAIL if counts["failures"] + counts["errors"] else PASS)
     assert status(imported) == expected
+
+
+def test_passed_testcases_counted_apart_reach_every_suites_totals(tmp_path: Path) -> None:
+    # the reader counts a passed testcase apart (one call an event) and folds the count in
+    # before any other event: each suite's end compares what it holds
+    suites = ('<testsuite name="a" tests="{a}"><testcase name="x"/><testsuite name="in" '
+              'tests="1"><testcase name="i"/></testsuite><testcase name="y"/></testsuite>'
+              '<testsuite name="b" tests="3"><testcase name="z"/><testcase/>'
+              '<testcase name="w"><failure message="m">text</failure></testcase></testsuite>')
+    junit = read(tmp_path, "junit", f'<testsuites tests="6">{suites.format(a=3)}</testsuites>')
+    assert junit.mismatch is None
+    assert junit.result.summary["counts"] == {"tests": 6, "passed": 5, "failures": 1}
+    assert junit.tally.summary() == {"read": 6, "attached": 5,
+                                     "unattached_by_reason": {"no_name": 1}}
+    assert [f.id for f in junit.result.findings] == ["w"]
+    off = read(tmp_path, "junit", f'<testsuites tests="6">{suites.format(a=4)}</testsuites>')
+    assert off.mismatch == "<testsuite> 'a' declares tests=4 but 3 were read"
+
+
+def test_junit_nested_past_the_depth_cap_is_refused(tmp_path: Path) -> None:
+    deep = "<testsuite>" * 300 + "</testsuite>" * 300
+    with pytest.raises(ImportRefused, match="nested deeper than 256"):
+        read(tmp_path, "junit", f'<testsuites>{deep}</testsuites>')

@@ -3,13 +3,20 @@ labels it, a native-only gate refuses it, and a native ``ckdn run`` never loads 
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from jsonschema import Draft202012Validator
 
+from ckdn.app import load_config
+from ckdn.app.importing import import_results
 from ckdn.schema import load_schema
 from tests.project import Project, clean_env
 
@@ -190,3 +197,43 @@ def test_checks_json_says_what_an_imported_check_reads(project: Project) -> None
     assert (row["parser"], row["command"]) == ("import:junit", "")
     assert row["import"] == {"format": "junit",
                              "path": str(project.root / "build" / "TEST-app.xml")}
+
+
+def _big_junit(path: Path, cases: int) -> bytes:
+    body = "".join(f'<testcase classname="c" name="t{i}" time="0.001"/>' for i in range(cases))
+    data = f'<testsuite name="s" tests="{cases}">{body}</testsuite>'.encode()
+    path.write_bytes(data)
+    return data
+
+
+def test_the_copy_is_the_file_byte_for_byte_and_its_sha256_the_files(project: Project) -> None:
+    project.config("")
+    data = _big_junit(project.root / "big.xml", 50_000)  # > 2 MiB: several kernel copies
+    assert len(data) > 1 << 21
+    proc = project.ckdn("import", "junit", "big.xml", "--as", "big")
+    assert proc.returncode == 0, proc.stderr
+    doc = project.digest(proc)
+    origin = doc["origin"]["imported"]
+    assert (origin["sha256"], origin["bytes"]) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert (project.root / doc["run_dir"] / "imported.xml").read_bytes() == data
+
+
+def test_where_the_kernel_cannot_copy_the_file_is_copied_in_chunks(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.config("")
+    data = _big_junit(project.root / "big.xml", 40_000)
+    calls = []
+
+    def refused(*args: object) -> int:
+        calls.append(args)
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "sendfile", refused)
+    monkeypatch.chdir(project.root)
+    outcome = import_results(load_config(cwd=str(project.root)), "junit", "big.xml",
+                             name="big")
+    assert calls
+    doc: dict[str, Any] = dict(outcome.document)
+    origin = doc["origin"]["imported"]
+    assert (origin["sha256"], origin["bytes"]) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert (project.root / doc["run_dir"] / "imported.xml").read_bytes() == data

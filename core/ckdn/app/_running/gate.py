@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ckdn.identity import BaselineIndex, Fingerprinted
     from ckdn.parsers.base import Finding
 
-__all__ = ["Gated", "gate_of_run", "gate_run"]
+__all__ = ["Gated", "gate_of_run", "gate_run", "native_only_gate"]
 
 _UNTRUSTED = ("error", "parse_mismatch")
 
@@ -141,6 +141,15 @@ def _reordered(result: ParseResult, new: list[Finding], old: list[Finding],
                        gate_failures=list(result.gate_failures),
                        evidence_expected=result.evidence_expected,
                        wants_log_tail=result.wants_log_tail)
+
+
+def native_only_gate(result: ParseResult | None) -> Gated:
+    """An imported run under ``[run].gate_requires_native``: the gate fails, whatever the
+    file says."""
+    return Gated(result if result is not None else ParseResult(),
+                 {"status": "fail", "policy": "no_new_findings",
+                  "reason": "an imported run cannot satisfy the gate "
+                            "([run].gate_requires_native)"})
 
 
 def gate_of_run(config: Config, name: str, check: Check | None, run_dir: str, *, status: str,

@@ -1,19 +1,21 @@
 """An import's part of a run, in place of the spawn: the file copied into the run dir as
-evidence (hashed as it is copied), read there by its format's importer, and ``full.log``
-saying what was read. Loaded only by an imported check: ``ckdn run`` never needs it."""
+evidence (by the kernel where it can), read there by its format's importer while another
+thread hashes the copy, and ``full.log`` saying what was read. Loaded only by an imported
+check: ``ckdn run`` never needs it."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import threading
 import time
 
-from ckdn.app._running.gate import Gated
 from ckdn.app._running.parsing import ALL_FINDINGS
 from ckdn.errors import os_reason
 from ckdn.evidence_files import open_regular
 from ckdn.imports import ImportRefused, read_import
-from ckdn.parsers.base import ParseContext, ParseResult
+from ckdn.parsers.base import ParseContext
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -24,20 +26,22 @@ if TYPE_CHECKING:
     from ckdn.config import Config, ImportSource
     from ckdn.documents.types import ImportedFacts
     from ckdn.imports import Imported
-    from ckdn.parsers.base import Finding
+    from ckdn.parsers.base import Finding, ParseResult
 
 __all__ = ["COPY_NAME", "ImportedRun", "import_into"]
 
 #: The copy of the imported file in the run dir (its extension kept): the evidence.
 COPY_NAME = "imported"
 _CHUNK = 1 << 20
+#: What a file system that cannot ``sendfile`` between two files says.
+_NO_SENDFILE = frozenset((errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK,
+                          errno.EXDEV))
 
 
 class ImportedRun:
     """What the steps after the read need of an import: the digest's marks, the counts the
-    status is decided on, the gate a native-only gate gives it, and ``every``: the file
-    read again for all its findings (``findings.jsonl`` when the read's tap did not see
-    them all)."""
+    status is decided on, and ``every``: the file read again for all its findings
+    (``findings.jsonl`` when the read's tap did not see them all)."""
 
     __slots__ = ("cases", "every", "facts", "mismatch")
 
@@ -52,29 +56,61 @@ class ImportedRun:
             "import_summary": imported.tally.summary(),  # type: ignore[typeddict-item]
         }
 
-    def refused_gate(self, result: ParseResult | None) -> Gated:
-        """``[run].gate_requires_native``: the gate fails, whatever the file says."""
-        return Gated(result if result is not None else ParseResult(),
-                     {"status": "fail", "policy": "no_new_findings",
-                      "reason": "an imported run cannot satisfy the gate "
-                                "([run].gate_requires_native)"})
 
-
-def _copy(source: str, target: str, *, private: bool) -> tuple[str, int]:
-    """Copy ``source`` to ``target`` in bounded chunks; its sha256 and size."""
+def _copy(source: str, target: str, *, private: bool) -> int:
+    """Copy ``source`` to ``target``, created new; its size. ``sendfile`` copies in the kernel
+    (what shutil uses: unlike ``copy_file_range`` it reads a file that only looks empty);
+    where a file system refuses it, the rest goes in bounded chunks."""
     try:
         fd = open_regular(source, follow=True)
     except OSError as exc:
         raise ImportRefused(f"cannot read {source}: {os_reason(exc)}") from None
-    digest, size = hashlib.sha256(), 0
+    size = 0
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     with open(fd, "rb") as src, open(os.open(target, flags, 0o600 if private else 0o644),
                                       "wb") as out:
+        try:
+            while sent := os.sendfile(out.fileno(), fd, None, _CHUNK):
+                size += sent
+            return size
+        except OSError as exc:  # both offsets stand where sendfile left them
+            if exc.errno not in _NO_SENDFILE:
+                raise
         while chunk := src.read(_CHUNK):
-            digest.update(chunk)
             size += len(chunk)
             out.write(chunk)
-    return digest.hexdigest(), size
+    return size
+
+
+class _Hashing:
+    """The copy's sha256, computed in a thread beside the read (hashlib lets go of the GIL):
+    on a free core the hash costs the import no time. The copy is the run's own, written
+    once: the bytes hashed are the bytes read."""
+
+    __slots__ = ("_thread", "digest", "error")
+
+    def __init__(self, path: str) -> None:
+        self.digest = ""
+        self.error: OSError | None = None
+        self._thread = threading.Thread(target=self._hash, args=(path,), daemon=True,
+                                        name="ckdn-import-sha256")
+        self._thread.start()
+
+    def _hash(self, path: str) -> None:
+        try:
+            with open(open_regular(path), "rb") as handle:
+                self.digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError as exc:
+            self.error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> str:
+        self._thread.join()
+        if self.error is not None:
+            raise ImportRefused(f"cannot hash the copy: {os_reason(self.error)}")
+        return self.digest
 
 
 def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *,
@@ -88,12 +124,17 @@ def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *
     copy = os.path.join(run_dir, COPY_NAME + ext)
     log = os.path.join(run_dir, "full.log")
     shown = shown_path(source.path, config.cwd)
+    hashing: _Hashing | None = None
     try:
-        sha256, size = _copy(source.path, copy, private=config.run.private)
+        size = _copy(source.path, copy, private=config.run.private)
+        hashing = _Hashing(copy)
         ctx = ParseContext(name, run_dir, config.cwd, 0, {}, top,
                            config.run.max_snippet_lines, tap)
         imported = read_import(source.format, ctx, copy)
+        sha256 = hashing.result()
     except BaseException:
+        if hashing is not None:  # nothing is left running when the import is refused
+            hashing.join()
         for path in (copy, log):
             try:
                 os.unlink(path)

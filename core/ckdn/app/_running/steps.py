@@ -324,13 +324,16 @@ def decide_status(run: Run) -> Run:
 def gate(run: Run) -> Run:
     """The baseline gate (``[run].baseline``): it never changes the status. A run given a
     diff is gated by :func:`scope_gate` instead."""
-    if run.imported is not None and run.config.run.gate_requires_native:
-        run.gate = run.imported.refused_gate(run.result)
+    native_only = run.imported is not None and run.config.run.gate_requires_native
+    if not native_only and (run.config.run.baseline is None or not run.gated
+                            or run.change is not None):
         return run
-    if run.config.run.baseline is None or not run.gated or run.change is not None:
-        return run
-    from ckdn.app._running.gate import gate_of_run  # lazy: a run without a baseline has no gate
+    # lazy: a run without a baseline (or an import's native-only gate) has no gate
+    from ckdn.app._running.gate import gate_of_run, native_only_gate
 
+    if native_only:
+        run.gate = native_only_gate(run.result)
+        return run
     assert run.verdict is not None
     assert run.result is not None
     run.gate = gate_of_run(run.config, run.check.name if run.check is not None else run.name,
