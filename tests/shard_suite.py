@@ -35,6 +35,25 @@ def write_suite(root: Path, modules: int = MODULES) -> list[str]:
     return ids
 
 
+def designed_durations(modules: int = MODULES) -> dict[str, float]:
+    """Seconds for every test of the suite, all distinct: a plan made from them is the same
+    on every machine and at any load (a plan from a measured run moves with the timing)."""
+    durations = {}
+    for i in range(modules):
+        durations[f"tests/test_m{i:02}.py::test_slow"] = 0.5 + 0.01 * i
+        durations[f"tests/test_m{i:02}.py::test_quick"] = 0.1 + 0.001 * i
+    return durations
+
+
+def write_ledger(root: Path, check: str = "tests", name: str = "ckdn.durations.json",
+                 durations: dict[str, float] | None = None) -> Path:
+    """A ``ckdn.durations/1`` ledger under ``root`` (default: the designed durations)."""
+    path = root / name
+    path.write_text(json.dumps({"schema": "ckdn.durations/1", "checks": {
+        check: designed_durations() if durations is None else durations}}))
+    return path
+
+
 def sharded_project(root: Path) -> Project:
     root.mkdir(exist_ok=True)
     project = Project(root)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["LINEAR_GROWTH", "cpu_seconds", "growth", "least_wall"]
+__all__ = ["LINEAR_GROWTH", "cpu_seconds", "growth"]
 
 #: The most a linear piece of work may grow for ten times its input. Linear work
 #: grows 10x or less (fixed costs do not grow); quadratic work about 100x.
@@ -41,13 +41,3 @@ def growth(work_at: Callable[[int], Callable[[], object]], size: int, *,
         if best <= LINEAR_GROWTH:
             break
     return best
-
-
-def least_wall(action: Callable[[], object], times: int = 5) -> float:
-    """The least wall time of ``times`` calls of ``action``, to set beside a floor."""
-    walls = []
-    for _ in range(times):
-        start = time.perf_counter()
-        action()
-        walls.append(time.perf_counter() - start)
-    return min(walls)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.project import Project, clean_env
-from tests.shard_suite import sharded_project
+from tests.shard_suite import sharded_project, write_ledger
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
           "-p", "no:cacheprovider"]
@@ -25,11 +25,17 @@ def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    project = sharded_project(tmp_path / "p")
-    whole = pytest_run(project.root, "--ckdn-digest", "--ckdn-check", "tests")
+def suite(tmp_path: Path) -> Project:
+    """The suite alone: what a session planning nothing (or from a ledger) needs."""
+    return sharded_project(tmp_path / "p")
+
+
+@pytest.fixture
+def project(suite: Project) -> Project:
+    """The suite after one recorded whole session: the run a first plan reads."""
+    whole = pytest_run(suite.root, "--ckdn-digest", "--ckdn-check", "tests")
     assert whole.returncode == 0, whole.stdout + whole.stderr
-    return project
+    return suite
 
 
 @pytest.mark.parametrize("shards", [2, 4])
@@ -55,33 +61,35 @@ def test_recorded_shard_sessions_merge_green_with_their_plan(project: Project,
     assert dropped["status"] != "pass"
 
 
-def test_a_plain_session_runs_its_shard_and_says_so(project: Project) -> None:
-    proc = pytest_run(project.root, "--ckdn-shard", "1/2", "-q")
+def test_a_plain_session_runs_its_shard_and_says_so(suite: Project) -> None:
+    proc = pytest_run(suite.root, "--ckdn-shard", "1/2", "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ckdn: shard 1/2 (no plan: every test by hash)" in proc.stdout
     ran = int(proc.stdout.split(" passed")[0].split()[-1])
-    other = pytest_run(project.root, "--ckdn-shard", "2/2", "-q")
+    other = pytest_run(suite.root, "--ckdn-shard", "2/2", "-q")
     assert ran + int(other.stdout.split(" passed")[0].split()[-1]) == 24
     assert f"{24 - ran} deselected" in proc.stdout
 
 
-def test_shard_auto_without_ci_variables_stops_pytest_in_one_line(project: Project) -> None:
-    proc = pytest_run(project.root, "--ckdn-shard", "auto")
+def test_shard_auto_without_ci_variables_stops_pytest_in_one_line(suite: Project) -> None:
+    proc = pytest_run(suite.root, "--ckdn-shard", "auto")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "ckdn: --shard auto: no CI shard variable is set" in proc.stderr
     assert "passed" not in proc.stdout
 
 
-def test_shard_auto_reads_circlecis_zero_based_index(project: Project) -> None:
-    one = pytest_run(project.root, "--ckdn-shard", "1/2", "-q", "--co")
-    auto = pytest_run(project.root, "--ckdn-shard", "auto", "-q", "--co",
+def test_shard_auto_reads_circlecis_zero_based_index(suite: Project) -> None:
+    one = pytest_run(suite.root, "--ckdn-shard", "1/2", "-q", "--co")
+    auto = pytest_run(suite.root, "--ckdn-shard", "auto", "-q", "--co",
                       env={"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "2"})
     assert auto.returncode == 0, auto.stderr
     assert auto.stdout.splitlines()[:-1] == one.stdout.splitlines()[:-1]  # but the time
 
 
 def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the_record(
-        project: Project) -> None:
+        suite: Project) -> None:
+    project = suite
+    write_ledger(project.root)  # the designed durations: the same plan at any load
     planned = project.ckdn("plan", "tests", "--shards", "2", "-o", "plan.json")
     assert planned.returncode == 0, planned.stderr
     runs = []

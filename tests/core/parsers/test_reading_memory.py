@@ -1,14 +1,17 @@
-"""Every reader holds its memory on a 200 MB input of any shape, and never passes what it
+"""Every reader holds its memory on a huge input of any shape, and never passes what it
 could not read.
 
 Each case runs one parser in a fresh interpreter on a run dir holding a real
-fixture case with one part grown to 200 MB (a log line, a JSON string, an XML
+fixture case with one part grown to 80 MiB (a log line, a JSON string, an XML
 attribute, a report of repeated real items, ...; generated, not any tool's output)
 and reads the process's peak resident size from ``/proc/self/status`` (``VmHWM``,
 which starts afresh at ``exec``). The bound is the target of issue 10, 64 MiB,
-start-up included; before the readers were bounded these inputs cost three
-times their size or, for an XML attribute, never finished (expat rescanned the
-unfinished tag on every chunk). The figures are in ``bench/bench_hostile.py``.
+start-up included: below the input's size, so a reader that holds the input even
+once fails it, and the property is flatness, true at any size above the bound (the
+cases were 200 MB; 80 MiB writes and reads 2.5 times less). Before the readers were
+bounded these inputs cost three times their size or, for an XML attribute, never
+finished (expat rescanned the unfinished tag on every chunk). The figures are in
+``bench/bench_hostile.py``.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from .conftest import FIXTURES
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
                                 reason="reads VmHWM from /proc (Linux)")
 
-SIZE = 200 * 1024 * 1024
+SIZE = 80 * 1024 * 1024
 PEAK_MIB = 64
+assert SIZE > PEAK_MIB * 1024 * 1024  # holding the input once breaks the bound
 _BLOCK = 8 * 1024 * 1024
 
 #: One parser on one run dir; prints its peak RSS, the status and the notes as JSON.
@@ -103,7 +107,7 @@ def assert_bounded(facts: dict[str, Any]) -> None:
     assert facts["peak"] < PEAK_MIB, facts
 
 
-# --- the log: one 200 MB line, in every parser that reads the log -------------------------
+# --- the log: one 80 MiB line, in every parser that reads the log -------------------------
 
 LOG_READERS = {
     "mypy": ("mypy", "text_clean"), "ty": ("ty", "full_clean"),
@@ -115,7 +119,7 @@ LOG_READERS = {
 
 
 @pytest.mark.parametrize("parser", sorted(LOG_READERS))
-def test_a_200_mb_log_line_costs_bounded_memory_and_is_never_green(big: Path,
+def test_a_huge_log_line_costs_bounded_memory_and_is_never_green(big: Path,
                                                                    parser: str) -> None:
     run_dir, cwd, rc = case(big, *LOG_READERS[parser])
     log = run_dir / "full.log"
@@ -136,7 +140,7 @@ def test_a_200_mb_log_line_costs_bounded_memory_and_is_never_green(big: Path,
         assert facts["status"] != "pass", facts
 
 
-def test_the_log_tail_of_a_200_mb_line_costs_bounded_memory(big: Path) -> None:
+def test_the_log_tail_of_a_huge_line_costs_bounded_memory(big: Path) -> None:
     log = big / "full.log"
     with open(log, "w", encoding="ascii") as out:
         out.write("first\n")
@@ -153,7 +157,7 @@ def test_the_log_tail_of_a_200_mb_line_costs_bounded_memory(big: Path) -> None:
     assert end.strip().endswith("chars]")
 
 
-# --- JSON reports: one value grown to 200 MB, or 200 MB of real items ---------------------
+# --- JSON reports: one value grown to 80 MiB, or 80 MiB of real items ---------------------
 
 def _ruff_message(data: Any) -> None:
     data[0]["message"] = "GROW"
@@ -193,7 +197,7 @@ GROWN_FIELDS: dict[str, tuple[str, str, str, Callable[[Any], None], dict[str, An
 
 
 @pytest.mark.parametrize("parser", sorted(GROWN_FIELDS))
-def test_a_200_mb_string_in_a_json_report_is_refused_unread(big: Path, parser: str) -> None:
+def test_a_huge_string_in_a_json_report_is_refused_unread(big: Path, parser: str) -> None:
     family, name, report, change, options = GROWN_FIELDS[parser]
     run_dir, cwd, rc = case(big, family, name)
     edit_json(run_dir / report, change)
@@ -210,7 +214,7 @@ def test_a_200_mb_string_in_a_json_report_is_refused_unread(big: Path, parser: s
     ("pylint", "pylint", "clean", "pylint.json"), ("sarif", "sarif", "semgrep_clean",
                                                    "report.sarif"),
 ])
-def test_a_report_that_is_one_200_mb_string_is_never_read_and_never_green(
+def test_a_report_that_is_one_huge_string_is_never_read_and_never_green(
         big: Path, parser: str, family: str, name: str, report: str) -> None:
     run_dir, cwd, rc = case(big, family, name)
     (run_dir / report).write_text(json.dumps("GROW"))
@@ -220,7 +224,7 @@ def test_a_report_that_is_one_200_mb_string_is_never_read_and_never_green(
     assert facts["status"] != "pass"
 
 
-def test_a_200_mb_sarif_log_of_real_results_is_read_in_bounded_memory(big: Path) -> None:
+def test_a_huge_sarif_log_of_real_results_is_read_in_bounded_memory(big: Path) -> None:
     run_dir, cwd, _ = case(big, "sarif", "semgrep")
     real = json.loads((run_dir / "report.sarif").read_text())
     run = real["runs"][0]
@@ -242,7 +246,7 @@ def test_a_200_mb_sarif_log_of_real_results_is_read_in_bounded_memory(big: Path)
     assert facts["status"] == "fail", facts
 
 
-def test_200_mb_of_real_ruff_diagnostics_are_read_in_bounded_memory(big: Path) -> None:
+def test_80_mib_of_real_ruff_diagnostics_are_read_in_bounded_memory(big: Path) -> None:
     run_dir, cwd, rc = case(big, "ruff", "violations")
     items = [json.dumps(item) for item in json.loads((run_dir / "ruff.json").read_text())]
     with open(run_dir / "ruff.json", "w", encoding="utf-8") as out:
@@ -260,7 +264,7 @@ def test_200_mb_of_real_ruff_diagnostics_are_read_in_bounded_memory(big: Path) -
     assert facts["status"] == "fail", facts
 
 
-def test_a_pyright_document_of_200_mb_is_read_in_bounded_memory(big: Path) -> None:
+def test_a_pyright_document_of_80_mib_is_read_in_bounded_memory(big: Path) -> None:
     run_dir, cwd, rc = case(big, "pyright", "errors")
     lines = (run_dir / "full.log").read_text(encoding="utf-8").splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith("{"))
@@ -286,7 +290,7 @@ def test_a_pyright_document_of_200_mb_is_read_in_bounded_memory(big: Path) -> No
     assert facts["status"] == "fail", facts
 
 
-def test_a_pyright_diagnostic_of_200_mb_is_refused_unread(big: Path) -> None:
+def test_a_pyright_diagnostic_of_80_mib_is_refused_unread(big: Path) -> None:
     run_dir, cwd, rc = case(big, "pyright", "errors")
     log = run_dir / "full.log"
     text = log.read_text(encoding="utf-8")
@@ -323,7 +327,7 @@ def test_the_largest_evidence_file_of_tiny_findings_is_read_in_bounded_memory(bi
     assert facts["status"] == "fail", facts
 
 
-# --- XML reports: a 200 MB attribute, text node, or nesting -------------------------------
+# --- XML reports: an 80 MiB attribute, text node, or nesting -------------------------------
 
 def _grow_xml(path: Path, anchor: str, offset: str, unit: str) -> None:
     text = path.read_text(encoding="utf-8")
@@ -334,7 +338,7 @@ def _grow_xml(path: Path, anchor: str, offset: str, unit: str) -> None:
         out.write(text[at:])
 
 
-def test_a_200_mb_junit_attribute_is_refused_in_bounded_memory_and_time(big: Path) -> None:
+def test_a_huge_junit_attribute_is_refused_in_bounded_memory_and_time(big: Path) -> None:
     run_dir, cwd, rc = case(big, "pytest", "failing")
     _grow_xml(run_dir / "junit.xml", "<failure ", 'message="', "grown text ")
     facts = run_parser("pytest", run_dir, cwd, rc)
@@ -343,7 +347,7 @@ def test_a_200_mb_junit_attribute_is_refused_in_bounded_memory_and_time(big: Pat
     assert any("too large to read" in note for note in facts["notes"]), facts
 
 
-def test_a_200_mb_junit_failure_text_is_streamed_in_bounded_memory(big: Path) -> None:
+def test_a_huge_junit_failure_text_is_streamed_in_bounded_memory(big: Path) -> None:
     run_dir, cwd, rc = case(big, "pytest", "failing")
     _grow_xml(run_dir / "junit.xml", "<failure ", ">", "grown text ")
     facts = run_parser("pytest", run_dir, cwd, rc)
@@ -351,7 +355,7 @@ def test_a_200_mb_junit_failure_text_is_streamed_in_bounded_memory(big: Path) ->
     assert facts["status"] == "fail", facts
 
 
-def test_a_200_mb_cobertura_attribute_is_refused_in_bounded_memory_and_time(big: Path) -> None:
+def test_a_huge_cobertura_attribute_is_refused_in_bounded_memory_and_time(big: Path) -> None:
     run_dir, cwd, rc = case(big, "coverage", "below")
     (run_dir / "coverage.json").unlink()
     _grow_xml(run_dir / "coverage.xml", "<class ", 'filename="', "grown/")
@@ -368,7 +372,7 @@ NESTED = {  # parser: (fixture case, report, the element opened again and again 
 
 
 @pytest.mark.parametrize("parser", sorted(NESTED))
-def test_200_mb_of_nested_elements_are_refused_in_bounded_memory(big: Path,
+def test_80_mib_of_nested_elements_are_refused_in_bounded_memory(big: Path,
                                                                  parser: str) -> None:
     fixture, report, tag, element = NESTED[parser]
     run_dir, cwd, rc = case(big, *fixture)

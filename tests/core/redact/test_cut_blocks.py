@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.app import load_config, run
@@ -17,8 +17,6 @@ from ckdn.redact import Redaction
 from tests.core.redact.corpus import pem_blocks
 from tests.project import Project, py
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 #: A prefixed block (pytest's ``E   ``), long enough to page through.
 BLOCK = ["E       " + line for line in pem_blocks()[0][1]] + pem_blocks()[1][1]
 
@@ -101,7 +99,6 @@ def test_pytests_truncated_repr_of_a_github_token_is_redacted_whole() -> None:
        ellipsis=st.sampled_from(["...", "\u2026"]),
        frame=st.sampled_from(["E   assert '{}' == x", "{}", "token={}\n", "<{}>",
                               "E       -{}", "  where '{}' = f()"]))
-@SETTINGS
 def test_a_token_the_tool_cut_short_shows_none_of_its_characters(
         rule: str, data: st.DataObject, ellipsis: str, frame: str) -> None:
     prefix, alphabet, size = TOKENS[rule]
