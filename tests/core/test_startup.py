@@ -31,6 +31,8 @@ COSTLY = (
     "subprocess", "threading", "selectors", "locale", "contextlib",  # the spawn (ckdn._lite.spawn)
     "json", "json.decoder", "json.scanner",  # the documents are written by ckdn._lite.canonical
     "re", "collections.abc", "shlex", "warnings",  # patterns compile on first use; no shlex split
+    # signals through `_signal`, the C module `signal` only wraps in enums (issue 21)
+    "signal", "enum", "functools", "collections",
     "ckdn.process._progress",  # the live line: only on a terminal
     # sharding (issue 28): only `ckdn run --shard`, `ckdn plan`, `ckdn merge --plan` load it
     "ckdn.app.shards", "ckdn.app._shards.selection", "ckdn.app._shards.plan",
@@ -115,10 +117,9 @@ RUN_PATH = frozenset({
 })
 #: The standard library modules it may load beyond an empty interpreter's (`python -S`).
 STDLIB_RUN_PATH = frozenset({
-    "__future__", "_collections", "_collections_abc", "_functools", "_json", "_operator",
-    "_sha256", "_sha2", "_stat", "collections", "enum", "errno", "fcntl", "functools",
-    "genericpath", "itertools", "keyword", "math", "operator", "os", "os.path", "posixpath",
-    "reprlib", "select", "signal", "stat", "types",
+    "__future__", "_collections_abc", "_json", "_operator", "_sha256", "_sha2", "_signal",
+    "_stat", "errno", "fcntl", "genericpath", "itertools", "math", "operator", "os", "os.path",
+    "posixpath", "select", "stat", "types",
     "gc",  # built in; ckdn.cli imports it to run without the cyclic collector
 })
 
