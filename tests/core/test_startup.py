@@ -176,6 +176,10 @@ def test_the_command_policy_and_a_minimal_env_load_nothing_costly(tmp_path: Path
 #: The ceilings of issue 21: ckdn modules a green generic run and a red ruff run load.
 GREEN_CEILING = 30
 RED_CEILING = 40
+#: What they load today (2026-12-02): pinned so that neither can grow while the ceilings
+#: above are not reached (the green run's exact set is RUN_PATH).
+GREEN_REACHED = 44
+RED_REACHED = 56
 #: The app's own share of them (the door and the running room; a red run adds the findings
 #: file's writer), which this room pins exactly: the other rooms own the rest.
 APP_GREEN = {"ckdn.app", "ckdn.app._running", "ckdn.app._running.parsing",
@@ -212,6 +216,18 @@ def test_the_run_path_loads_only_the_running_room_of_the_app(tmp_path: Path) -> 
 def test_a_red_ruff_run_adds_only_the_findings_writer_to_the_app(tmp_path: Path) -> None:
     loaded = red_ruff_run(tmp_path)
     assert {name for name in loaded if name.startswith("ckdn.app")} == APP_RED
+
+
+def test_a_green_generic_run_loads_no_more_modules_than_today(tmp_path: Path) -> None:
+    (tmp_path / "ckdn.toml").write_text(PLAIN_CONFIG)
+    proc, loaded = loaded_by_ckdn(tmp_path, "run", "ok")
+    assert proc.returncode == 0, proc.stderr
+    assert len(ckdn_modules(loaded)) <= GREEN_REACHED == len(RUN_PATH)
+
+
+@pytest.mark.skipif(RUFF is None, reason="the dev extra's ruff is not installed")
+def test_a_red_ruff_run_loads_no_more_modules_than_today(tmp_path: Path) -> None:
+    assert len(red_ruff_run(tmp_path)) <= RED_REACHED
 
 
 @pytest.mark.xfail(strict=False, reason="the domain and CLI rooms' consolidation (issue 21) "
