@@ -243,3 +243,16 @@ def test_a_green_generic_run_loads_at_most_the_ceiling(tmp_path: Path) -> None:
 @pytest.mark.xfail(strict=False, reason="as the green ceiling: the other rooms' share")
 def test_a_red_ruff_run_loads_at_most_the_ceiling(tmp_path: Path) -> None:
     assert len(red_ruff_run(tmp_path)) <= RED_CEILING
+
+
+def test_the_host_door_loads_the_report_formats_only_for_a_github_report() -> None:
+    # every pytest, tox and nox session imports ckdn.app.host; annotations are for GitHub jobs
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import ckdn.app.host; "
+            "print(' '.join(sorted(sys.modules)))")
+    core = str(Path(ckdn.__file__).parent.parent)
+    loaded = set(subprocess.run([sys.executable, "-S", "-c", code, core], env=clean_env(),
+                                capture_output=True, text=True, timeout=60,
+                                check=True).stdout.split())
+    assert "ckdn.app.host" in loaded
+    assert sorted(name for name in loaded if name.startswith(
+        ("ckdn.reports", "ckdn.app._annotating", "ckdn.identity"))) == []
