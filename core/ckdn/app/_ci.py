@@ -61,7 +61,7 @@ def _append_summary(path: str, report: Any) -> None:
     """Append to the step's summary what fits in what the step has left of its 1 MiB."""
     # lazy: as report_to_github, which alone calls this
     from ckdn.app._annotating import render_report
-    from ckdn.reports import SUMMARY_BYTES
+    from ckdn.reports import SUMMARY_BYTES  # lazy: as render_report
     try:
         used = os.stat(path).st_size
     except FileNotFoundError:
