@@ -169,8 +169,9 @@ def main() -> None:
                       help="another ckdn program (say an older build's) timed in the same rounds")
     args.add_argument("--startup-only", action="store_true", help="skip the big-output figures")
     args.add_argument("--launcher", choices=("pip", "uv"), default="pip",
-                      help="how `ckdn` starts: pip's console script (imports re first) or"
-                           " uv's (imports only sys); default pip")
+                      help="how `ckdn` starts: the installed script (ckdn's own launcher; an older"
+                           " build's pip console script imports re first) or uv's (imports only"
+                           " sys); default pip")
     opts = args.parse_args()
     ckdn = shutil.which("ckdn") or str(Path(sys.executable).with_name("ckdn"))
     import ckdn as package

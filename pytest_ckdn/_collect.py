@@ -225,13 +225,21 @@ def internal_error_finding(excrepr: Any, paths: Paths, snippet_lines: int) -> Fi
 # -- the whole session ----------------------------------------------------------------------
 
 
+#: The phase outcomes of a failed report (``report.failed``).
+_FAILED = frozenset(("failed", "error"))
+
+
 def _outcome(report: Any) -> str:
-    """One phase's outcome, named as a JUnit report's reader names a testcase's."""
-    if report.failed:
+    """One phase's outcome, named as a JUnit report's reader names a testcase's.
+
+    Read from ``report.outcome`` (an attribute) once, not through pytest's ``failed`` and
+    ``skipped`` properties: this runs for every phase of every test."""
+    outcome = report.outcome
+    if outcome == "failed":
         return "failed" if report.when == "call" else "error"
-    if report.skipped:
+    if outcome == "skipped":
         return "xfailed" if hasattr(report, "wasxfail") else "skipped"
-    return "passed"
+    return "passed"  # as pytest counts an outcome of its own (``rerun``): not failed
 
 
 class Collector:
@@ -252,16 +260,18 @@ class Collector:
 
     def test_report(self, report: Any) -> None:
         outcome = _outcome(report)
+        nodeid = report.nodeid  # a property on pytest's reports: read once
         took = getattr(report, "duration", None)
         if isinstance(took, (int, float)):
-            self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + took
-        known = self.outcomes.get(report.nodeid)
+            durations = self.durations
+            durations[nodeid] = durations.get(nodeid, 0.0) + took
+        known = self.outcomes.get(nodeid)
         if known != outcome:  # most phases repeat the one before: nothing to decide
-            self.outcomes[report.nodeid] = (outcome if known is None
-                                            else worse_outcome(known, outcome))
-        if not report.failed:
+            self.outcomes[nodeid] = (outcome if known is None
+                                     else worse_outcome(known, outcome))
+        if outcome not in _FAILED:
             return
-        key = order_key(TEST, report.nodeid, PHASES.get(report.when, len(PHASES)))
+        key = order_key(TEST, nodeid, PHASES.get(report.when, len(PHASES)))
         self._kept.offer(key, lambda: report_finding(report, self.paths, self.snippet_lines))
 
     def collect_report(self, report: Any) -> None:

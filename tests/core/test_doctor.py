@@ -107,7 +107,14 @@ def test_the_project_is_published_as_checkdown() -> None:
     root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert project["name"] == "checkdown"
-    assert project["scripts"] == {"ckdn": "ckdn.cli:main", "ckdn-mcp": "mcp_ckdn:main"}
+    assert project["scripts"] == {"ckdn-mcp": "mcp_ckdn:main"}
+    # `ckdn` is a shared script (no `import re` before the CLI), and it calls ckdn.cli:main
+    wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    assert wheel["targets"]["wheel"]["shared-scripts"] == {"core/scripts/ckdn": "ckdn"}
+    launcher = (root / "core" / "scripts" / "ckdn").read_text()
+    assert launcher.startswith("#!/usr/bin/env python3\n")
+    assert "from ckdn.cli import main\n" in launcher
+    assert "\nimport re" not in launcher
     docs = "\n".join(p.read_text() for p in [root / "README.md", *(root / "docs").glob("*.md")])
     assert "pip install ckdn" not in docs.replace("Do not `pip install ckdn`", "")
     assert '"ckdn"]' not in docs

@@ -55,7 +55,9 @@ def test_use_it_in_your_project_installs_from_this_checkout_not_the_registry() -
     assert "pip install checkdown" not in text
     assert "pip install path/to/checkout" in text
     assert PROJECT["project"]["name"] == "checkdown"
-    assert "ckdn" in PROJECT["project"]["scripts"]
+    # the `ckdn` command is a shared script (core/scripts/ckdn), not a console script
+    assert "ckdn" in PROJECT["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "shared-scripts"].values()
     (tox_requires,) = re.findall(r"^requires = (\[.*\])$", text, re.MULTILINE)
     requirement = Requirement(tomllib.loads(f"r = {tox_requires}")["r"][1])
     assert (requirement.name, requirement.url) == ("checkdown", "file:///abs/path/to/checkout")

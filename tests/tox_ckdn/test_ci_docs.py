@@ -55,7 +55,9 @@ def test_every_run_step_calls_a_command_that_exists() -> None:
         else:
             assert argv[0] == "tox"
             assert TOX.exists()
-    assert "ckdn" in project["project"]["scripts"]
+    # the `ckdn` command: a shared script (core/scripts/ckdn), not a console script
+    assert "ckdn" in project["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "shared-scripts"].values()
     assert project["project"]["entry-points"]["tox"]["ckdn"] == "tox_ckdn.plugin"
 
 

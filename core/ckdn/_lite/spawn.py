@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable, Mapping, Sequence
     from typing import Protocol
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
         returncode: int | None
 
         def wait(self) -> int: ...
+else:  # the C module that `signal` wraps in enums: no enum, functools, collections
+    import _signal as signal
 
 
 __all__ = ["Spawned", "start"]

@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ckdn.app._annotating import render_report, report_of
 from ckdn.errors import CkdnError
-from ckdn.reports import SUMMARY_BYTES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -42,6 +40,9 @@ def report_to_github(config: Config, document: Mapping[str, Any], *,
                      env: Mapping[str, str] | None = None, out: TextIO | None = None) -> None:
     """Annotate ``document``'s findings (an aggregate: every member's) on ``out`` and add
     its summary to the step's summary file."""
+    # lazy: the report formats (and the findings' identity) load only when a GitHub job
+    # asks for annotations, not in every host session that imports the door
+    from ckdn.app._annotating import render_report, report_of
     env = os.environ if env is None else env
     stream = sys.stdout if out is None else out
     try:
@@ -58,6 +59,9 @@ def report_to_github(config: Config, document: Mapping[str, Any], *,
 
 def _append_summary(path: str, report: Any) -> None:
     """Append to the step's summary what fits in what the step has left of its 1 MiB."""
+    # lazy: as report_to_github, which alone calls this
+    from ckdn.app._annotating import render_report
+    from ckdn.reports import SUMMARY_BYTES  # lazy: as render_report
     try:
         used = os.stat(path).st_size
     except FileNotFoundError:

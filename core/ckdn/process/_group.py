@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    import signal
     import threading
     from collections.abc import Callable, Iterable
     from types import FrameType
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
         """ckdn as the tree's subreaper (``_strays.Reaper``), given back when the run ends."""
 
         def restore(self) -> None: ...
+else:  # the C module that `signal` wraps in enums: no enum, functools, collections
+    import _signal as signal
 
 # The child leads its own session, so one ``killpg`` reaches everything that stays in
 # its group. What leaves the group (``setsid``, a double fork) is reached another way

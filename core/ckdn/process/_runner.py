@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import sys
 import time
 
@@ -15,6 +14,7 @@ from ckdn.process._group import MARKER, Child, Stops, Tree, live_members
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType
     from typing import Protocol
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
         def update(self, data: memoryview, /) -> None: ...
 
         def hexdigest(self) -> str: ...
+else:  # the C module that `signal` wraps in enums: no enum, functools, collections
+    import _signal as signal
 
 # Why it is built this way:
 #

@@ -6,7 +6,6 @@ Adding a step is one function and one entry in the tuple.
 from __future__ import annotations
 
 import os
-import signal
 import time
 
 from ckdn._lite.canonical import canonical
@@ -33,6 +32,7 @@ from ckdn.store import Store
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
     #: One step of a run: it reads what the steps before it set and sets its own part.
     Step = Callable[["Run"], "Run"]
+else:  # the C module that `signal` wraps in enums: no enum, functools, collections
+    import _signal as signal
 
 __all__ = ["ALL", "HOST_STEPS", "IMPORT_STEPS", "LOG", "RUN_STEPS", "ChangeRequest", "Outcome",
            "Run", "execute", "run", "run_alias", "run_all", "run_check", "store_aggregate",
