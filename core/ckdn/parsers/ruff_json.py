@@ -158,7 +158,11 @@ class _Tally:
         if code == "invalid-syntax":
             self.syntax += 1
         code = str(code)
-        self.rules.add(code)
+        counts = self.rules.counts
+        if code in counts:  # RuleCounts.add, inline for a rule already counted
+            counts[code] += 1
+        else:
+            self.rules.add(code)
         fix = item.get("fix")
         if isinstance(fix, dict):
             self.fixable += 1
