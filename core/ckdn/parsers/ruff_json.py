@@ -141,7 +141,7 @@ class _Tally:
         #: the last filename and its shown path: a report lists a file's findings together,
         #: so the path is looked up once a file, not once a finding
         self._name: str | None = None
-        self._shown = ""
+        self._shown: str | None = None
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
         if not isinstance(item, dict):
@@ -168,14 +168,16 @@ class _Tally:
             self.fixable += 1
         if filename != self._name:
             self.files.add(filename)
-            self._name, self._shown = filename, shown_path(filename, self._cwd)
+            self._name, self._shown = filename, None  # looked up when a finding is built
         if not sink.wants():  # build only what the digest (or the tap) takes
             sink.total += 1
             return
-        sink.add(self._finding(ctx, item, code, message, where, fix, detailed=sink.keeps()))
+        sink.add(self._finding(ctx, item, filename, code, message, where, fix,
+                               detailed=sink.keeps()))
 
-    def _finding(self, ctx: ParseContext, item: dict[str, Any], code: str,  # noqa: PLR0917
-                 message: str, where: dict[str, Any], fix: Any, *, detailed: bool) -> Finding:
+    def _finding(self, ctx: ParseContext, item: dict[str, Any],  # noqa: PLR0917
+                 filename: str, code: str, message: str, where: dict[str, Any], fix: Any,
+                 *, detailed: bool) -> Finding:
         """One diagnostic as a finding; without ``detailed`` (a finding only handed over, not
         kept: its fingerprint needs no fix text or link) its detail is left out."""
         row, col = where.get("row"), where.get("column")
@@ -184,18 +186,20 @@ class _Tally:
         if not (type(col) is int and col >= 1):
             col = _int(col)
         path = self._shown
+        if path is None:
+            path = self._shown = shown_path(filename, self._cwd)
         cell = item.get("cell")
         text = f"{code} {message}"
         if len(text) > LINE_CAP:
             text = cap_line(text)
         if isinstance(cell, int) and not isinstance(cell, bool):
             # Notebook rows count from the top of the cell, not of the file.
-            location = _as_written(self._name or "") if self._legacy else path
+            location = _as_written(filename) if self._legacy else path
             ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
             detail = [f"cell {cell}, line {row or '?'}, column {col or '?'}"]
         else:
             # ctx.location(filename, row, col), from the path already shown
-            location = (_as_written(self._name or "", row, col) if self._legacy
+            location = (_as_written(filename, row, col) if self._legacy
                         else path if row is None
                         else f"{path}:{row}" if col is None else f"{path}:{row}:{col}")
             ident = f"{path}:{row or 0}:{col or 0}:{code}"
