@@ -76,7 +76,7 @@ class JsonStream:
     """A pull reader over one JSON document in a text file, in bounded memory."""
 
     __slots__ = ("_base", "_buf", "_chunk", "_decode", "_depth", "_eof", "_handle", "_pos",
-                 "cap")
+                 "_scan", "cap")
 
     def __init__(self, handle: IO[str], *, cap: int = VALUE_CAP, chunk: int = CHUNK,
                  parse_constant: Callable[[str], Any] | None = None) -> None:
@@ -89,7 +89,12 @@ class JsonStream:
         self._base = 0  # the document position of the buffer's first character
         self._eof = False
         self._depth = 0
-        self._decode = json.JSONDecoder(parse_constant=parse_constant).raw_decode
+        decoder = json.JSONDecoder(parse_constant=parse_constant)
+        self._decode = decoder.raw_decode
+        #: the C scanner raw_decode wraps: the items loop calls it straight (one Python frame
+        #: less an item); it raises StopIteration where raw_decode raises JSONDecodeError
+        self._scan: Callable[[str, int], tuple[Any, int]] = (
+            decoder.scan_once)  # type: ignore[attr-defined]
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, cap: int = VALUE_CAP) -> JsonStream:
@@ -315,7 +320,7 @@ class JsonStream:
         """An array's items, each decoded (:meth:`value`)."""
         if not self._open("[", "an array"):
             return
-        decode, cap, comma = self._decode, self.cap, _COMMA.match
+        decode, cap, comma = self._scan, self.cap, _COMMA.match
         start = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
         while True:
             # The usual item, inline (the loop of a million-item report): an object or a
@@ -324,7 +329,7 @@ class JsonStream:
             if start < len(buf) and buf[start] in '{"':
                 try:
                     value, end = decode(buf, start)
-                except (json.JSONDecodeError, RecursionError):
+                except (StopIteration, json.JSONDecodeError, RecursionError):
                     self._pos = start
                     value = self.value()
                 else:

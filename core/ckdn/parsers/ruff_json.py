@@ -11,6 +11,7 @@ from ckdn.parsers._jsonstream import CHUNK, JsonStream, unreadable
 from ckdn.parsers._logtext import LongLines, crashed, plain_lines, quote
 from ckdn.parsers._rulecounts import RuleCounts
 from ckdn.parsers.base import (
+    LINE_CAP,
     ArtifactError,
     BaseParser,
     Finding,
@@ -19,6 +20,7 @@ from ckdn.parsers.base import (
     ParseContext,
     ParseResult,
     cap_line,
+    shown_path,
 )
 
 __all__ = ["RuffParser", "iter_json_array"]
@@ -74,7 +76,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
             "must include --output-format json --output-file {run_dir}/" + named
             + (f"; log says: {' | '.join(log.head)}" if log.head else ""))])
     sink = ctx.sink()
-    tally = _Tally()
+    tally = _Tally(ctx)
     try:
         with JsonStream.open(report) as reader:
             for item in reader.items():
@@ -122,15 +124,24 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
 class _Tally:
     """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
 
-    __slots__ = ("files", "fixable", "malformed", "rules", "syntax", "total")
+    __slots__ = ("_cwd", "_legacy", "_name", "_shown", "files", "fixable", "malformed", "rules",
+                 "syntax", "total")
 
-    def __init__(self) -> None:
+    def __init__(self, ctx: ParseContext) -> None:
         self.rules = RuleCounts()
         self.total = 0
         self.fixable = 0
         self.syntax = 0
         self.malformed = 0
         self.files: set[str] = set()
+        self._cwd = ctx.cwd
+        # legacy_location: the location as ruff wrote it (its absolute path); the id stays
+        # cwd-relative, so it is the same whichever checkout the run was in.
+        self._legacy = bool(ctx.options.get("legacy_location", False))
+        #: the last filename and its shown path: a report lists a file's findings together,
+        #: so the path is looked up once a file, not once a finding
+        self._name: str | None = None
+        self._shown: str | None = None
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
         if not isinstance(item, dict):
@@ -146,53 +157,67 @@ class _Tally:
         code = item.get("code") or item.get("name") or "invalid-syntax"
         if code == "invalid-syntax":
             self.syntax += 1
-        self.rules.add(str(code))
+        code = str(code)
+        counts = self.rules.counts
+        if code in counts:  # RuleCounts.add, inline for a rule already counted
+            counts[code] += 1
+        else:
+            self.rules.add(code)
         fix = item.get("fix")
         if isinstance(fix, dict):
             self.fixable += 1
-        self.files.add(filename)
+        if filename != self._name:
+            self.files.add(filename)
+            self._name, self._shown = filename, None  # looked up when a finding is built
         if not sink.wants():  # build only what the digest (or the tap) takes
             sink.total += 1
             return
-        sink.add(_finding(ctx, item, code=str(code), filename=filename, message=message,
-                          where=where, fix=fix, detailed=sink.keeps()))
+        sink.add(self._finding(ctx, item, filename, code, message, where, fix,
+                               detailed=sink.keeps()))
+
+    def _finding(self, ctx: ParseContext, item: dict[str, Any],  # noqa: PLR0917
+                 filename: str, code: str, message: str, where: dict[str, Any], fix: Any,
+                 *, detailed: bool) -> Finding:
+        """One diagnostic as a finding; without ``detailed`` (a finding only handed over, not
+        kept: its fingerprint needs no fix text or link) its detail is left out."""
+        row, col = where.get("row"), where.get("column")
+        if not (type(row) is int and row >= 1):  # _int: bool is no row
+            row = _int(row)
+        if not (type(col) is int and col >= 1):
+            col = _int(col)
+        path = self._shown
+        if path is None:
+            path = self._shown = shown_path(filename, self._cwd)
+        cell = item.get("cell")
+        text = f"{code} {message}"
+        if len(text) > LINE_CAP:
+            text = cap_line(text)
+        if isinstance(cell, int) and not isinstance(cell, bool):
+            # Notebook rows count from the top of the cell, not of the file.
+            location = _as_written(filename) if self._legacy else path
+            ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
+            detail = [f"cell {cell}, line {row or '?'}, column {col or '?'}"]
+        else:
+            # ctx.location(filename, row, col), from the path already shown
+            location = (_as_written(filename, row, col) if self._legacy
+                        else path if row is None
+                        else f"{path}:{row}" if col is None else f"{path}:{row}:{col}")
+            ident = f"{path}:{row or 0}:{col or 0}:{code}"
+            detail = []
+        if not detailed:
+            return Finding(ident, KIND, text, location)
+        if isinstance(fix, dict):
+            applicability = fix.get("applicability") or "unknown"
+            fix_message = fix.get("message") or "available"
+            detail.append(f"fix ({applicability}): {fix_message}")
+        url = item.get("url")
+        if isinstance(url, str) and url:
+            detail.append(url)
+        return Finding(ident, KIND, text, location, ctx.snippet(detail))
 
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-def _finding(ctx: ParseContext, item: dict[str, Any], *, code: str, filename: str,
-             message: str, where: dict[str, Any], fix: Any, detailed: bool = True) -> Finding:
-    """One diagnostic as a finding; without ``detailed`` (a finding only handed over, not
-    kept: its fingerprint needs no fix text or link) its detail is left out."""
-    row, col = _int(where.get("row")), _int(where.get("column"))
-    path = ctx.location(filename)
-    # legacy_location: the location as ruff wrote it (its absolute path); the id stays
-    # cwd-relative, so it is the same whichever checkout the run was in.
-    legacy = bool(ctx.options.get("legacy_location", False))
-    cell = item.get("cell")
-    detail: list[str] = []
-    if isinstance(cell, int) and not isinstance(cell, bool):
-        # Notebook rows count from the top of the cell, not of the file.
-        location = _as_written(filename) if legacy else path
-        ident = f"{path}:cell{cell}:{row or 0}:{col or 0}:{code}"
-        detail.append(f"cell {cell}, line {row or '?'}, column {col or '?'}")
-    else:
-        # ctx.location(filename, row, col), from the path already shown (one lookup a finding)
-        location = (_as_written(filename, row, col) if legacy else path if row is None
-                    else f"{path}:{row}" if col is None else f"{path}:{row}:{col}")
-        ident = f"{path}:{row or 0}:{col or 0}:{code}"
-    if not detailed:
-        return Finding(ident, KIND, cap_line(f"{code} {message}"), location)
-    if isinstance(fix, dict):
-        applicability = fix.get("applicability") or "unknown"
-        fix_message = fix.get("message") or "available"
-        detail.append(f"fix ({applicability}): {fix_message}")
-    url = item.get("url")
-    if isinstance(url, str) and url:
-        detail.append(url)
-    return Finding(ident, KIND, cap_line(f"{code} {message}"), location, ctx.snippet(detail))
 
 
 def _as_written(filename: str, row: int | None = None, col: int | None = None) -> str:
