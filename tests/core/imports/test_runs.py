@@ -115,6 +115,24 @@ def test_a_check_table_imports_inside_an_alias(project: Project) -> None:
     assert "runs no command" in refused.stderr
 
 
+def test_a_merge_of_imported_runs_is_never_green_and_says_why(project: Project) -> None:
+    # An import observed no exit code: a merge joins runs ckdn ran, never a foreign pass.
+    passing = FIXTURES / "junit" / "pytest-xunit2.xml"
+    project.config(f"""
+        [check.java]
+        import = {{format = "junit", path = "{passing}"}}
+        """)
+    runs = [project.digest(project.ckdn("run", "java"))["run_dir"] for _ in range(2)]
+    proc = project.ckdn("merge", "--check", "java", "--expect", "2", *runs)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert proc.returncode != 0
+    merged = project.digest(proc)
+    assert merged["status"] != "pass"
+    assert any("an imported run (no exit code was observed)" in note
+               for note in merged["notes"]), merged["notes"]
+    assert valid(merged) == []
+
+
 def test_a_check_table_import_is_refused_with_a_command_beside_it(project: Project) -> None:
     project.config("""
         [check.java]

@@ -190,6 +190,11 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
     if not _is_run_of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
+    if "origin" in digest or digest.get("rc") is None:
+        return ("an imported run (no exit code was observed): a merge joins runs ckdn ran;"
+                " gate each imported file as its own check")
+    if type(digest.get("rc")) is not int:
+        return "its digest's rc is not an integer (not a digest ckdn wrote)"
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
             return f"{flag.replace('_', ' ')}: {digest.get('status_reason', '')}".rstrip(": ")
@@ -393,7 +398,9 @@ def _worst_rc(shards: list[Shard], name: str) -> int:
     for shard in shards:
         if not _is_run_of(shard.digest, name):
             continue
-        code = shard.digest["rc"]
+        code = shard.digest.get("rc")
+        if type(code) is not int:  # an import's null, or not ckdn's: its problem says which
+            continue
         severity = (_SEVERITY.get(shard.digest["status"], 3), code != 0)
         if severity > worst:
             worst, rc = severity, code
