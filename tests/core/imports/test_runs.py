@@ -124,7 +124,8 @@ def test_a_merge_of_imported_runs_is_never_green_and_says_why(project: Project) 
         """)
     runs = [project.digest(project.ckdn("run", "java"))["run_dir"] for _ in range(2)]
     proc = project.ckdn("merge", "--check", "java", "--expect", "2", *runs)
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr, proc.stderr
     assert proc.returncode != 0
     merged = project.digest(proc)
     assert merged["status"] != "pass"
