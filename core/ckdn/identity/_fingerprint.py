@@ -240,6 +240,7 @@ class SourceLines:
         self._last: list[bytes] | None = None
 
     def line(self, path: str, number: int) -> str | None:
+        # raw()'s body, repeated: one call a finding on the red path, not two
         if not path or number < 1:
             return None
         if path == self._last_path:
