@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -13,6 +14,13 @@ from hypothesis import HealthCheck, settings
 
 from ckdn.testing.profiles import DEV, load_profile
 from tests.project import Project
+
+# A suite started as a shell's background job (`nohup pytest &`, a script's `cmd &`)
+# inherits Ctrl-C ignored, and so would every ckdn it starts: ckdn keeps an ignored
+# signal ignored (as nohup asks), and the Ctrl-C tests would wait out their checks.
+# Python's own handler is reset to the default in every child the suite starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: The suite's own profiles, one place for every property in it (a test sets its own
 #: max_examples only below the budget, with a comment saying what one example costs).
