@@ -176,7 +176,7 @@ class Resolver:
             return runs[0].path
         hosted = sorted({info.check for info in self.runs(None)
                          if info.check.startswith(check + "@")})
-        if hosted:  # a tox env's or nox session's runs are CHECK@ENV
+        if hosted:  # a tox env's or nox session's runs are CHECK@ENV (config's HOST_SEPARATOR)
             named = ", ".join(quote(name) for name in hosted[:5])
             more = f" and {len(hosted) - 5} more" if len(hosted) > 5 else ""
             raise UsageError(

@@ -190,11 +190,9 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
         return f"an alias run ({quote(str(digest.get('alias')))}), not a run of {quote(name)}"
     if not _is_run_of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
-    if "origin" in digest or digest.get("rc") is None:
+    if "origin" in digest:  # the packaged schema ties it to rc null
         return ("an imported run (no exit code was observed): a merge joins runs ckdn ran;"
                 " gate each imported file as its own check")
-    if type(digest.get("rc")) is not int:
-        return "its digest's rc is not an integer (not a digest ckdn wrote)"
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
             return f"{flag.replace('_', ' ')}: {digest.get('status_reason', '')}".rstrip(": ")
@@ -205,6 +203,8 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
     for key, kind, what in _SHAPES:
         if key in digest and not isinstance(digest[key], kind):
             return f"its digest's {key} is not {what} (not a digest ckdn wrote)"
+    if type(digest.get("rc")) is not int:  # required, and no bool: not one of _SHAPES
+        return "its digest's rc is not an integer (not a digest ckdn wrote)"
     return None
 
 

@@ -19,6 +19,7 @@ from ckdn.app._running.source import (
 )
 from ckdn.app._running.steps import run_check, store_for
 from ckdn.app._running.weakening import read_facts, settings_hash
+from ckdn.config import HOST_SEPARATOR
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
 from ckdn.evidence_files import read_regular
@@ -216,7 +217,8 @@ def _status(config: Config, checks: Iterable[Check], accept_weakened: bool) -> d
                       shown=store.display, accept_weakened=accept_weakened) for check in checks]
     for entry in entries:
         if entry["state"] == MISSING:
-            hosted = sorted(name for name in latest if name.startswith(entry["check"] + "@"))
+            hosted = sorted(name for name in latest
+                            if name.startswith(entry["check"] + HOST_SEPARATOR))
             if hosted:  # tox envs and nox sessions record CHECK@ENV: another check's runs
                 entry["reason"] = (f"only host runs as {', '.join(hosted[:3])}"
                                    + (f" (+{len(hosted) - 3} more)" if len(hosted) > 3 else "")
