@@ -27,6 +27,9 @@ CONFLICTS_SHOWN = 20
 MIXED = "mixed"
 #: ... and of every field when no imported file was joined (the merge is never green then).
 NOTHING = "none"
+#: Unattached reasons a digest keeps; beyond them the rest are counted under OTHER_REASON.
+REASONS_KEPT = 20
+OTHER_REASON = "other"
 
 
 def dedupe(groups: Iterable[Sequence[FindingRow]]) -> list[FindingRow]:
@@ -142,5 +145,9 @@ def merge_import_summaries(summaries: Iterable[Mapping[str, Any]]) -> dict[str, 
         attached += summary["attached"]
         for reason, count in summary["unattached_by_reason"].items():
             reasons[reason] = reasons.get(reason, 0) + count
+    named = sorted(reasons)
+    if len(named) > REASONS_KEPT:  # the digest keeps 20: the rest, summed, still adds up
+        rest = sum(reasons.pop(reason) for reason in named[REASONS_KEPT - 1:])
+        reasons[OTHER_REASON] = reasons.get(OTHER_REASON, 0) + rest
     return {"read": read, "attached": attached,
             "unattached_by_reason": dict(sorted(reasons.items()))}
