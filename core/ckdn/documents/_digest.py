@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         FindingDoc,
         GateDoc,
         ImportedFacts,
+        ImportedOrigin,
         ScopeDoc,
     )
     from ckdn.parsers.base import Finding, ParseResult
@@ -213,13 +214,16 @@ def _imported(base: Digest, imported: ImportedFacts) -> None:
     """An import's marks: no exit code was observed, and where the facts came from."""
     origin = imported["origin"]
     base["rc"] = None
-    base["origin"] = {"imported": {
+    shown: ImportedOrigin = {
         "format": clean_line(origin["format"], KIND_WIDTH),
         "variant": clean_line(origin["variant"], KIND_WIDTH),
         "producer": clean_line(origin["producer"], KIND_WIDTH) or UNNAMED,
         "sha256": clean_line(origin["sha256"], KIND_WIDTH),
         "bytes": max(0, int(origin["bytes"])),
-    }}
+    }
+    if "files" in origin:  # a merge of imported shards (ckdn merge)
+        shown["files"] = max(0, int(origin["files"]))
+    base["origin"] = {"imported": shown}
     summary = imported["import_summary"]
     reasons = dict(islice(((clean_line(str(key), KIND_WIDTH), max(0, int(count)))
                            for key, count in summary["unattached_by_reason"].items()), 20))

@@ -82,13 +82,15 @@ class GateDoc(TypedDict):
 
 @final
 class ImportedOrigin(TypedDict):
-    """Where an imported run's facts came from (``origin.imported``)."""
+    """Where an imported run's facts came from (``origin.imported``); ``files`` only on a
+    merge of imported shards (``sha256`` is then that of their hashes, ``bytes`` their sum)."""
 
     format: str
     variant: str
     producer: str
     sha256: str
     bytes: int
+    files: NotRequired[int]
 
 
 @final

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -9,7 +11,8 @@ if TYPE_CHECKING:
 
     from ckdn.identity._findings_file import FindingRow
 
-__all__ = ["Conflict", "dedupe", "merge_summaries", "outcome_conflicts"]
+__all__ = ["MIXED", "NOTHING", "Conflict", "dedupe", "merge_import_summaries", "merge_origins",
+           "merge_summaries", "outcome_conflicts"]
 
 # Pure functions over what :mod:`ckdn.app._shards.merge` read from the shards, so each
 # rule is tested alone: findings are deduplicated by fingerprint (the same lint
@@ -20,6 +23,13 @@ __all__ = ["Conflict", "dedupe", "merge_summaries", "outcome_conflicts"]
 
 #: Conflicts listed by name; the rest are counted.
 CONFLICTS_SHOWN = 20
+#: What a merged ``origin.imported`` says of a field its files disagree on.
+MIXED = "mixed"
+#: ... and of every field when no imported file was joined (the merge is never green then).
+NOTHING = "none"
+#: Unattached reasons a digest keeps; beyond them the rest are counted under OTHER_REASON.
+REASONS_KEPT = 20
+OTHER_REASON = "other"
 
 
 def dedupe(groups: Iterable[Sequence[FindingRow]]) -> list[FindingRow]:
@@ -108,3 +118,36 @@ def outcome_conflicts(shards: Sequence[Mapping[str, str] | None]
     real = sorted(ident for ident, by in repeated.items() if len(by) > 1)
     return ([Conflict(ident, repeated[ident]) for ident in real[:CONFLICTS_SHOWN]],
             len(real), len(repeated))
+
+
+def merge_origins(origins: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One ``origin.imported`` for imported shards: each of format, variant and producer
+    theirs when all agree, else :data:`MIXED`; ``sha256`` that of their sha256s sorted, one
+    a line (the same files in any order are the same merge); ``bytes`` and ``files`` summed."""
+    out: dict[str, Any] = {}
+    for key in ("format", "variant", "producer"):
+        values = {str(origin[key]) for origin in origins}
+        out[key] = values.pop() if len(values) == 1 else MIXED if values else NOTHING
+    hashes = sorted(str(origin["sha256"]) for origin in origins)
+    out["sha256"] = hashlib.sha256("".join(f"{h}\n" for h in hashes).encode()).hexdigest()
+    out["bytes"] = sum(int(origin["bytes"]) for origin in origins)
+    out["files"] = sum(int(origin.get("files", 1)) for origin in origins)
+    return out
+
+
+def merge_import_summaries(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The shards' ``import_summary`` summed field by field and reason by reason, so
+    ``read == attached + unattached`` holds for the whole when it holds for each."""
+    read = attached = 0
+    reasons: dict[str, int] = {}
+    for summary in summaries:
+        read += summary["read"]
+        attached += summary["attached"]
+        for reason, count in summary["unattached_by_reason"].items():
+            reasons[reason] = reasons.get(reason, 0) + count
+    named = sorted(reasons)
+    if len(named) > REASONS_KEPT:  # the digest keeps 20: the rest, summed, still adds up
+        rest = sum(reasons.pop(reason) for reason in named[REASONS_KEPT - 1:])
+        reasons[OTHER_REASON] = reasons.get(OTHER_REASON, 0) + rest
+    return {"read": read, "attached": attached,
+            "unattached_by_reason": dict(sorted(reasons.items()))}

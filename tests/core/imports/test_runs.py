@@ -115,8 +115,10 @@ def test_a_check_table_imports_inside_an_alias(project: Project) -> None:
     assert "runs no command" in refused.stderr
 
 
-def test_a_merge_of_imported_runs_is_never_green_and_says_why(project: Project) -> None:
-    # An import observed no exit code: a merge joins runs ckdn ran, never a foreign pass.
+def test_a_merge_of_one_imported_file_twice_is_never_green_and_says_why(
+        project: Project) -> None:
+    # Two runs of one check table read the same file: one CI job's evidence counted twice
+    # (tests/core/imports/test_merge.py merges imports of different files).
     passing = FIXTURES / "junit" / "pytest-xunit2.xml"
     project.config(f"""
         [check.java]
@@ -128,9 +130,9 @@ def test_a_merge_of_imported_runs_is_never_green_and_says_why(project: Project) 
     assert "internal error" not in proc.stderr, proc.stderr
     assert proc.returncode != 0
     merged = project.digest(proc)
-    assert merged["status"] != "pass"
-    assert any("an imported run (no exit code was observed)" in note
-               for note in merged["notes"]), merged["notes"]
+    assert merged["status"] == "error"
+    assert merged["rc"] is None
+    assert any("the same imported file as" in note for note in merged["notes"]), merged["notes"]
     assert valid(merged) == []
 
 

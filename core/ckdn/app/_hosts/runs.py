@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from types import TracebackType
 
+    from ckdn.app._running.imported import ImportedRun
     from ckdn.config import Config
     from ckdn.identity import FindingRow
     from ckdn.parsers.base import ParseResult
@@ -110,7 +111,8 @@ class HostRun:
              identities: Sequence[FindingRow] | None = None,
              outcomes: Mapping[str, str] | None = None,
              durations: Mapping[str, float] | None = None,
-             change: ChangeRequest | None = None) -> Outcome:
+             change: ChangeRequest | None = None,
+             imported: ImportedRun | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
@@ -121,7 +123,8 @@ class HostRun:
         them all (the pytest plugin), recorded in ``tests.jsonl`` for ``ckdn diff`` and
         ``ckdn merge``, with each test's seconds from ``durations`` (for ``ckdn plan``).
         ``change``: gate the run by a diff (the pytest plugin's ``--ckdn-diff-base``), as
-        ``ckdn run --diff-base`` does. Refusals are CkdnError."""
+        ``ckdn run --diff-base`` does. ``imported``: the run joins imported runs (a merge of
+        imports): its status is an import's and its rc null. Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
@@ -138,7 +141,7 @@ class HostRun:
         run.started_at, run.finished_at = self.started_at, time.time()
         run.log_sha256, run.log_bytes = log_sha256, log_bytes
         run.result, run.gated, run.identities = result, gated, identities
-        run.change = change
+        run.change, run.imported = change, imported
         return execute(run, HOST_STEPS).outcome
 
     def release(self) -> None:

@@ -11,6 +11,7 @@ import os
 import threading
 import time
 
+from ckdn.app._running.imported import ImportedRun
 from ckdn.app._running.parsing import ALL_FINDINGS
 from ckdn.errors import os_reason
 from ckdn.evidence_files import open_regular
@@ -20,12 +21,11 @@ from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from ckdn.app._running.parsing import FindingTap
     from ckdn.config import Config, ImportSource
     from ckdn.documents.types import ImportedFacts
-    from ckdn.imports import Imported
     from ckdn.parsers.base import Finding, ParseResult
 
 __all__ = ["COPY_NAME", "ImportedRun", "import_into"]
@@ -36,25 +36,6 @@ _CHUNK = 1 << 20
 #: What a file system that cannot ``sendfile`` between two files says.
 _NO_SENDFILE = frozenset((errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK,
                           errno.EXDEV))
-
-
-class ImportedRun:
-    """What the steps after the read need of an import: the digest's marks, the counts the
-    status is decided on, and ``every``: the file read again for all its findings
-    (``findings.jsonl`` when the read's tap did not see them all)."""
-
-    __slots__ = ("cases", "every", "facts", "mismatch")
-
-    def __init__(self, imported: Imported, sha256: str, size: int,
-                 every: Callable[[], Sequence[Finding]]) -> None:
-        self.every = every
-        self.cases = imported.cases
-        self.mismatch = imported.mismatch
-        self.facts: ImportedFacts = {
-            "origin": {"format": imported.format, "variant": imported.variant,
-                       "producer": imported.producer, "sha256": sha256, "bytes": size},
-            "import_summary": imported.tally.summary(),  # type: ignore[typeddict-item]
-        }
 
 
 def _copy(source: str, target: str, *, private: bool) -> int:
@@ -157,6 +138,11 @@ def import_into(config: Config, name: str, source: ImportSource, run_dir: str, *
         again = ParseContext(name, run_dir, config.cwd, 0, {}, ALL_FINDINGS, 0)
         return read_import(source.format, again, copy).result.findings
 
-    marks = ImportedRun(imported, sha256, size, every)
+    facts: ImportedFacts = {
+        "origin": {"format": imported.format, "variant": imported.variant,
+                   "producer": imported.producer, "sha256": sha256, "bytes": size},
+        "import_summary": tally.summary(),  # type: ignore[typeddict-item]
+    }
+    marks = ImportedRun(facts, cases=imported.cases, mismatch=imported.mismatch, every=every)
     return (imported.result, marks, argv, hashlib.sha256(data).hexdigest(), len(data),
             started)

@@ -1,5 +1,6 @@
 """``ckdn merge``: shard runs of one check sealed as one run of it, failing closed (a missing,
 unfinished or contradicting shard is never green); coverage is combined by coverage.py.
+Imported shards (``ckdn import``) make an imported whole: rc null, an import's status.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import sys
 import time
 
 from ckdn.app._hosts.runs import HostLog, begin_host_run
+from ckdn.app._running.imported import ImportedRun
 from ckdn.app._running.parsing import options_for, parse_run
 from ckdn.app._running.steps import Outcome, store_for
 from ckdn.app._shards.selection import read_plan_file, read_shard_file
 from ckdn.app._stored.outcomes import run_durations
-from ckdn.config import HOST_SEPARATOR, Alias
+from ckdn.config import HOST_SEPARATOR, Alias, Check
 from ckdn.documents import SCHEMA_DIGEST
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
@@ -25,7 +27,13 @@ from ckdn.identity import (
     fingerprints,
     read_findings,
 )
-from ckdn.identity.merge import dedupe, merge_summaries, outcome_conflicts
+from ckdn.identity.merge import (
+    dedupe,
+    merge_import_summaries,
+    merge_origins,
+    merge_summaries,
+    outcome_conflicts,
+)
 from ckdn.identity.plan import Unrun, check_shards, superseded
 from ckdn.parsers.base import Finding, ParseResult
 from ckdn.parsers.gates import is_coverage_gate
@@ -37,7 +45,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ckdn.config import Check, Config
+    from ckdn.config import Config
+    from ckdn.documents.types import ImportedFacts, ImportedOrigin
     from ckdn.identity import FindingRow
     from ckdn.identity.plan import Plan, ShardRecord
     from ckdn.store import Store
@@ -50,6 +59,8 @@ _SEVERITY = {"pass": 0, "fail": 1, "parse_mismatch": 2, "error": 3}
 PROBLEMS_SHOWN = 20
 #: Characters of a shard reference a message shows.
 _NAME_CHARS = 200
+#: Hex digits of a sha256.
+_SHA256_CHARS = 64
 #: The digest keys the merge reads beyond the required ones, and the JSON type each has.
 _SHAPES = (("summary", dict, "an object"), ("findings", list, "an array"),
            ("gate_failures", list, "an array"), ("findings_total", int, "an integer"),
@@ -79,7 +90,9 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
                expect: int | None = None, plan: str | None = None) -> Outcome:
     """Read the shards ``refs`` of check ``name`` and seal their merge as a run of it;
     ``plan``: the plan file they ran (each planned test run by exactly one shard)."""
-    check = config.get(name)
+    known = name in config.checks or name in config.aliases
+    # a name no check is configured under holds only imports (ckdn import --as NAME)
+    check = config.get(name) if known or not refs else Check(name, "", (), "import")
     if isinstance(check, Alias):
         raise UsageError(f"{quote(name)} is an alias; ckdn merge merges shards of one "
                          f"check: merge each member ({', '.join(check.members)})")
@@ -97,6 +110,8 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
     clock = time.perf_counter()
     store = store_for(config)
     shards = [_read_shard(config, store, check, ref) for ref in refs]
+    if not known and not any(_is_import(s, name) for s in shards):
+        config.get(name)  # refused as before: no import of that name to merge either
     replaced: list[str] = []
     if planned is not None:
         by_rerun = superseded([s.record if s.problem is None else None for s in shards])
@@ -110,14 +125,16 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
         result, rows = _merged(config, check, shards, expect=expect,
                               run_dir=host.run_dir, log=log, plan=planned)
         result.notes.extend(replaced)
-        rc = _worst_rc(shards, name)
+        marks = _imported_marks(shards, name, result)
+        # an import's meta.json rc is 0 (the published meta schema needs an integer)
+        rc = 0 if marks is not None else _worst_rc(shards, name)
         identities = rows if result.total == len(rows) else None
         outcomes, durations = _whole_outcomes(shards)
         argv = ["ckdn", "merge", "--check", name, *(["--plan", plan] if plan else []), *refs]
         return host.seal(argv=argv, rc=rc,
                          duration=time.perf_counter() - clock, result=result,
                          parser="merge", gated=True, identities=identities,
-                         outcomes=outcomes, durations=durations)
+                         outcomes=outcomes, durations=durations, imported=marks)
 
 
 def _whole_outcomes(shards: list[Shard]) -> tuple[dict[str, str] | None, dict[str, float]]:
@@ -191,8 +208,9 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
     if not _is_run_of(digest, name):
         return f"a run of {quote(str(digest['check']))}, not of {quote(name)}"
     if "origin" in digest:  # the packaged schema ties it to rc null
-        return ("an imported run (no exit code was observed): a merge joins runs ckdn ran;"
-                " gate each imported file as its own check")
+        problem = _import_problem(digest)
+        if problem is not None:
+            return problem
     for flag in ("interrupted", "timed_out"):
         if digest.get(flag) is True:
             return f"{flag.replace('_', ' ')}: {digest.get('status_reason', '')}".rstrip(": ")
@@ -203,9 +221,95 @@ def _unusable(digest: dict[str, Any], name: str) -> str | None:
     for key, kind, what in _SHAPES:
         if key in digest and not isinstance(digest[key], kind):
             return f"its digest's {key} is not {what} (not a digest ckdn wrote)"
-    if type(digest.get("rc")) is not int:  # required, and no bool: not one of _SHAPES
+    if "origin" not in digest and type(digest.get("rc")) is not int:  # no bool: not in _SHAPES
         return "its digest's rc is not an integer (not a digest ckdn wrote)"
     return None
+
+
+def _is_import(shard: Shard, name: str) -> bool:
+    """A shard that is an imported run of check ``name`` (usable or not)."""
+    return _is_run_of(shard.digest, name) and "origin" in shard.digest
+
+
+def _import_problem(digest: dict[str, Any]) -> str | None:
+    """What makes an imported digest's marks unusable for a sum: a shape ckdn never writes."""
+    origin = digest.get("origin")
+    said = origin.get("imported") if isinstance(origin, dict) else None
+    if not isinstance(said, dict) \
+            or not all(isinstance(said.get(key), str) and said[key]
+                       for key in ("format", "variant", "producer")) \
+            or not isinstance(said.get("sha256"), str) or len(said["sha256"]) != _SHA256_CHARS \
+            or not all(_count(said.get(key, 1)) for key in ("bytes", "files")):
+        return "its digest's origin is not an import's (not a digest ckdn wrote)"
+    summary = digest.get("import_summary")
+    reasons = summary.get("unattached_by_reason") if isinstance(summary, dict) else None
+    if not isinstance(summary, dict) or not isinstance(reasons, dict) \
+            or not _count(summary.get("read")) or not _count(summary.get("attached")) \
+            or not all(isinstance(k, str) and _count(v) for k, v in reasons.items()) \
+            or summary["read"] != summary["attached"] + sum(reasons.values()):
+        return ("its digest's import_summary does not add up: read is not attached plus "
+                "unattached (not a digest ckdn wrote)")
+    if digest.get("rc") is not None:
+        return "its digest has an origin and an rc (not a digest ckdn wrote)"
+    return None
+
+
+def _count(value: object) -> bool:
+    """An integer a count can be (no bool, never negative)."""
+    return type(value) is int and value >= 0
+
+
+def _mark_imports(shards: list[Shard], name: str) -> None:
+    """Among imported shards a native one is unusable (the whole has no exit code to keep,
+    and would pass for an import less weak than it is); so is a second copy of a file."""
+    first = next((s.name for s in shards if _is_import(s, name)), None)
+    if first is None:
+        return
+    seen: dict[str, str] = {}
+    for shard in shards:
+        if shard.problem is not None:
+            continue
+        if not _is_import(shard, name):
+            shard.problem = (f"a run ckdn ran, among imported shards ({first}): a merge of "
+                             "imports observed no exit code; merge imports with imports")
+            continue
+        sha256 = shard.digest["origin"]["imported"]["sha256"]
+        if sha256 in seen:
+            shard.problem = f"the same imported file as {seen[sha256]} (sha256 {sha256[:12]})"
+        else:
+            seen[sha256] = shard.name
+
+
+def _imported_marks(shards: list[Shard], name: str, result: ParseResult) -> ImportedRun | None:
+    """The whole's marks when its shards are imports: their origins and import summaries
+    summed, and each usable shard one case (its own status says it checked something)."""
+    if not any(_is_import(s, name) for s in shards):
+        return None
+    usable = [s for s in shards if s.problem is None]
+    joined = merge_origins([s.digest["origin"]["imported"] for s in usable])
+    origin: ImportedOrigin = {"format": joined["format"], "variant": joined["variant"],
+                              "producer": joined["producer"], "sha256": joined["sha256"],
+                              "bytes": joined["bytes"], "files": joined["files"]}
+    summary = merge_import_summaries(s.digest["import_summary"] for s in usable)
+    facts: ImportedFacts = {"origin": origin, "import_summary": {
+        "read": summary["read"], "attached": summary["attached"],
+        "unattached_by_reason": summary["unattached_by_reason"]}}
+    findings = list(result.findings)  # every one: the shards' rows, deduplicated
+    return ImportedRun(facts, cases=len(usable), mismatch=None, every=lambda: findings)
+
+
+def _shard_line(shard: Shard) -> str:
+    """What ``full.log`` says of a usable shard (an import: which file it read)."""
+    digest = shard.digest
+    line = (f"status={digest['status']} rc={digest['rc']} "
+            f"findings={len(shard.rows) + shard.unlisted}")
+    origin = digest.get("origin")
+    if isinstance(origin, dict):
+        said = origin["imported"]
+        line = (f"status={digest['status']} rc=null imported {said['format']} "
+                f"({said['variant']}, from {said['producer']}) sha256 {said['sha256']} "
+                f"{said['bytes']} bytes findings={len(shard.rows) + shard.unlisted}")
+    return line
 
 
 def _read_facts(config: Config, check: Check, shard: Shard) -> None:
@@ -276,7 +380,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
             ) -> tuple[ParseResult, list[FindingRow]]:
     """The facts of the whole and its distinct findings' rows (in the digest's order);
     the merge's account of each shard written to ``log``."""
-    _mark_duplicates(shards)
+    _mark_unusable(shards, check.name)
     problems: list[str] = []
     usable = [s for s in shards if s.problem is None]
     log.write(f"ckdn merge --check {check.name}: {len(shards)} shard(s)"
@@ -284,8 +388,7 @@ def _merged(config: Config, check: Check, shards: list[Shard], *, expect: int | 
     for index, shard in enumerate(shards, 1):
         log.write(f"shard {index}: {shard.name}: " + (
             f"UNUSABLE: {shard.problem}" if shard.problem is not None else
-            f"status={shard.digest['status']} rc={shard.digest['rc']} "
-            f"findings={len(shard.rows) + shard.unlisted}") + "\n")
+            _shard_line(shard)) + "\n")
         if shard.problem is not None:
             problems.append(f"shard {shard.name}: {shard.problem}")
     if expect is not None and len(shards) != expect:
@@ -352,6 +455,13 @@ def _undo_shard_deselection(summary: dict[str, Any], usable: list[Shard]) -> Non
     counts["deselected"] = max(counts["deselected"] - by_shards, 0)
     if not counts["deselected"]:
         del counts["deselected"]
+
+
+def _mark_unusable(shards: list[Shard], name: str) -> None:
+    """The shards read alone were usable; together some are not (a copy, a native among
+    imports): each gets its problem."""
+    _mark_duplicates(shards)
+    _mark_imports(shards, name)
 
 
 def _mark_duplicates(shards: list[Shard]) -> None:
