@@ -91,7 +91,7 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
 
     try:
         outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
-                             host_bins=session.bin_paths, change=change)
+                             host_bins=session.bin_paths, change=change, by_gate=by_gate)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document

@@ -132,7 +132,7 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
             _LOGGER.warning("ckdn run %s%s", target.name,
                             "" if label == target.name else f" (as {label})")
             outcome = _run(config, target, env, extra, base, stop=stop, bins=bins,
-                           change=change)
+                           change=change, by_gate=by_gate)
             session.record(env, members_of(outcome))
             show(tox_env, config, outcome.document)
             if not green(outcome.document, gate=by_gate):
@@ -163,10 +163,11 @@ def _bin_dirs(tox_env: ToxEnv) -> list[str] | None:
 
 def _run(config: Config, target: Check | Alias, env: str, extra: tuple[str, ...],
          base: dict[str, str], *, stop: StopRequest, bins: list[str] | None,
-         change: ChangeRequest | None = None) -> Outcome:
+         change: ChangeRequest | None = None, by_gate: bool = False) -> Outcome:
     try:
         return run(config, target.name, extra_args=extra, env=base, stop=stop,
-                   run_name=lambda name: run_name(name, env), host_bins=bins, change=change)
+                   run_name=lambda name: run_name(name, env), host_bins=bins, change=change,
+                   by_gate=by_gate)
     except CkdnError as exc:
         raise Fail(f"ckdn: {exc.message}") from None
 

@@ -28,6 +28,13 @@ def lint_project(nox_project: NoxProject) -> None:
         [check.lint]
         command = {json.dumps(command)}
         parser = "ruff"
+
+        [check.fine]
+        command = ["{sys.executable}", "-c", "pass"]
+        parser = "generic"
+
+        [check.both]
+        members = ["lint", "fine"]
     """)
     (nox_project.root / "app.py").write_text("import os\n")
     assert nox_project.ckdn("baseline", "lint").returncode == 0
@@ -53,3 +60,14 @@ def test_without_gate_the_status_decides_and_ckdn_gate_turns_it_on(
     nox_project.noxfile(NOXFILE.format(gate=""))
     assert nox_project.nox("-s", "lint").returncode == 1
     assert nox_project.nox("-s", "lint", env={"CKDN_GATE": "1"}).returncode == 0
+
+
+def test_a_gated_alias_runs_on_past_a_member_whose_findings_are_known(
+        nox_project: NoxProject) -> None:
+    lint_project(nox_project)  # `both` keeps fail_fast's default: true
+    nox_project.noxfile(NOXFILE.format(gate=""))
+    proc = nox_project.nox("-s", "both", env={"CKDN_GATE": "1"})
+    assert proc.returncode == 0, proc.stderr
+    aggregate = json.loads((nox_project.run_dirs_of("both")[-1] / "aggregate.json").read_text())
+    assert [m["status"] for m in aggregate["members"]] == ["fail", "pass"]
+    assert aggregate["gate"]["status"] == "pass"

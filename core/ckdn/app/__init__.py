@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ckdn.app._running.judging import diff_scoped, green
 from ckdn.app._running.parsing import parse_safely
 from ckdn.app._running.steps import (
     ALL,
@@ -37,8 +38,6 @@ from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, SKIPPED, STATUSES
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-
-    from ckdn.documents.types import Document
 
 __all__ = [
     "ALL",
@@ -107,20 +106,9 @@ def gate_exit_code(outcome: Outcome) -> int:
         return 0
     if status == "fail":
         return 1
-    if status == "unavailable" and _diff_scoped(gate):
+    if status == "unavailable" and diff_scoped(gate):
         return outcome.exit_code or 1
     return outcome.exit_code
-
-
-#: ``ckdn.identity.scope.POLICY_PREFIX`` (equal by a test), not imported from there: a run
-#: without a diff never loads the diff-scoped gate's modules.
-_DIFF_POLICY_PREFIX = "diff:"
-
-
-def _diff_scoped(gate: object) -> bool:
-    """Whether ``gate`` is a diff-scoped gate's, whose ``unavailable`` is red."""
-    policy = gate.get("policy") if isinstance(gate, dict) else None
-    return isinstance(policy, str) and policy.startswith(_DIFF_POLICY_PREFIX)
 
 
 #: Set to 1 (or true, yes, on) in the environment, the nox and tox integrations judge
@@ -144,17 +132,3 @@ def change_requested(environ: Mapping[str, str] | None = None) -> ChangeRequest 
     """The diff-scoped gate ``$CKDN_DIFF_BASE`` asks hosts for (None when unset or empty)."""
     ref = (os.environ if environ is None else environ).get(DIFF_BASE_ENV, "").strip()
     return ChangeRequest(base=ref) if ref else None
-
-
-def green(document: Document, *, gate: bool = False) -> bool:
-    """Whether a host counts this digest or aggregate as green: its status is ``pass``,
-    or, judging by the gate, the gate passed (an ``unavailable`` baseline gate: the status;
-    an ``unavailable`` diff-scoped gate never)."""
-    if gate:
-        shown = document.get("gate")
-        status = shown.get("status") if isinstance(shown, dict) else None
-        if status in ("pass", "fail"):
-            return status == "pass"
-        if status == "unavailable" and _diff_scoped(shown):
-            return False
-    return document.get("status") == PASS

@@ -125,10 +125,10 @@ def handle(args: SimpleNamespace, extra: list[str]) -> int:
     if args.all:
         if extra:
             raise UsageError("extra arguments after -- are not accepted with --all")
-        outcome = app.run_all(config, fail_fast=args.fail_fast, change=change)
+        outcome = app.run_all(config, fail_fast=args.fail_fast, change=change, by_gate=args.gate)
     else:
         outcome = app.run(config, args.check, extra_args=extra, fail_fast=args.fail_fast,
-                          change=change)
+                          change=change, by_gate=args.gate)
     if not (args.quiet and outcome.status == "pass"):
         if args.format == "text":
             from ckdn.app.queries import report_text  # lazy: only --format text renders a view

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ckdn import app
 from ckdn.app import Outcome, gate_exit_code, green
+from ckdn.app._running.judging import DIFF_POLICY_PREFIX
 from ckdn.config._load import DIFF_SCOPES
 from ckdn.identity.scope import POLICY_PREFIX, SCOPES, scope_policy
 from ckdn.schema import load_schema
@@ -279,7 +279,7 @@ def test_every_host_reads_an_unavailable_diff_gate_as_red(status: str, policy: s
 def test_the_gate_policy_names_the_scope() -> None:
     assert [scope_policy(s) for s in SCOPES] == ["diff:touched", "diff:added",
                                                  "diff:new-anywhere"]
-    assert POLICY_PREFIX == app._DIFF_POLICY_PREFIX
+    assert POLICY_PREFIX == DIFF_POLICY_PREFIX
 
 
 def _git_logged(tmp_path: Path) -> tuple[dict[str, str], Path]:

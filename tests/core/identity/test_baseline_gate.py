@@ -54,6 +54,9 @@ def dirty(project: Project) -> Project:
         [check.both]
         members = ["ruff", "fine"]
         fail_fast = false
+
+        [check.halting]
+        members = ["ruff", "fine"]
     """)
     (project.root / "app.py").write_text(DIRTY)
     git(project.root, "init", "-q")
@@ -151,6 +154,21 @@ def test_an_alias_carries_its_worst_members_gate(dirty: Project) -> None:
     assert doc["gate"]["status"] == "fail"
     assert doc["gate"]["reason"].startswith("ruff: 1 new finding(s)")
     assert code == 1
+
+
+def test_under_the_gate_fail_fast_stops_at_a_failed_gate_not_at_known_findings(
+        dirty: Project) -> None:
+    dirty.ckdn("baseline", "halting")
+    doc, code = gated(dirty, "halting", "--gate")
+    assert [m["status"] for m in doc["members"]] == ["fail", "pass"]  # fine still ran
+    assert (doc["status"], doc["gate"]["status"], code) == ("fail", "pass", 0)
+    doc, code = gated(dirty, "halting")  # by the status, as without a baseline: it stops
+    assert [m["status"] for m in doc["members"]] == ["fail", "skipped"]
+    assert code == 1
+    (dirty.root / "app.py").write_text(DIRTY + "x = other_name\n")
+    doc, code = gated(dirty, "halting", "--gate")
+    assert [m["status"] for m in doc["members"]] == ["fail", "skipped"]
+    assert (doc["gate"]["status"], code) == ("fail", 1)
 
 
 def test_without_the_file_the_gate_is_unavailable_and_a_red_run_stays_red(

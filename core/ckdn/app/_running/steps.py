@@ -10,6 +10,7 @@ import time
 
 from ckdn._lite.canonical import canonical
 from ckdn._lite.record import Record, record
+from ckdn.app._running.judging import green
 from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
 from ckdn.app._running.source import SOURCE_FILE, SourceWatch, source_document
@@ -530,7 +531,8 @@ def _same(name: str) -> str:
 def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         fail_fast: bool | None = None, env: Mapping[str, str] | None = None,
         stop: StopRequest | None = None, run_name: Callable[[str], str] = _same,
-        host_bins: Sequence[str] | None = None, change: ChangeRequest | None = None) -> Outcome:
+        host_bins: Sequence[str] | None = None, change: ChangeRequest | None = None,
+        by_gate: bool = False) -> Outcome:
     """Run a check or an alias by name.
 
     ``env`` replaces ``os.environ`` as the base environment; ``stop`` lets a host
@@ -539,7 +541,9 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
     its digest's ``check``); ``host_bins`` are the bin directories of the host's
     env (a tox env's, a nox session's virtualenv): a program found on ``PATH``
     outside them is named in a note (:mod:`ckdn.app._running.program_origin`); ``change``
-    gates the run by what a diff changed (docs/diff-gate.md).
+    gates the run by what a diff changed (docs/diff-gate.md); ``by_gate``: the host judges
+    by the gate, so an alias's ``fail_fast`` stops at a member whose gate fails, not at one
+    whose findings are all known.
     """
     target = config.get(name)
     locked(config, (name,))
@@ -552,21 +556,23 @@ def run(config: Config, name: str, *, extra_args: Sequence[str] = (),
         members = [config.checks[m] for m in target.members]
         return run_alias(config, name, members,
                          target.fail_fast if fail_fast is None else fail_fast, env=env,
-                         stop=stop, run_name=run_name, host_bins=host_bins, change=change)
+                         stop=stop, run_name=run_name, host_bins=host_bins, change=change,
+                         by_gate=by_gate)
     return run_check(config, target, extra_args=extra_args, env=env, stop=stop,
                      as_name=run_name(target.name), host_bins=host_bins, change=change)
 
 
 def run_all(config: Config, *, fail_fast: bool | None = None,
             env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
-            change: ChangeRequest | None = None) -> Outcome:
-    """``ckdn run --all``: every atomic check in config order (``env``, ``stop``: as `run`)."""
+            change: ChangeRequest | None = None, by_gate: bool = False) -> Outcome:
+    """``ckdn run --all``: every atomic check in config order (``env``, ``stop``,
+    ``by_gate``: as `run`)."""
     if not config.checks:
         where = os.path.basename(config.path) if config.path else "the configuration"
         raise UsageError(f"{where} defines no checks; add a [check.NAME] table")
     locked(config, config.checks)
     return run_alias(config, ALL, list(config.checks.values()), bool(fail_fast), env=env,
-                     stop=stop, change=change)
+                     stop=stop, change=change, by_gate=by_gate)
 
 
 def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
@@ -591,7 +597,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
               env: Mapping[str, str] | None = None, stop: StopRequest | None = None,
               run_name: Callable[[str], str] = _same,
               host_bins: Sequence[str] | None = None,
-              change: ChangeRequest | None = None) -> Outcome:
+              change: ChangeRequest | None = None, by_gate: bool = False) -> Outcome:
     """Run members in order; the aggregate is printed and stored in its own run dir.
 
     That dir is made and published first, so while the members run (or after the
@@ -624,7 +630,7 @@ def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: b
             gates.append((name, doc.get("gate")))
             # Ctrl-C (or the host's stop) ends the whole alias whatever fail_fast says.
             interrupted = interrupted or bool(doc.get("interrupted"))
-            halt = (fail_fast and doc["status"] != PASS) or interrupted
+            halt = (fail_fast and not green(doc, gate=by_gate)) or interrupted
     except BaseException:
         if not results:  # refused before any member ran: nothing happened, nothing to keep
             store.abandon(where)
