@@ -14,8 +14,10 @@ from typing import Protocol, TypeVar
 #: Fixtures of the tests that start real sessions, tools or virtualenvs.
 HEAVY_FIXTURES = frozenset({"pytester", "nox_project", "wheelhouse"})
 
-#: Directories whose tests run real hosts (nox, tox) or the documented pipelines.
-HEAVY_DIRS = ("tests/nox_ckdn/", "tests/tox_ckdn/", "tests/docs/")
+#: Where the tests run real hosts (nox, tox), the documented pipelines, or a parser over
+#: an 80 MiB input in a fresh interpreter (the memory tests: up to a minute under load).
+HEAVY_PATHS = ("tests/nox_ckdn/", "tests/tox_ckdn/", "tests/docs/",
+               "tests/core/parsers/test_reading_memory.py")
 
 
 class Scheduled(Protocol):
@@ -31,7 +33,7 @@ T = TypeVar("T", bound=Scheduled)
 
 def is_heavy(item: Scheduled) -> bool:
     """A test that starts real sessions, tools or virtualenvs (seconds, not milliseconds)."""
-    return (item.nodeid.startswith(HEAVY_DIRS)
+    return (item.nodeid.startswith(HEAVY_PATHS)
             or not HEAVY_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
 
 

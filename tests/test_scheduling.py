@@ -65,5 +65,6 @@ def test_without_workers_the_order_is_unchanged() -> None:
 def test_host_and_docs_tests_are_heavy_without_a_heavy_fixture() -> None:
     assert is_heavy(Case("tests/nox_ckdn/test_project.py::test_a"))
     assert is_heavy(Case("tests/docs/test_readme.py::test_b"))
+    assert is_heavy(Case("tests/core/parsers/test_reading_memory.py::test_e[pyright]"))
     assert not is_heavy(Case("tests/core/test_reconcile.py::test_c"))
     assert is_heavy(Case("tests/core/test_cli.py::test_d", ("tmp_path", "nox_project")))
