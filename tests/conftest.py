@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 
 from ckdn.testing.profiles import DEV, load_profile
 from tests.project import Project
+from tests.scheduling import heavy_first_per_share
 
 # A suite started as a shell's background job (`nohup pytest &`, a script's `cmd &`)
 # inherits Ctrl-C ignored, and so would every ckdn it starts: ckdn keeps an ignored
@@ -102,6 +103,14 @@ def _no_stale_submodules(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "pytester" in request.fixturenames:
         forget_stale_submodules()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist workers, each worker's share starts with its heavy tests (tests/scheduling):
+    after pytest-randomly's shuffle (its hook wraps this one), the same order in every
+    worker, as xdist requires. A run without workers keeps the shuffled order as it is."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    items[:] = heavy_first_per_share(items, workers)
 
 
 @pytest.fixture
