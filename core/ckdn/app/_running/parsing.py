@@ -193,7 +193,7 @@ class FindingTap:
         else:
             # the first copy is remembered (a bounded number a file) in case a second comes
             copies[key] = (position, finding) if len(copies) < _HELD * self.top else None
-            new = key not in index.entries
+            new = key not in index
         if new and position >= self.top:
             self.held[position] = finding
 
