@@ -110,18 +110,24 @@ class Rowed:
 
 
 class Matched:
-    """Which findings the baseline knows (by position), and the entries nothing matched."""
+    """Which findings the baseline knows (by position: ``flags``, one byte each, 1 for
+    known), and the entries nothing matched."""
 
-    __slots__ = ("by_pass", "known", "stale")
+    __slots__ = ("by_pass", "flags", "stale")
 
-    def __init__(self, known: list[bool], stale: list[str], by_pass: dict[str, int]) -> None:
-        self.known = known
+    def __init__(self, flags: bytearray, stale: list[str], by_pass: dict[str, int]) -> None:
+        self.flags = flags
         self.stale = stale
         self.by_pass = by_pass
 
     @property
+    def known(self) -> list[bool]:
+        """The flags as a list (a million findings: 8 MB; :attr:`flags` is 1 MB)."""
+        return [bool(flag) for flag in self.flags]
+
+    @property
     def new(self) -> int:
-        return self.known.count(False)
+        return self.flags.count(0)
 
 
 _SECONDARY = 6
@@ -360,13 +366,13 @@ def match(entries: Iterable[str] | BaselineIndex,
     index = entries if isinstance(entries, BaselineIndex) else BaselineIndex(entries)
     found: Identities = Listed(current) if isinstance(current, Sequence) else current
     count = len(found)
-    known = [False] * count
+    known = bytearray(count)  # one byte a finding: a million are 1 MB, not 8
     by_pass = {"exact": 0, "renamed": 0, "message": 0}
     take = index.take
     exact = 0
     for position in range(count):
         if take(found.key(position)):
-            known[position] = True
+            known[position] = 1
             exact += 1
     by_pass["exact"] = exact
     if callable(renames):
@@ -377,10 +383,10 @@ def match(entries: Iterable[str] | BaselineIndex,
                 continue
             for old in renames.get(found.path(position), ()):
                 if take(found.retried(position, old)):
-                    known[position] = True
+                    known[position] = 1
                     by_pass["renamed"] += 1
                     break
-    if len(index) and not all(known):
+    if len(index) and known.count(0):
         by_secondary = index.by_secondary()
         for position in range(count):
             if known[position]:
@@ -388,6 +394,6 @@ def match(entries: Iterable[str] | BaselineIndex,
             candidates = by_secondary.get(found.secondary(position))
             if candidates:
                 index.drop(candidates.pop(), found.secondary(position))
-                known[position] = True
+                known[position] = 1
                 by_pass["message"] += 1
     return Matched(known, index.left(), by_pass)
