@@ -260,14 +260,16 @@ class BaselineIndex:
 
     def _find(self, key: bytes, *, last: bool, secondary: bytes = b"") -> int:
         """The position of the last (or first) entry not taken with ``key`` (and
-        ``secondary``), or -1."""
+        ``secondary``), or -1: a search of the key's bucket in C (one entry on average)."""
         bucket = int.from_bytes(key[:4], "big") >> self._shift
-        start, end = self._starts[bucket], self._starts[bucket + 1]
+        low, high = self._starts[bucket] * _KEY, self._starts[bucket + 1] * _KEY
         keys, taken = self._keys, self._taken
-        for at in (range(end - 1, start - 1, -1) if last else range(start, end)):
-            if not taken[at] and keys[at * _KEY:at * _KEY + _KEY] == key \
-                    and (not secondary or self._tail(at) == secondary):
-                return at
+        at = keys.rfind(key, low, high) if last else keys.find(key, low, high)
+        while at >= 0:
+            if not at % _KEY and not taken[at // _KEY] \
+                    and (not secondary or self._tail(at // _KEY) == secondary):
+                return at // _KEY
+            at = keys.rfind(key, low, at + _KEY - 1) if last else keys.find(key, at + 1, high)
         return -1
 
     def primaries(self) -> set[bytes]:
