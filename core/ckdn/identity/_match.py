@@ -134,6 +134,9 @@ _SECONDARY = 6
 #: A packed fingerprint: primary (12 bytes), occurrence (4), secondary (6).
 RECORD = 16 + _SECONDARY
 _KEY = 16
+#: Up to this many entries the index is a dict (the fastest look-up); past it, packed
+#: (a million entries in a dict were 100 MB).
+DICT_UP_TO = 1 << 17
 _RECORD_SPLIT = struct.Struct("16s6s")
 _BUCKET_OF = struct.Struct(">I12x")
 
@@ -189,6 +192,9 @@ class BaselineIndex:
 
     def _pack(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
         count = len(keys) // _KEY
+        if count <= DICT_UP_TO:  # a dict looks up in C, at 100 bytes an entry
+            self._as_dict(keys, tails)
+            return
         bits = max(4, (count - 1).bit_length())
         self._shift = 32 - bits
         shift = self._shift
@@ -216,6 +222,20 @@ class BaselineIndex:
         self._origins = origins
         self._left = count
         self._dict: dict[bytes, bytes] | None = None
+
+    def _as_dict(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
+        made: dict[bytes, bytes] = {}
+        get = made.get
+        for at in range(len(keys) // _KEY):
+            key = bytes(keys[at * _KEY:at * _KEY + _KEY])
+            made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+        self._keys = self._tails = b""
+        self._taken = bytearray()
+        self._starts = array("I")
+        self._origins = None
+        self._left = 0
+        self._shift = 32
+        self._dict = made
 
     @property
     def entries(self) -> dict[bytes, bytes]:

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ckdn.errors import ConfigError
-from ckdn.identity import BaselineIndex, Fingerprinted, encode_baseline, match, read_baseline
+from ckdn.identity import (
+    BaselineIndex,
+    Fingerprinted,
+    _match,
+    encode_baseline,
+    match,
+    read_baseline,
+)
 from ckdn.identity import _baseline as baseline_module
 from ckdn.identity._baseline import read_index
 
@@ -29,9 +36,18 @@ def identity(fingerprint: str) -> Fingerprinted:
     return item
 
 
+def packed(entries: list[str]) -> BaselineIndex:
+    """The index packed, however few its entries (past ``DICT_UP_TO`` it always is)."""
+    saved, _match.DICT_UP_TO = _match.DICT_UP_TO, -1
+    try:
+        return BaselineIndex(entries)
+    finally:
+        _match.DICT_UP_TO = saved
+
+
 def as_dict(entries: list[str]) -> BaselineIndex:
     """The index turned into the dict it was before it was packed (what placing edits)."""
-    index = BaselineIndex(entries)
+    index = packed(entries)
     assert isinstance(index.entries, dict)
     return index
 
@@ -39,30 +55,35 @@ def as_dict(entries: list[str]) -> BaselineIndex:
 @given(before=RUNS, after=RUNS)
 def test_the_packed_index_matches_as_the_dict_did(before: list[str], after: list[str]) -> None:
     current = [identity(p) for p in after]
-    packed, plain = match(BaselineIndex(before), current), match(as_dict(before), current)
-    assert packed.known == plain.known
-    assert packed.stale == plain.stale
-    assert packed.by_pass == plain.by_pass
+    packed_, plain = match(packed(before), current), match(as_dict(before), current)
+    assert packed_.known == plain.known
+    assert packed_.stale == plain.stale
+    assert packed_.by_pass == plain.by_pass
 
 
 @given(before=RUNS, taken=RUNS)
 def test_the_dict_made_after_some_takes_holds_what_is_left_in_the_files_order(
         before: list[str], taken: list[str]) -> None:
-    packed, plain = BaselineIndex(before), as_dict(before)
+    index, plain = packed(before), as_dict(before)
     for entry in taken:
         key = bytes.fromhex(entry[:24]) + int(entry.split(":")[1]).to_bytes(4, "big")
-        assert (key in packed) == (key in plain)
-        assert packed.take(key) == plain.take(key)
-    assert len(packed) == len(plain)
-    assert list(packed.entries.items()) == list(plain.entries.items())
+        assert (key in index) == (key in plain)
+        assert index.take(key) == plain.take(key)
+    assert len(index) == len(plain)
+    assert list(index.entries.items()) == list(plain.entries.items())
 
 
 def test_records_and_strings_make_the_same_index() -> None:
     prints = [f"{p * 24}:{o}:{s * 12}" for p in "f07" for o in (1, 0) for s in "10"]
     records = b"".join(bytes.fromhex(p[:24]) + int(p.split(":")[1]).to_bytes(4, "big")
                        + bytes.fromhex(p[-12:]) for p in prints)
-    assert BaselineIndex.from_records(records).left() == BaselineIndex(prints).left() \
-        == sorted(prints)
+    saved, _match.DICT_UP_TO = _match.DICT_UP_TO, -1
+    try:
+        assert BaselineIndex.from_records(records).left() == packed(prints).left() \
+            == BaselineIndex(prints).left() == sorted(prints)
+    finally:
+        _match.DICT_UP_TO = saved
+    assert BaselineIndex.from_records(records).left() == sorted(prints)
 
 
 CHECKS = st.dictionaries(st.sampled_from(["ruff", "mypy", "ü ok"]), RUNS, max_size=3)
