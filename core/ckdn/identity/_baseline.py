@@ -177,6 +177,10 @@ BLOCK = 256 << 10
 _TOKEN = re.compile(rb'[ \t\n\r]*("[^"\\\x00-\x1f]*"|[{}\[\]:,])')
 _ENTRY = re.compile(rb'[ \t\n\r]*"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"[ \t\n\r]*([,\]])')
 _SPACE = re.compile(rb"[ \t\n\r]*")
+_RUN = re.compile(rb'(?:[ \t\n\r]*"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}"[ \t\n\r]*,)*')
+_PARTS = re.compile(r'"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"')
+#: The occurrences most entries have, in the hex of their 4 bytes.
+_OCCURRENCE = {str(number): f"{number:08x}" for number in range(64)}
 
 
 class _Unusual(Exception):
@@ -306,21 +310,22 @@ class _Stream:
 
     def _list(self, keys: bytearray | None, tails: bytearray) -> None:
         """One check's list, after its ``[``: fingerprints only, packed into ``keys`` and
-        ``tails`` when they are the run's check."""
+        ``tails`` when they are the run's check (a block's entries matched and split in C)."""
         if self.token_if(b"]"):
             return
         while True:
             buffer, pos = self.buffer, self.pos
-            for found in _ENTRY.finditer(buffer, pos):
-                if found.start() != pos:
-                    break
-                pos = found.end()
-                if keys is not None:
-                    primary, occurrence, secondary, _ = found.groups()
-                    keys += bytes.fromhex(primary.decode()) + int(occurrence).to_bytes(4, "big")
-                    tails += bytes.fromhex(secondary.decode())
-                if found.group(4) == b"]":
-                    self.pos = pos
-                    return
-            self.pos = pos
+            ran = _RUN.match(buffer, pos)  # entries each followed by a comma (or none)
+            run = ran.end() if ran is not None else pos
+            last = _ENTRY.match(buffer, run)
+            end = last.end() if last is not None and last.group(4) == b"]" else run
+            if keys is not None and end > pos:
+                found = _PARTS.findall(buffer[pos:end].decode("ascii"))
+                keys += bytes.fromhex("".join([primary + (_OCCURRENCE.get(occurrence)
+                                                          or f"{int(occurrence):08x}")
+                                               for primary, occurrence, _ in found]))
+                tails += bytes.fromhex("".join([secondary for _, _, secondary in found]))
+            self.pos = end
+            if end > run:  # the list's last entry, and its ``]``
+                return
             self._more()
