@@ -50,13 +50,13 @@ LINES = 100
 MATCH = r"""
 import resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from ckdn.identity import BaselineIndex, IdentityTable, SourceLines, match, read_baseline
+from ckdn.identity import IdentityTable, SourceLines, match, read_index
 from ckdn.parsers.base import Finding
 root, baseline_path, files, lines = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 start = time.perf_counter()
-# as a run does: the baseline read at the first finding, each finding handed over as the
-# parser reports it (none kept), its identity packed into the table
-index = BaselineIndex(read_baseline(baseline_path).checks["ruff"])
+# as a run does: the baseline streamed into its index at the first finding, each finding
+# handed over as the parser reports it (none kept), its identity packed into the table
+index = read_index(baseline_path, None, "ruff")
 table = IdentityTable(SourceLines(root))
 for f in range(files):
     for l in range(3, lines + 3):

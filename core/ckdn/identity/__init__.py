@@ -11,6 +11,7 @@ from ckdn.identity._baseline import (
     decide,
     encode_baseline,
     read_baseline,
+    read_index,
     worst_gate,
     write_baseline,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "normalise_message",
     "read_baseline",
     "read_findings",
+    "read_index",
     "retried_head",
     "rule_of",
     "split_location",

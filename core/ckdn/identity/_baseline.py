@@ -8,14 +8,17 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ckdn.errors import ConfigError
-from ckdn.evidence_files import NotRegular, read_regular
+from ckdn.evidence_files import NotRegular, open_regular, read_regular
+from ckdn.identity._match import BaselineIndex
 from ckdn.store import write_atomic
 
-__all__ = ["POLICY", "SCHEMA_BASELINE", "BaselineFile", "decide", "read_baseline", "worst_gate",
-           "write_baseline"]
+__all__ = ["POLICY", "SCHEMA_BASELINE", "BaselineFile", "decide", "read_baseline", "read_index",
+           "worst_gate", "write_baseline"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from ckdn.documents.types import GateDoc
 
 # ``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
@@ -165,3 +168,164 @@ def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
     if worst is not None and worst[1]["status"] != "pass":
         return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}", policy)
     return {"status": "pass", "policy": policy}
+
+
+# -- one check's entries streamed into a packed index (a run's gate) --------------------------
+
+#: The blocks a baseline is streamed in: a million entries never sit in memory as text.
+BLOCK = 256 << 10
+_TOKEN = re.compile(rb'[ \t\n\r]*("[^"\\\x00-\x1f]*"|[{}\[\]:,])')
+_ENTRY = re.compile(rb'[ \t\n\r]*"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"[ \t\n\r]*([,\]])')
+_SPACE = re.compile(rb"[ \t\n\r]*")
+_RUN = re.compile(rb'(?:[ \t\n\r]*"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}"[ \t\n\r]*,)*')
+_PARTS = re.compile(r'"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"')
+#: The occurrences most entries have, in the hex of their 4 bytes.
+_OCCURRENCE = {str(number): f"{number:08x}" for number in range(64)}
+
+
+class _Unusual(Exception):
+    """The file is not in the plain shape the stream reads: :func:`read_baseline` decides."""
+
+
+def read_index(path: str, shown: str | None, check: str) -> BaselineIndex:
+    """The entries of ``check`` in the baseline at ``path``, packed; the same refusals as
+    :func:`read_baseline` (a file it would refuse, or one in a shape the stream does not
+    read, such as escapes in a name, is read whole by it)."""
+    try:
+        with open(open_regular(path, follow=True), "rb") as handle:
+            keys, tails = _Stream(handle).entries(check)
+    except (OSError, _Unusual):
+        entries = read_baseline(path, shown).checks.get(check, [])
+        return BaselineIndex(entries)
+    return BaselineIndex.packed(keys, tails)
+
+
+class _Stream:
+    """The baseline's tokens, read in :data:`BLOCK`-sized blocks (a token never longer)."""
+
+    __slots__ = ("buffer", "done", "handle", "pos", "size")
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.buffer = b""
+        self.pos = 0
+        self.size = 0
+        self.done = False
+
+    def _more(self) -> None:
+        """Another block after what is left; past the end, or with a token longer than a
+        block, the file is not one the stream reads."""
+        if self.done or len(self.buffer) - self.pos > BLOCK:
+            raise _Unusual  # a torn file, or a giant token: read_baseline says which
+        block = self.handle.read(BLOCK)
+        self.size += len(block)
+        if self.size > MAX_BYTES:
+            raise _Unusual
+        self.done = not block
+        self.buffer = self.buffer[self.pos:] + block
+        self.pos = 0
+
+    def _next(self) -> re.Match[bytes]:
+        while True:
+            found = _TOKEN.match(self.buffer, self.pos)
+            if found and (found.end() < len(self.buffer) or self.done):
+                return found
+            self._more()
+
+    def token(self) -> bytes:
+        found = self._next()
+        self.pos = found.end()
+        return found.group(1)
+
+    def token_if(self, wanted: bytes) -> bool:
+        """Take the next token if it is ``wanted``."""
+        found = self._next()
+        if found.group(1) != wanted:
+            return False
+        self.pos = found.end()
+        return True
+
+    def end(self) -> None:
+        """Nothing but white space left."""
+        while True:
+            rest = _SPACE.match(self.buffer, self.pos)
+            if rest is None or rest.end() != len(self.buffer):
+                raise _Unusual
+            self.pos = len(self.buffer)
+            if self.done:
+                return
+            self._more()
+
+    def entries(self, check: str) -> tuple[bytearray, bytearray]:
+        """Every entry of the file checked as :func:`read_baseline` checks it; those of
+        ``check`` packed (keys, secondaries)."""
+        keys, tails = bytearray(), bytearray()
+        if self.token() != b"{":
+            raise _Unusual
+        seen: set[bytes] = set()
+        while True:
+            name = self.token()
+            if name in seen or self.token() != b":":
+                raise _Unusual
+            seen.add(name)
+            if name == b'"schema"':
+                if self.token() != b'"' + SCHEMA_BASELINE.encode() + b'"':
+                    raise _Unusual
+            elif name == b'"checks"':
+                self._checks(check, keys, tails)
+            else:
+                raise _Unusual
+            after = self.token()
+            if after == b"}":
+                break
+            if after != b",":
+                raise _Unusual
+        if seen != {b'"schema"', b'"checks"'}:
+            raise _Unusual
+        self.end()
+        return keys, tails
+
+    def _checks(self, check: str, keys: bytearray, tails: bytearray) -> None:
+        if self.token() != b"{":
+            raise _Unusual
+        names: set[str] = set()
+        if self.token_if(b"}"):
+            return
+        while True:
+            token = self.token()
+            try:
+                name = token[1:-1].decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Unusual from None
+            if not token.startswith(b'"') or name in names or self.token() != b":" \
+                    or self.token() != b"[":
+                raise _Unusual
+            names.add(name)
+            self._list(keys if name == check else None, tails)
+            token = self.token()
+            if token == b"}":
+                return
+            if token != b",":
+                raise _Unusual
+
+    def _list(self, keys: bytearray | None, tails: bytearray) -> None:
+        """One check's list, after its ``[``: fingerprints only, packed into ``keys`` and
+        ``tails`` when they are the run's check (a block's entries matched and split in C)."""
+        if self.token_if(b"]"):
+            return
+        while True:
+            buffer, pos = self.buffer, self.pos
+            ran = _RUN.match(buffer, pos)  # entries each followed by a comma (or none)
+            run = ran.end() if ran is not None else pos
+            last = _ENTRY.match(buffer, run)
+            end = last.end() if last is not None and last.group(4) == b"]" else run
+            if keys is not None and end > pos:
+                found = _PARTS.findall(buffer[pos:end].decode("ascii"))
+                keys += bytes.fromhex("".join([primary + (_OCCURRENCE.get(occurrence)
+                                                          or f"{int(occurrence):08x}")
+                                               for primary, occurrence, _ in found]))
+                tails += bytes.fromhex("".join([secondary for _, _, secondary in found]))
+            self.pos = end
+            if end > run:  # the list's last entry, and its ``]``
+                return
+            self._more()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from itertools import islice
 
 from ckdn.app._running.parsing import pick_again, read_again
 from ckdn.errors import ConfigError
-from ckdn.identity import SourceLines, decide, fingerprints, match, read_baseline
+from ckdn.identity import SourceLines, decide, fingerprints, match, read_index
 from ckdn.identity.renames import git_renames
 from ckdn.parsers.base import ParseResult
 from ckdn.store import shown_path
@@ -70,7 +71,7 @@ def gate_run(*, baseline_path: str, shown_path: str, check: str, cwd: str, statu
         return _tapped(result, tap, index, cwd=cwd, status=status, rc=rc, total=total,
                        failures=failures, pick=pick)
     try:
-        entries = read_baseline(baseline_path, shown_path).checks.get(check, [])
+        entries = read_index(baseline_path, shown_path, check)
     except ConfigError as exc:
         return Gated(result, {"status": "unavailable", "policy": "no_new_findings",
                               "reason": str(exc)})
@@ -84,7 +85,7 @@ def _missing(shown: str) -> GateDoc:
             "reason": f"baseline {shown} not found; record it with `ckdn baseline CHECK`"}
 
 
-def _classified(result: ParseResult, findings: list[Finding], entries: list[str], *,
+def _classified(result: ParseResult, findings: list[Finding], entries: BaselineIndex, *,
                 check: str, cwd: str, status: str, rc: int, total: int,
                 failures: int) -> Gated:
     identities = fingerprints(findings, SourceLines(cwd))
@@ -110,23 +111,22 @@ def _tapped(result: ParseResult, tap: FindingTap, index: BaselineIndex, *, cwd: 
     if table is None:  # a tap keeps its table whenever a baseline is set
         raise TypeError("the tap of a gated run holds no identity table")
     matched = match(index, table, lambda: git_renames(cwd))
-    known = matched.known
+    flags = matched.flags
     kept = result.findings
     top = tap.top
-    positions = [position for position, k in enumerate(known) if not k]
-    count_new = len(positions)
-    positions = positions[:top]
+    count_new = flags.count(0)
+    positions = list(islice((p for p, k in enumerate(flags) if not k), top))  # not every new one
     chosen = {p: kept[p] if p < len(kept) else tap.held.get(p) for p in positions}
     missing = {p for p, finding in chosen.items() if finding is None}
     if missing and pick is not None:
         chosen.update(pick(missing))
     new = [f for f in (chosen[p] for p in positions) if f is not None]
-    old = [f for f, k in zip(kept, known, strict=False) if k][:max(0, top - len(new))]
+    old = [f for f, k in zip(kept, flags, strict=False) if k][:max(0, top - len(new))]
     ordered = _reordered(result, new, old, len(matched.stale))
-    gate = decide(status, rc, total=total, classified=len(known), new=count_new,
+    gate = decide(status, rc, total=total, classified=len(flags), new=count_new,
                   gate_failures=failures, first_new=new[0].id if new else "")
-    return Gated(ordered, gate, {"known": len(known) - count_new, "new": count_new},
-                 range(len(new), len(new) + len(old)), None, known=known)
+    return Gated(ordered, gate, {"known": len(flags) - count_new, "new": count_new},
+                 range(len(new), len(new) + len(old)), None, known=matched.known)
 
 
 def _reordered(result: ParseResult, new: list[Finding], old: list[Finding],

@@ -193,19 +193,18 @@ class FindingTap:
         else:
             # the first copy is remembered (a bounded number a file) in case a second comes
             copies[key] = (position, finding) if len(copies) < _HELD * self.top else None
-            new = key not in index.entries
+            new = key not in index
         if new and position >= self.top:
             self.held[position] = finding
 
     def _start(self) -> tuple[Any, Any, Any]:
         # lazy: the identity room loads at a run's first finding; a green run never needs it
         from ckdn.identity import (
-            BaselineIndex,
             FindingsSpool,
             FindingsWriter,
             IdentityTable,
             SourceLines,
-            read_baseline,
+            read_index,
         )
 
         spooled = os.path.join(self._run_dir, SPOOL)
@@ -216,14 +215,10 @@ class FindingTap:
             return None, FindingsWriter(spooled, SourceLines(self._cwd),
                                         message_screen(self._redaction)), None
         index: BaselineIndex | str
-        try:
-            entries = read_baseline(self.baseline, shown_path(self.baseline, self._cwd)
-                                    ).checks.get(self.check, [])
+        try:  # streamed: a million entries are never held as text
+            index = read_index(self.baseline, shown_path(self.baseline, self._cwd), self.check)
         except ConfigError as exc:
             index = str(exc)
-        else:
-            index = BaselineIndex(entries)
-            del entries
         spool = FindingsSpool(spooled, message_screen(self._redaction))
         return IdentityTable(SourceLines(self._cwd)), spool, index
 
