@@ -288,7 +288,7 @@ class SourceLines:
         full = os.path.join(self.root, path)
         try:
             fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL or a lone surrogate a report named
             return None, 0
         try:
             info = os.fstat(fd)
@@ -326,20 +326,33 @@ class Hasher:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
         location = finding.location
         path, line = split_location(location)
-        if path == self._path:
-            path, encoded = self._path, self._path_bytes
-        else:
-            paths = self._paths
-            path = paths.get(path, path)
-            if len(paths) < _MESSAGES_KEPT:
-                paths[path] = path
-            encoded = path.encode("utf-8", "surrogatepass")
-            self._path, self._path_bytes = path, encoded
-            self._keys = {}
+        if path != self._path:
+            self._enter(path)
+        path = self._path
         rule = _located_rule(finding, location, path) if line else rule_of(finding, path)
+        return self._key(path, line, rule, finding.message), path, line
+
+    def located(self, path: str, line: int, rule: str, message: str) -> bytes:
+        """The key of a finding known by its parts (a parser's fields, no Finding built):
+        ``path`` as its location gives it, ``line`` >= 1, ``rule`` as :func:`rule_of`."""
+        if path != self._path:
+            self._enter(path)
+        return self._key(self._path, line, rule, message)
+
+    def _enter(self, path: str) -> None:
+        """The findings of another file start: its path kept once, encoded once."""
+        paths = self._paths
+        path = paths.get(path, path)
+        if len(paths) < _MESSAGES_KEPT:
+            paths[path] = path
+        self._path, self._path_bytes = path, path.encode("utf-8", "surrogatepass")
+        self._keys = {}
+
+    def _key(self, path: str, line: int, rule: str, raw: str) -> bytes:
+        """Inner, primary and secondary hashes of rule, ``path`` (the current one) and line
+        content (or ``raw``, the message, normalised): the one computation of them all."""
         content = self.source.line(path, line)
         text = normalise_line(content) if content and not content.isspace() else ""
-        raw = finding.message
         messages = self._messages
         message = messages.get(raw)
         if message is None:
@@ -352,13 +365,13 @@ class Hasher:
         if key is None:
             inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
                 "utf-8", "surrogatepass")).digest()[:16]
-            key = (inner + _sha256(inner + encoded).digest()[:_PRIMARY_BYTES]
+            key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
                    + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
                              ).digest()[:_SECONDARY_BYTES])
             if len(keys) >= _KEYS_KEPT:
                 keys.clear()
             keys[known] = key
-        return key, path, line
+        return key
 
 
 #: Keys remembered for one path (see :class:`Hasher`).

@@ -9,9 +9,10 @@ table, :class:`~ckdn.identity.IdentityTable`, and writes from
 from __future__ import annotations
 
 import json
+import json.encoder
 
 from ckdn.evidence_files import open_regular
-from ckdn.identity._findings_file import _HEADS, SpoolFile, _header_line, _tailer
+from ckdn.identity._findings_file import _HEADS, MAX_TEXT, SpoolFile, _header_line, _tailer
 from ckdn.identity._fingerprint import PRIMARY_HEX, Hasher, split_location
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -37,8 +38,8 @@ class FindingsWriter(SpoolFile):
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_ranges", "_split", "_tail",
-                 "_written", "count")
+    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_messages", "_quoted_path",
+                 "_ranges", "_rules", "_shown", "_split", "_tail", "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -46,6 +47,13 @@ class FindingsWriter(SpoolFile):
         self.count = 0
         self._hasher = Hasher(source)
         self._tail = _tailer(shown)
+        self._shown = shown
+        #: for :meth:`located`: (kind, code) -> (rule, quoted kind, code's JSON escape), or
+        #: None for a code its id would not give back; the last path and its escape, or None
+        #: for a path too long to be kept whole; messages as the file writes them (bounded)
+        self._rules: dict[tuple[str, str], tuple[str, str, str] | None] = {}
+        self._quoted_path: tuple[str, str | None] = ("", None)
+        self._messages: dict[str, str] = {}
         #: the current file's findings: (primary hash in hex, line, what follows the primary)
         self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
@@ -64,6 +72,46 @@ class FindingsWriter(SpoolFile):
         digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
         self._group.append((digits[32:56], line,
                             f":{digits[56:]}{self._tail(finding, digits[:32])}"))
+
+    def located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
+                kind: str, message: str) -> None:
+        """:meth:`add` of the finding ``path:row:col:code`` of ``kind`` at ``path:row:col``,
+        handed over as its fields: the same line, byte for byte, without a Finding, the
+        location split again or the id taken apart (ruff's 100,000 findings)."""
+        rules = self._rules
+        rule = rules.get((kind, code))
+        if rule is None and (kind, code) not in rules:
+            rule = _rule_parts(kind, code)
+            if len(rules) < _RULES_KEPT:
+                rules[kind, code] = rule
+        seen, escaped = self._quoted_path
+        if path != seen:
+            escaped = _path_escape(path)
+            self._quoted_path = (path, escaped)
+        if rule is None or escaped is None or type(row) is not int or type(col) is not int \
+                or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
+            place = f"{path}:{row}:{col}"
+            self.add(_Fields(f"{place}:{code}", kind, message, place))
+            return
+        self.count += 1
+        ruled, kind_json, code_json = rule
+        key = self._hasher.located(path, row, ruled, message)
+        if path != self._group_path or len(self._group) >= GROUP:
+            self._close_group()
+            self._group_path = path
+        messages = self._messages
+        message_json = messages.get(message)
+        if message_json is None:
+            shown = message if self._shown is None else self._shown(message)
+            message_json = _quoted(shown[:MAX_TEXT])
+            if len(messages) >= _MESSAGES_KEPT:
+                messages.clear()
+            messages[message] = message_json
+        digits = key.hex()
+        self._group.append((digits[32:56], row,
+                            f':{digits[56:]}","id":"{escaped}:{row}:{col}:{code_json}",'
+                            f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
+                            f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
 
     def _close_group(self) -> None:
         group, path = self._group, self._group_path
@@ -120,6 +168,45 @@ class FindingsWriter(SpoolFile):
         if self._all_again:
             return [(0, self._written)]
         return sorted(span for path in self._split for span in self._ranges[path])
+
+
+_quoted = json.encoder.encode_basestring_ascii
+#: A row or column :func:`~ckdn.identity.split_location` reads as one (at most 18 digits).
+_POSITION_LIMIT = 10 ** 18
+#: Codes and messages remembered by :meth:`FindingsWriter.located` (bounded: a report can
+#: vary them all; the messages cleared when full).
+_RULES_KEPT = 1024
+_MESSAGES_KEPT = 4096
+#: The longest path and code :meth:`FindingsWriter.located` writes itself: with two
+#: 18-digit positions the id stays under the file's cut (``MAX_TEXT``), so none is cut.
+_PATH_KEPT = 900
+_CODE_KEPT = 60
+
+
+class _Fields:
+    """A finding made of :meth:`FindingsWriter.located`'s fields, for the general path."""
+
+    __slots__ = ("id", "kind", "location", "message")
+
+    def __init__(self, id: str, kind: str, message: str, location: str) -> None:
+        self.id, self.kind, self.message, self.location = id, kind, message, location
+
+
+def _rule_parts(kind: str, code: str) -> tuple[str, str, str] | None:
+    """The rule of ``path:row:col:code`` as :func:`~ckdn.identity.rule_of` makes it, the
+    kind quoted and the code escaped, or None where the id is not read back as
+    ``code`` (a colon, a ``#``, a leading digit) or would be cut."""
+    if not code or ":" in code or "#" in code or code[:1].isdigit() or len(code) > _CODE_KEPT:
+        return None
+    return f"{kind}\0{code}", _quoted(kind[:MAX_TEXT]), _quoted(code)[1:-1]
+
+
+def _path_escape(path: str) -> str | None:
+    """``path``'s JSON escape without its quotes (each character escaped alone, so the
+    id's and the location's escapes are this and the rest's), or None when too long."""
+    if not path or len(path) > _PATH_KEPT:
+        return None
+    return _quoted(path)[1:-1]
 
 
 #: A file's findings held at once before they are written (see :class:`FindingsWriter`).
