@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ckdn.app._running.parsing import FindingTap
+from ckdn.identity import FindingsWriter
 from ckdn.parsers import ruff_json
 from ckdn.parsers.base import Finding, ParseContext
 from ckdn.parsers.ruff_json import RuffParser
@@ -40,8 +41,10 @@ def parse(cwd: Path, run_dir: Path, top: int) -> tuple[bytes, list[str]]:
     result = RuffParser().parse(ctx)
     assert result.parser_ok
     assert tap.covers(result)
+    spool = tap.spool
+    assert isinstance(spool, FindingsWriter)  # no baseline: written as the findings came
     try:
-        return b"".join(tap.spool.encode("ruff")), [f.id for f in result.findings]
+        return b"".join(spool.encode("ruff")), [f.id for f in result.findings]
     finally:
         tap.discard()
 
