@@ -48,13 +48,14 @@ class FindingsWriter(SpoolFile):
         self._hasher = Hasher(source)
         self._tail = _tailer(shown)
         self._shown = shown
-        #: for :meth:`located`: (kind, code) -> (rule, quoted kind, code's JSON escape), or
-        #: None for a code its id would not give back; the last path and its escape, or None
+        #: for :meth:`located`: code -> (kind, rule, quoted kind, code's JSON escape), the
+        #: rule None for a code its id would not give back; the last path and its escape, or None
         #: for a path too long to be kept whole; messages as the file writes them (bounded)
-        self._rules: dict[tuple[str, str], tuple[str, str, str] | None] = {}
+        self._rules: dict[str, tuple[str, str | None, str, str]] = {}
         self._quoted_path: tuple[str, str | None] = ("", None)
         self._messages: dict[str, str] = {}
-        #: the current file's findings: (primary hash in hex, line, what follows the primary)
+        #: the current file's findings: (primary hash in hex, line, the file's line as it is
+        #: at occurrence 0: most are, so the line is made once, and only a copy made again)
         self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
         #: file -> the row ranges its findings were written in (one per run of them)
@@ -70,8 +71,8 @@ class FindingsWriter(SpoolFile):
             self._close_group()
             self._group_path = path
         digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
-        self._group.append((digits[32:56], line,
-                            f":{digits[56:]}{self._tail(finding, digits[:32])}"))
+        self._group.append((digits[32:56], line, f"{_HEAD}{digits[32:56]}:0:{digits[56:]}"
+                                                 f"{self._tail(finding, digits[:32])}"))
 
     def located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
                 kind: str, message: str) -> None:
@@ -79,22 +80,23 @@ class FindingsWriter(SpoolFile):
         handed over as its fields: the same line, byte for byte, without a Finding, the
         location split again or the id taken apart (ruff's 100,000 findings)."""
         rules = self._rules
-        rule = rules.get((kind, code))
-        if rule is None and (kind, code) not in rules:
+        rule = rules.get(code)
+        if rule is None or rule[0] is not kind:
             rule = _rule_parts(kind, code)
-            if len(rules) < _RULES_KEPT:
-                rules[kind, code] = rule
+            if len(rules) >= _RULES_KEPT:
+                rules.clear()
+            rules[code] = rule
         seen, escaped = self._quoted_path
         if path != seen:
             escaped = _path_escape(path)
             self._quoted_path = (path, escaped)
-        if rule is None or escaped is None or type(row) is not int or type(col) is not int \
+        _, ruled, kind_json, code_json = rule
+        if ruled is None or escaped is None or type(row) is not int or type(col) is not int \
                 or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
             place = f"{path}:{row}:{col}"
             self.add(_Fields(f"{place}:{code}", kind, message, place))
             return
         self.count += 1
-        ruled, kind_json, code_json = rule
         key = self._hasher.located(path, row, ruled, message)
         if path != self._group_path or len(self._group) >= GROUP:
             self._close_group()
@@ -109,7 +111,8 @@ class FindingsWriter(SpoolFile):
             messages[message] = message_json
         digits = key.hex()
         self._group.append((digits[32:56], row,
-                            f':{digits[56:]}","id":"{escaped}:{row}:{col}:{code_json}",'
+                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:{row}:'
+                            f'{col}:{code_json}",'
                             f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
                             f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
 
@@ -128,8 +131,12 @@ class FindingsWriter(SpoolFile):
         else:  # a file met over and over: every row is numbered again, all together
             self._all_again = True
         buffer = self._buffer
-        for (primary, _, rest), occurrence in zip(group, occurrences(group), strict=True):
-            buffer.append(f"{_HEADS[0]}{primary}:{occurrence}{rest}")
+        if len({entry[0] for entry in group}) == len(group):  # no copies: all at occurrence 0
+            buffer.extend([entry[2] for entry in group])
+        else:
+            for (primary, _, text), occurrence in zip(group, occurrences(group), strict=True):
+                buffer.append(f"{_HEAD}{primary}:{occurrence}{text[_REST_AT:]}"
+                              if occurrence else text)
         if len(buffer) >= 4096:
             self._flush()
 
@@ -171,6 +178,9 @@ class FindingsWriter(SpoolFile):
 
 
 _quoted = json.encoder.encode_basestring_ascii
+#: A line's start, and where what follows its ``PRIMARY:0`` starts.
+_HEAD = _HEADS[0]
+_REST_AT = len(_HEAD) + PRIMARY_HEX + 2
 #: A row or column :func:`~ckdn.identity.split_location` reads as one (at most 18 digits).
 _POSITION_LIMIT = 10 ** 18
 #: Codes and messages remembered by :meth:`FindingsWriter.located` (bounded: a report can
@@ -192,13 +202,13 @@ class _Fields:
         self.id, self.kind, self.message, self.location = id, kind, message, location
 
 
-def _rule_parts(kind: str, code: str) -> tuple[str, str, str] | None:
+def _rule_parts(kind: str, code: str) -> tuple[str, str | None, str, str]:
     """The rule of ``path:row:col:code`` as :func:`~ckdn.identity.rule_of` makes it, the
     kind quoted and the code escaped, or None where the id is not read back as
     ``code`` (a colon, a ``#``, a leading digit) or would be cut."""
     if not code or ":" in code or "#" in code or code[:1].isdigit() or len(code) > _CODE_KEPT:
-        return None
-    return f"{kind}\0{code}", _quoted(kind[:MAX_TEXT]), _quoted(code)[1:-1]
+        return kind, None, "", ""
+    return kind, f"{kind}\0{code}", _quoted(kind[:MAX_TEXT]), _quoted(code)[1:-1]
 
 
 def _path_escape(path: str) -> str | None:
