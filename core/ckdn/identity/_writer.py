@@ -75,10 +75,14 @@ class FindingsWriter(SpoolFile):
                                                  f"{self._tail(finding, digits[:32])}"))
 
     def located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
-                kind: str, message: str) -> None:
-        """:meth:`add` of the finding ``path:row:col:code`` of ``kind`` at ``path:row:col``,
-        handed over as its fields: the same line, byte for byte, without a Finding, the
-        location split again or the id taken apart (ruff's 100,000 findings)."""
+                kind: str, message: str, cell: int | None = None) -> None:
+        """:meth:`add` of the finding ``path:row:col:code`` of ``kind`` at ``path:row:col``
+        (in a notebook ``cell``: ``path:cellN:row:col:code`` at ``path``), handed over as
+        its fields: the same line, byte for byte, without a Finding, the location split
+        again or the id taken apart (ruff's 100,000 findings)."""
+        if cell is not None:
+            self._in_cell(path, row, col, code, kind, message, cell)
+            return
         rules = self._rules
         rule = rules.get(code)
         if rule is None or rule[0] is not kind:
@@ -115,6 +119,52 @@ class FindingsWriter(SpoolFile):
                             f'{col}:{code_json}",'
                             f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
                             f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
+
+    def _in_cell(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
+                 kind: str, message: str, cell: int) -> None:
+        """:meth:`located` of a notebook cell's finding: at line 0 (its location is its path),
+        so its line hash is of its message."""
+        rules = self._rules
+        rule = rules.get(code)
+        if rule is None or rule[0] is not kind:
+            rule = _rule_parts(kind, code)
+            if len(rules) >= _RULES_KEPT:
+                rules.clear()
+            rules[code] = rule
+        _, ruled, kind_json, code_json = rule
+        seen, escaped = self._quoted_path
+        if path != seen:
+            escaped = _path_escape(path)
+            self._quoted_path = (path, escaped)
+        if ruled is None or escaped is None or split_location(path) != (path, 0) \
+                or type(cell) is not int or type(row) is not int or type(col) is not int \
+                or not (0 <= cell < _POSITION_LIMIT and 0 <= row < _POSITION_LIMIT
+                        and 0 <= col < _POSITION_LIMIT):
+            self.add(_Fields(f"{path}:cell{cell}:{row}:{col}:{code}", kind, message, path))
+            return
+        self.count += 1
+        key = self._hasher.located(path, 0, ruled, message)
+        if path != self._group_path or len(self._group) >= GROUP:
+            self._close_group()
+            self._group_path = path
+        digits = key.hex()
+        self._group.append((digits[32:56], 0,
+                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:cell'
+                            f'{cell}:{row}:{col}:{code_json}","kind":{kind_json},'
+                            f'"line_hash":"{digits[:32]}","location":"{escaped}",'
+                            f'"message":{self._message_json(message)}}}'))
+
+    def _message_json(self, message: str) -> str:
+        """The message as the file writes it: redacted, cut, quoted (a bounded cache)."""
+        messages = self._messages
+        message_json = messages.get(message)
+        if message_json is None:
+            shown = message if self._shown is None else self._shown(message)
+            message_json = _quoted(shown[:MAX_TEXT])
+            if len(messages) >= _MESSAGES_KEPT:
+                messages.clear()
+            messages[message] = message_json
+        return message_json
 
     def _close_group(self) -> None:
         group, path = self._group, self._group_path
@@ -187,9 +237,9 @@ _POSITION_LIMIT = 10 ** 18
 #: vary them all; the messages cleared when full).
 _RULES_KEPT = 1024
 _MESSAGES_KEPT = 4096
-#: The longest path and code :meth:`FindingsWriter.located` writes itself: with two
-#: 18-digit positions the id stays under the file's cut (``MAX_TEXT``), so none is cut.
-_PATH_KEPT = 900
+#: The longest path and code :meth:`FindingsWriter.located` writes itself: with three
+#: 18-digit numbers (a cell's) the id stays under the file's cut (``MAX_TEXT``): none is cut.
+_PATH_KEPT = 800
 _CODE_KEPT = 60
 
 

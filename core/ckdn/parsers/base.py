@@ -297,11 +297,13 @@ class FindingSink:
             return True
         return self.tap is not None and (self._picks is None or self.total in self._picks)
 
-    def located(self) -> Callable[[str, int, int, str, str, str], object] | None:
-        """The tap's ``located(path, row, col, code, kind, message)``, once this sink keeps
-        no more and picks none: a finding whose id is ``path:row:col:code`` and location
-        ``path:row:col`` handed over as its fields, never built (the parser counts it,
-        ``total += 1``); None when the tap takes only findings."""
+    def located(self) -> Callable[[str, int, int, str, str, str, int | None], object] | None:
+        """The tap's ``located(path, row, col, code, kind, message, cell)``, once this sink
+        keeps no more and picks none: a finding whose id is ``path:row:col:code`` and
+        location ``path:row:col`` (with a notebook ``cell``: id ``path:cellN:row:col:code``,
+        0 for a row or column not known, and location ``path``) handed over as its fields,
+        never built (the parser counts it, ``total += 1``); None when the tap takes only
+        findings."""
         if self.tap is None or self._picks is not None or len(self.kept) < self.keep:
             return None
         offer = getattr(self.tap, "located", None)

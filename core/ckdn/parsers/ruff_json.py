@@ -144,7 +144,7 @@ class _Tally:
         self._shown: str | None = None
         #: the tap's way to take a finding as its fields (FindingSink.located), asked once
         #: the sink keeps no more: past the digest's findings, none is built
-        self._direct: Callable[[str, int, int, str, str, str], object] | None = None
+        self._direct: Callable[[str, int, int, str, str, str, int | None], object] | None = None
         self._ask = not self._legacy
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
@@ -175,16 +175,23 @@ class _Tally:
             self._name, self._shown = filename, None  # looked up when a finding is built
         direct = self._direct
         if direct is not None:
-            row, col = where.get("row"), where.get("column")
-            if type(row) is int and type(col) is int and row >= 1 and col >= 1 \
-                    and item.get("cell") is None:
+            row: Any = where.get("row")
+            col: Any = where.get("column")
+            cell = item.get("cell")
+            if cell is None:
+                fields = type(row) is int and type(col) is int and row >= 1 and col >= 1
+            else:  # a notebook's: id path:cellN:row:col (0 when unknown), located at the path
+                fields = type(cell) is int
+                row = row if type(row) is int and row >= 1 else 0
+                col = col if type(col) is int and col >= 1 else 0
+            if fields:
                 path = self._shown
                 if path is None:
                     path = self._shown = shown_path(filename, self._cwd)
                 text = f"{code} {message}"
                 sink.total += 1
                 direct(path, row, col, code, KIND, text if len(text) <= LINE_CAP
-                       else cap_line(text))
+                       else cap_line(text), cell)
                 return
         elif not sink.wants():  # build only what the digest (or the tap) takes
             sink.total += 1

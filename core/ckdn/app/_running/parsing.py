@@ -227,7 +227,7 @@ class FindingTap:
         spool = FindingsSpool(spooled, message_screen(self._redaction))
         return IdentityTable(SourceLines(self._cwd)), spool, index
 
-    def located(self) -> Callable[[str, int, int, str, str, str], None] | None:
+    def located(self) -> Callable[[str, int, int, str, str, str, int | None], None] | None:
         """The writer's :meth:`~ckdn.identity.FindingsWriter.located` once the first ``top``
         findings are in and no table is kept: a parser's fields go straight to the file's
         line (:meth:`~ckdn.parsers.base.FindingSink.located`); else None."""
