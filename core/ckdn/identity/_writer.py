@@ -105,14 +105,9 @@ class FindingsWriter(SpoolFile):
         if path != self._group_path or len(self._group) >= GROUP:
             self._close_group()
             self._group_path = path
-        messages = self._messages
-        message_json = messages.get(message)
+        message_json = self._messages.get(message)  # _message_json's, a call less a finding
         if message_json is None:
-            shown = message if self._shown is None else self._shown(message)
-            message_json = _quoted(shown[:MAX_TEXT])
-            if len(messages) >= _MESSAGES_KEPT:
-                messages.clear()
-            messages[message] = message_json
+            message_json = self._message_json(message)
         digits = key.hex()
         self._group.append((digits[32:56], row,
                             f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:{row}:'
