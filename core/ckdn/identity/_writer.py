@@ -83,13 +83,9 @@ class FindingsWriter(SpoolFile):
         if cell is not None:
             self._in_cell(path, row, col, code, kind, message, cell)
             return
-        rules = self._rules
-        rule = rules.get(code)
+        rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
-            rule = _rule_parts(kind, code)
-            if len(rules) >= _RULES_KEPT:
-                rules.clear()
-            rules[code] = rule
+            rule = self._rule(kind, code)
         seen, escaped = self._quoted_path
         if path != seen:
             escaped = _path_escape(path)
@@ -119,13 +115,9 @@ class FindingsWriter(SpoolFile):
                  kind: str, message: str, cell: int) -> None:
         """:meth:`located` of a notebook cell's finding: at line 0 (its location is its path),
         so its line hash is of its message."""
-        rules = self._rules
-        rule = rules.get(code)
+        rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
-            rule = _rule_parts(kind, code)
-            if len(rules) >= _RULES_KEPT:
-                rules.clear()
-            rules[code] = rule
+            rule = self._rule(kind, code)
         _, ruled, kind_json, code_json = rule
         seen, escaped = self._quoted_path
         if path != seen:
@@ -150,16 +142,28 @@ class FindingsWriter(SpoolFile):
                             f'"message":{self._message_json(message)}}}'))
 
     def _message_json(self, message: str) -> str:
-        """The message as the file writes it: redacted, cut, quoted (a bounded cache)."""
+        """The message as the file writes it: redacted, cut, quoted (a short one cached, a
+        bounded number of them: a report can vary them all)."""
         messages = self._messages
         message_json = messages.get(message)
         if message_json is None:
             shown = message if self._shown is None else self._shown(message)
             message_json = _quoted(shown[:MAX_TEXT])
-            if len(messages) >= _MESSAGES_KEPT:
-                messages.clear()
-            messages[message] = message_json
+            if len(message) <= _MESSAGE_KEPT:
+                if len(messages) >= _MESSAGES_KEPT:
+                    messages.clear()
+                messages[message] = message_json
         return message_json
+
+    def _rule(self, kind: str, code: str) -> tuple[str, str | None, str, str]:
+        """:func:`_rule_parts`, a short code's cached (a bounded number of them)."""
+        rule = _rule_parts(kind, code)
+        if len(code) <= _CODE_KEPT:
+            rules = self._rules
+            if len(rules) >= _RULES_KEPT:
+                rules.clear()
+            rules[code] = rule
+        return rule
 
     def _close_group(self) -> None:
         group, path = self._group, self._group_path
@@ -228,10 +232,11 @@ _HEAD = _HEADS[0]
 _REST_AT = len(_HEAD) + PRIMARY_HEX + 2
 #: A row or column :func:`~ckdn.identity.split_location` reads as one (at most 18 digits).
 _POSITION_LIMIT = 10 ** 18
-#: Codes and messages remembered by :meth:`FindingsWriter.located` (bounded: a report can
-#: vary them all; the messages cleared when full).
+#: Codes and messages remembered by :meth:`FindingsWriter.located`, each set cleared when
+#: full (a report can vary them all), and the longest message remembered.
 _RULES_KEPT = 1024
-_MESSAGES_KEPT = 4096
+_MESSAGES_KEPT = 1024
+_MESSAGE_KEPT = 256
 #: The longest path and code :meth:`FindingsWriter.located` writes itself: with three
 #: 18-digit numbers (a cell's) the id stays under the file's cut (``MAX_TEXT``): none is cut.
 _PATH_KEPT = 800
