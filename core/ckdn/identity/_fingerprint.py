@@ -288,7 +288,7 @@ class SourceLines:
         full = os.path.join(self.root, path)
         try:
             fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL or a lone surrogate a report named
             return None, 0
         try:
             info = os.fstat(fd)
@@ -310,7 +310,7 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_keys", "_messages", "_path", "_path_bytes", "_paths", "source")
+    __slots__ = ("_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths", "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source
@@ -318,6 +318,7 @@ class Hasher:
         self._messages: dict[str, str] = {}
         self._path = ""  # the last finding's path, and its bytes (a file's findings come together)
         self._path_bytes = b""
+        self._lines: list[bytes] | None = None  # the last path's lines
         #: rule, line and message -> key, for the last path: a file's findings often share
         #: them all (a rule's message on lines the tool could not show), hashed once then
         self._keys: dict[tuple[str, str, str], bytes] = {}
@@ -326,20 +327,24 @@ class Hasher:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
         location = finding.location
         path, line = split_location(location)
-        if path == self._path:
-            path, encoded = self._path, self._path_bytes
-        else:
-            paths = self._paths
-            path = paths.get(path, path)
-            if len(paths) < _MESSAGES_KEPT:
-                paths[path] = path
-            encoded = path.encode("utf-8", "surrogatepass")
-            self._path, self._path_bytes = path, encoded
-            self._keys = {}
+        if path != self._path:
+            self._enter(path)
+        path = self._path
         rule = _located_rule(finding, location, path) if line else rule_of(finding, path)
-        content = self.source.line(path, line)
-        text = normalise_line(content) if content and not content.isspace() else ""
-        raw = finding.message
+        return self.located(path, line, rule, finding.message), path, line
+
+    def located(self, path: str, line: int, rule: str, raw: str) -> bytes:
+        """The key of a finding known by its parts (:meth:`hashes` once the location is
+        split, or a parser's fields with no Finding built): ``path`` as the location gives
+        it, ``rule`` as :func:`rule_of` makes it, ``raw`` the message."""
+        if path != self._path:
+            self._enter(path)
+        lines = self._lines
+        if lines is not None and 0 < line <= len(lines):  # SourceLines.line, inline
+            content = lines[line - 1][:LINE_BYTES].decode("utf-8", "replace")
+            text = normalise_line(content) if content and not content.isspace() else ""
+        else:
+            text = ""
         messages = self._messages
         message = messages.get(raw)
         if message is None:
@@ -352,13 +357,24 @@ class Hasher:
         if key is None:
             inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
                 "utf-8", "surrogatepass")).digest()[:16]
-            key = (inner + _sha256(inner + encoded).digest()[:_PRIMARY_BYTES]
+            key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
                    + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
                              ).digest()[:_SECONDARY_BYTES])
             if len(keys) >= _KEYS_KEPT:
                 keys.clear()
             keys[known] = key
-        return key, path, line
+        return key
+
+    def _enter(self, path: str) -> None:
+        """The findings of another file start: its path kept once and encoded once, its
+        lines looked up once (read once a run, :class:`SourceLines`)."""
+        paths = self._paths
+        path = paths.get(path, path)
+        if len(paths) < _MESSAGES_KEPT:
+            paths[path] = path
+        self._path, self._path_bytes = path, path.encode("utf-8", "surrogatepass")
+        self._lines = self.source._lines(path) if path else None  # one module
+        self._keys = {}
 
 
 #: Keys remembered for one path (see :class:`Hasher`).

@@ -9,9 +9,10 @@ table, :class:`~ckdn.identity.IdentityTable`, and writes from
 from __future__ import annotations
 
 import json
+import json.encoder
 
 from ckdn.evidence_files import open_regular
-from ckdn.identity._findings_file import _HEADS, SpoolFile, _header_line, _tailer
+from ckdn.identity._findings_file import _HEADS, MAX_TEXT, SpoolFile, _header_line, _tailer
 from ckdn.identity._fingerprint import PRIMARY_HEX, Hasher, split_location
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -37,8 +38,8 @@ class FindingsWriter(SpoolFile):
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_ranges", "_split", "_tail",
-                 "_written", "count")
+    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_messages", "_quoted_path",
+                 "_ranges", "_rules", "_shown", "_split", "_tail", "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -46,7 +47,15 @@ class FindingsWriter(SpoolFile):
         self.count = 0
         self._hasher = Hasher(source)
         self._tail = _tailer(shown)
-        #: the current file's findings: (primary hash in hex, line, what follows the primary)
+        self._shown = shown
+        #: for :meth:`located`: code -> (kind, rule, quoted kind, code's JSON escape), the
+        #: rule None for a code its id would not give back; the last path and its escape, or None
+        #: for a path too long to be kept whole; messages as the file writes them (bounded)
+        self._rules: dict[str, tuple[str, str | None, str, str]] = {}
+        self._quoted_path: tuple[str, str | None] = ("", None)
+        self._messages: dict[str, str] = {}
+        #: the current file's findings: (primary hash in hex, line, the file's line as it is
+        #: at occurrence 0: most are, so the line is made once, and only a copy made again)
         self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
         #: file -> the row ranges its findings were written in (one per run of them)
@@ -62,8 +71,99 @@ class FindingsWriter(SpoolFile):
             self._close_group()
             self._group_path = path
         digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
-        self._group.append((digits[32:56], line,
-                            f":{digits[56:]}{self._tail(finding, digits[:32])}"))
+        self._group.append((digits[32:56], line, f"{_HEAD}{digits[32:56]}:0:{digits[56:]}"
+                                                 f"{self._tail(finding, digits[:32])}"))
+
+    def located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
+                kind: str, message: str, cell: int | None = None) -> None:
+        """:meth:`add` of the finding ``path:row:col:code`` of ``kind`` at ``path:row:col``
+        (in a notebook ``cell``: ``path:cellN:row:col:code`` at ``path``), handed over as
+        its fields: the same line, byte for byte, without a Finding, the location split
+        again or the id taken apart (ruff's 100,000 findings)."""
+        if cell is not None:
+            self._in_cell(path, row, col, code, kind, message, cell)
+            return
+        rule = self._rules.get(code)
+        if rule is None or rule[0] is not kind:
+            rule = self._rule(kind, code)
+        seen, escaped = self._quoted_path
+        if path != seen:
+            escaped = _path_escape(path)
+            self._quoted_path = (path, escaped)
+        _, ruled, kind_json, code_json = rule
+        if ruled is None or escaped is None or type(row) is not int or type(col) is not int \
+                or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
+            place = f"{path}:{row}:{col}"
+            self.add(_Fields(f"{place}:{code}", kind, message, place))
+            return
+        self.count += 1
+        key = self._hasher.located(path, row, ruled, message)
+        if path != self._group_path or len(self._group) >= GROUP:
+            self._close_group()
+            self._group_path = path
+        message_json = self._messages.get(message)  # _message_json's, a call less a finding
+        if message_json is None:
+            message_json = self._message_json(message)
+        digits = key.hex()
+        self._group.append((digits[32:56], row,
+                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:{row}:'
+                            f'{col}:{code_json}",'
+                            f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
+                            f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
+
+    def _in_cell(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
+                 kind: str, message: str, cell: int) -> None:
+        """:meth:`located` of a notebook cell's finding: at line 0 (its location is its path),
+        so its line hash is of its message."""
+        rule = self._rules.get(code)
+        if rule is None or rule[0] is not kind:
+            rule = self._rule(kind, code)
+        _, ruled, kind_json, code_json = rule
+        seen, escaped = self._quoted_path
+        if path != seen:
+            escaped = _path_escape(path)
+            self._quoted_path = (path, escaped)
+        if ruled is None or escaped is None or split_location(path) != (path, 0) \
+                or type(cell) is not int or type(row) is not int or type(col) is not int \
+                or not (0 <= cell < _POSITION_LIMIT and 0 <= row < _POSITION_LIMIT
+                        and 0 <= col < _POSITION_LIMIT):
+            self.add(_Fields(f"{path}:cell{cell}:{row}:{col}:{code}", kind, message, path))
+            return
+        self.count += 1
+        key = self._hasher.located(path, 0, ruled, message)
+        if path != self._group_path or len(self._group) >= GROUP:
+            self._close_group()
+            self._group_path = path
+        digits = key.hex()
+        self._group.append((digits[32:56], 0,
+                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:cell'
+                            f'{cell}:{row}:{col}:{code_json}","kind":{kind_json},'
+                            f'"line_hash":"{digits[:32]}","location":"{escaped}",'
+                            f'"message":{self._message_json(message)}}}'))
+
+    def _message_json(self, message: str) -> str:
+        """The message as the file writes it: redacted, cut, quoted (a short one cached, a
+        bounded number of them: a report can vary them all)."""
+        messages = self._messages
+        message_json = messages.get(message)
+        if message_json is None:
+            shown = message if self._shown is None else self._shown(message)
+            message_json = _quoted(shown[:MAX_TEXT])
+            if len(message) <= _MESSAGE_KEPT:
+                if len(messages) >= _MESSAGES_KEPT:
+                    messages.clear()
+                messages[message] = message_json
+        return message_json
+
+    def _rule(self, kind: str, code: str) -> tuple[str, str | None, str, str]:
+        """:func:`_rule_parts`, a short code's cached (a bounded number of them)."""
+        rule = _rule_parts(kind, code)
+        if len(code) <= _CODE_KEPT:
+            rules = self._rules
+            if len(rules) >= _RULES_KEPT:
+                rules.clear()
+            rules[code] = rule
+        return rule
 
     def _close_group(self) -> None:
         group, path = self._group, self._group_path
@@ -80,8 +180,12 @@ class FindingsWriter(SpoolFile):
         else:  # a file met over and over: every row is numbered again, all together
             self._all_again = True
         buffer = self._buffer
-        for (primary, _, rest), occurrence in zip(group, occurrences(group), strict=True):
-            buffer.append(f"{_HEADS[0]}{primary}:{occurrence}{rest}")
+        if len({entry[0] for entry in group}) == len(group):  # no copies: all at occurrence 0
+            buffer.extend([entry[2] for entry in group])
+        else:
+            for (primary, _, text), occurrence in zip(group, occurrences(group), strict=True):
+                buffer.append(f"{_HEAD}{primary}:{occurrence}{text[_REST_AT:]}"
+                              if occurrence else text)
         if len(buffer) >= 4096:
             self._flush()
 
@@ -120,6 +224,49 @@ class FindingsWriter(SpoolFile):
         if self._all_again:
             return [(0, self._written)]
         return sorted(span for path in self._split for span in self._ranges[path])
+
+
+_quoted = json.encoder.encode_basestring_ascii
+#: A line's start, and where what follows its ``PRIMARY:0`` starts.
+_HEAD = _HEADS[0]
+_REST_AT = len(_HEAD) + PRIMARY_HEX + 2
+#: A row or column :func:`~ckdn.identity.split_location` reads as one (at most 18 digits).
+_POSITION_LIMIT = 10 ** 18
+#: Codes and messages remembered by :meth:`FindingsWriter.located`, each set cleared when
+#: full (a report can vary them all), and the longest message remembered.
+_RULES_KEPT = 1024
+_MESSAGES_KEPT = 1024
+_MESSAGE_KEPT = 256
+#: The longest path and code :meth:`FindingsWriter.located` writes itself: with three
+#: 18-digit numbers (a cell's) the id stays under the file's cut (``MAX_TEXT``): none is cut.
+_PATH_KEPT = 800
+_CODE_KEPT = 60
+
+
+class _Fields:
+    """A finding made of :meth:`FindingsWriter.located`'s fields, for the general path."""
+
+    __slots__ = ("id", "kind", "location", "message")
+
+    def __init__(self, id: str, kind: str, message: str, location: str) -> None:
+        self.id, self.kind, self.message, self.location = id, kind, message, location
+
+
+def _rule_parts(kind: str, code: str) -> tuple[str, str | None, str, str]:
+    """The rule of ``path:row:col:code`` as :func:`~ckdn.identity.rule_of` makes it, the
+    kind quoted and the code escaped, or None where the id is not read back as
+    ``code`` (a colon, a ``#``, a leading digit) or would be cut."""
+    if not code or ":" in code or "#" in code or code[:1].isdigit() or len(code) > _CODE_KEPT:
+        return kind, None, "", ""
+    return kind, f"{kind}\0{code}", _quoted(kind[:MAX_TEXT]), _quoted(code)[1:-1]
+
+
+def _path_escape(path: str) -> str | None:
+    """``path``'s JSON escape without its quotes (each character escaped alone, so the
+    id's and the location's escapes are this and the rest's), or None when too long."""
+    if not path or len(path) > _PATH_KEPT:
+        return None
+    return _quoted(path)[1:-1]
 
 
 #: A file's findings held at once before they are written (see :class:`FindingsWriter`).

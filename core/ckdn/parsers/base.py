@@ -297,6 +297,19 @@ class FindingSink:
             return True
         return self.tap is not None and (self._picks is None or self.total in self._picks)
 
+    def located(self) -> Callable[[str, int, int, str, str, str, int | None], object] | None:
+        """The tap's ``located(path, row, col, code, kind, message, cell)``, once this sink
+        keeps no more and picks none: a finding whose id is ``path:row:col:code`` and
+        location ``path:row:col`` (with a notebook ``cell``: id ``path:cellN:row:col:code``,
+        0 for a row or column not known, and location ``path``) handed over as its fields,
+        never built (the parser counts it, ``total += 1``); None when the tap takes only
+        findings."""
+        if self.tap is None or self._picks is not None or len(self.kept) < self.keep:
+            return None
+        offer = getattr(self.tap, "located", None)
+        taken: Any = offer() if callable(offer) else None
+        return taken if callable(taken) else None
+
     def result(self, **kwargs: Any) -> ParseResult:
         """A ParseResult carrying the kept findings and the true total."""
         return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)

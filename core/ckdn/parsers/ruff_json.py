@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any, ClassVar, Final
 
 from ckdn.parsers._jsonstream import CHUNK, JsonStream, unreadable
@@ -124,8 +124,8 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
 class _Tally:
     """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
 
-    __slots__ = ("_cwd", "_legacy", "_name", "_shown", "files", "fixable", "malformed", "rules",
-                 "syntax", "total")
+    __slots__ = ("_ask", "_cwd", "_direct", "_legacy", "_name", "_shown", "files", "fixable",
+                 "malformed", "rules", "syntax", "total")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.rules = RuleCounts()
@@ -142,6 +142,10 @@ class _Tally:
         #: so the path is looked up once a file, not once a finding
         self._name: str | None = None
         self._shown: str | None = None
+        #: the tap's way to take a finding as its fields (FindingSink.located), asked once
+        #: the sink keeps no more: past the digest's findings, none is built
+        self._direct: Callable[[str, int, int, str, str, str, int | None], object] | None = None
+        self._ask = not self._legacy
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
         if not isinstance(item, dict):
@@ -169,11 +173,34 @@ class _Tally:
         if filename != self._name:
             self.files.add(filename)
             self._name, self._shown = filename, None  # looked up when a finding is built
-        if not sink.wants():  # build only what the digest (or the tap) takes
+        direct = self._direct
+        if direct is not None:
+            row: Any = where.get("row")
+            col: Any = where.get("column")
+            cell = item.get("cell")
+            if cell is None:
+                fields = type(row) is int and type(col) is int and row >= 1 and col >= 1
+            else:  # a notebook's: id path:cellN:row:col (0 when unknown), located at the path
+                fields = type(cell) is int
+                row = row if type(row) is int and row >= 1 else 0
+                col = col if type(col) is int and col >= 1 else 0
+            if fields:
+                path = self._shown
+                if path is None:
+                    path = self._shown = shown_path(filename, self._cwd)
+                text = f"{code} {message}"
+                sink.total += 1
+                direct(path, row, col, code, KIND, text if len(text) <= LINE_CAP
+                       else cap_line(text), cell)
+                return
+        elif not sink.wants():  # build only what the digest (or the tap) takes
             sink.total += 1
             return
         sink.add(self._finding(ctx, item, filename, code, message, where, fix,
                                detailed=sink.keeps()))
+        if self._ask and not sink.keeps():
+            self._ask = False
+            self._direct = sink.located()
 
     def _finding(self, ctx: ParseContext, item: dict[str, Any],  # noqa: PLR0917
                  filename: str, code: str, message: str, where: dict[str, Any], fix: Any,

@@ -222,6 +222,18 @@ class FindingTap:
         spool = FindingsSpool(spooled, message_screen(self._redaction))
         return IdentityTable(SourceLines(self._cwd)), spool, index
 
+    def located(self) -> Callable[[str, int, int, str, str, str, int | None], None] | None:
+        """The writer's :meth:`~ckdn.identity.FindingsWriter.located` once the first ``top``
+        findings are in and no table is kept: a parser's fields go straight to the file's
+        line (:meth:`~ckdn.parsers.base.FindingSink.located`); else None."""
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = self._start()
+        table, spool, _ = parts
+        if table is not None or spool.count < self.top:
+            return None
+        return spool.located  # type: ignore[no-any-return]
+
     @property
     def count(self) -> int:
         return 0 if self._parts is None else int(self._parts[1].count)

@@ -1,0 +1,87 @@
+"""A finding handed to the writer as its fields (``FindingsWriter.located``, ruff's way past
+the digest's findings) is the same line of ``findings.jsonl``, byte for byte, as the same
+finding handed over built (``add``): whatever its path, code, position or message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ckdn.identity import FindingsWriter, SourceLines
+from ckdn.parsers.base import Finding
+
+KIND = "lint_violation"
+
+#: paths a report may name: with colons and digits, ``#``, escapes, lone surrogates, longer
+#: than the writer writes itself (800) and than the file's cut (1000)
+PATHS = st.one_of(
+    st.sampled_from(["m0.py", "m1.py", "a:12.py", "dir/m0.py", "x#1.py", "é\"\\.py", "",
+                     "\ud800.py", "p" * 799, "p" * 801, "a:3", "b:cell1", "q" * 1200]),
+    st.text(st.characters(codec="utf-8") | st.sampled_from(":#\ud800\n0"), max_size=12))
+CODES = st.one_of(st.sampled_from(["F401", "E501", "invalid-syntax", "1X", "A:B", "N#2", "",
+                                   "C" * 60, "C" * 61, "\ud801"]),
+                  st.text(max_size=6))
+POSITIONS = st.one_of(st.integers(1, 60), st.sampled_from([10 ** 18 - 1, 10 ** 18, 0, -1]))
+MESSAGES = st.one_of(st.sampled_from(["F401 `os` imported but unused", "E501 x 12 > 88",
+                                      "m" * 1500, "\ud800 'q'"]), st.text(max_size=20))
+#: a notebook's cell (ruff's id ``path:cellN:row:col:code``, located at the path), or none
+CELLS = st.one_of(st.none(), st.none(), st.integers(-1, 4), st.just(10 ** 18))
+ENTRIES = st.lists(st.tuples(PATHS, POSITIONS, POSITIONS, CODES, MESSAGES, CELLS),
+                   max_size=25)
+
+
+def project(root: Path) -> None:
+    for name in ("m0.py", "m1.py", "dir/m0.py"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text("".join(f"import x{i % 3}\n" if i % 4 else "  \n"
+                                         for i in range(30)))
+
+
+Entry = tuple[str, int, int, str, str, int | None]
+
+
+def written(root: Path, entries: list[Entry], *, fields: bool,
+            shown: bool) -> bytes:
+    spool = root / (".fields" if fields else ".built")
+    writer = FindingsWriter(str(spool), SourceLines(str(root)),
+                            str.upper if shown else None)
+    for path, row, col, code, message, cell in entries:
+        if fields:
+            writer.located(path, row, col, code, KIND, message, cell)
+        elif cell is None:
+            place = f"{path}:{row}:{col}"
+            writer.add(Finding(f"{place}:{code}", KIND, message, place))
+        else:
+            writer.add(Finding(f"{path}:cell{cell}:{row}:{col}:{code}", KIND, message, path))
+    try:
+        return b"".join(writer.encode("ruff"))
+    finally:
+        writer.discard()
+
+
+@given(entries=ENTRIES, shown=st.booleans())
+def test_fields_write_the_line_a_built_finding_writes(
+        entries: list[Entry], shown: bool) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project(root)
+        assert written(root, entries, fields=True, shown=shown) \
+            == written(root, entries, fields=False, shown=shown)
+
+
+def test_a_file_met_again_is_numbered_over_all_its_findings(tmp_path: Path) -> None:
+    """The same content twice in m0.py, met again after m1.py: the occurrences are the
+    built way's, counted over both runs of m0.py's findings."""
+    project(tmp_path)
+    entries: list[Entry] = [("m0.py", 5, 1, "F401", "F401 `x2` unused", None),
+                            ("m1.py", 2, 1, "F401", "F", None),
+                            ("m0.py", 2, 1, "F401", "F401 `x2` unused", None),
+                            ("m0.py", 5, 1, "F401", "F401 `x2` unused", None)]
+    fields = written(tmp_path, entries, fields=True, shown=False)
+    assert fields == written(tmp_path, entries, fields=False, shown=False)
+    assert b":1:" in fields.split(b"\n")[4]  # the second copy of line 5
