@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
-           "is_namespaced"]
+           "is_namespaced", "require_plain_names"]
 
 # Reports come from tools the project runs, which means from code we do not
 # trust to be well-behaved: a report could declare entities (an expansion bomb),
@@ -63,7 +63,7 @@ def is_namespaced(tag: str, attrs: dict[str, str]) -> bool:
     return any(key == "xmlns" or key.startswith("xmlns:") for key in attrs)
 
 
-def _plain_names(tag: str, attrs: dict[str, str]) -> None:
+def require_plain_names(tag: str, attrs: dict[str, str]) -> None:
     """Refuse a name a namespace-aware reader (ElementTree) would refuse or read apart.
 
     Reports are plain XML; a colon in an element or attribute name is either a
@@ -140,7 +140,7 @@ class XmlReader:
 
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
         if self.plain_names:
-            _plain_names(tag, attrs)
+            require_plain_names(tag, attrs)
         self._parser.StartElementHandler, self._parser.EndElementHandler = self.handlers()
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
@@ -158,7 +158,7 @@ class XmlReader:
         def start(tag: str, attrs: dict[str, str]) -> None:
             nonlocal depth
             if plain and (":" in tag or (attrs and ":" in "".join(attrs))):  # one C search
-                _plain_names(tag, attrs)
+                require_plain_names(tag, attrs)
             depth += 1
             if depth > MAX_DEPTH:
                 _refuse(f"elements nested deeper than {MAX_DEPTH}")
