@@ -5,6 +5,7 @@ Prints figures; it is not a timed test. Usage::
     python bench/bench_pytest_plugin.py              # 5,000 passing tests, 15 rounds
     python bench/bench_pytest_plugin.py --tests 2000 -n 5
     python bench/bench_pytest_plugin.py --only failing
+    python bench/bench_pytest_plugin.py --project jsonschema-4.23.0 --python venv/bin/python -n 5
 
 What is measured, each in a fresh ``python -m pytest`` process run from a
 generated project in a temporary directory:
@@ -147,12 +148,14 @@ def report_share(root: Path, args: list[str]) -> None:
           f" in {calls} calls = {100 * inside / total:.1f}% of its {total:.3f} s")
 
 
-def run_once(root: Path, args: list[str]) -> tuple[float, float, int]:
-    """(wall s, CPU s of the child tree, exit code) of one pytest process."""
+def run_once(root: Path, args: list[str], *, argv: list[str] | None = None,
+             env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall s, CPU s of the child tree, exit code) of one pytest process (or ``argv``)."""
     before = os.times()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", *COMMON, *args], cwd=root, env=ENV,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(argv or [sys.executable, "-m", "pytest", *COMMON, *args], cwd=root,
+                          env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          check=False)
     wall = time.perf_counter() - start
     after = os.times()
     cpu = (after.children_user - before.children_user
@@ -170,28 +173,65 @@ def trivial(tests: int, rounds: int) -> None:
             "--junitxml": ["--junitxml", str(root / "junit.xml")],
         }
         run_once(root, [])  # warm the page cache and pyc files
-        names = list(variants)
-        walls: dict[str, list[float]] = {name: [] for name in names}
-        cpus: dict[str, list[float]] = {name: [] for name in names}
-        for round_ in range(rounds):
-            order = names[round_ % len(names):] + names[:round_ % len(names)]
-            for name in order:
-                wall, cpu, code = run_once(root, variants[name])
-                if code != 0:
-                    raise SystemExit(f"{name}: pytest exited {code}")
-                walls[name].append(wall)
-                cpus[name].append(cpu)
         print(f"trivial: {tests} passing tests, {rounds} interleaved rounds")
-        for name in names:
-            wall_ratio = statistics.median(w / p for w, p in zip(walls[name], walls["plain"],
-                                                                  strict=True))
-            cpu_ratio = statistics.median(c / p for c, p in zip(cpus[name], cpus["plain"],
-                                                                 strict=True))
-            print(f"  {name:14} wall median {statistics.median(walls[name]):6.3f} s"
-                  f" (best {min(walls[name]):6.3f})  cpu median"
-                  f" {statistics.median(cpus[name]):6.3f} s   per-round vs plain:"
-                  f" wall {100 * (wall_ratio - 1):+5.1f}%  cpu {100 * (cpu_ratio - 1):+5.1f}%")
+        interleaved({name: functools.partial(run_once, root, args)
+                     for name, args in variants.items()}, rounds)
         report_share(root, ["--ckdn-digest"])
+
+
+def interleaved(variants: dict[str, Callable[[], tuple[float, float, int]]], rounds: int,
+                ok: tuple[int, ...] = (0,)) -> None:
+    """Run each variant once a round, the order rotating, and print each one's medians and
+    the median of its per-round ratios to the first variant's (plain pytest)."""
+    names = list(variants)
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        order = names[round_ % len(names):] + names[:round_ % len(names)]
+        for name in order:
+            wall, cpu, code = variants[name]()
+            if code not in ok:
+                raise SystemExit(f"{name}: exited {code}")
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    plain = names[0]
+    for name in names:
+        wall_ratio = statistics.median(w / p for w, p in zip(walls[name], walls[plain],
+                                                              strict=True))
+        cpu_ratios = [c / p for c, p in zip(cpus[name], cpus[plain], strict=True)]
+        cpu_ratio = statistics.median(cpu_ratios)
+        print(f"  {name:16} wall median {statistics.median(walls[name]):6.3f} s"
+              f" (best {min(walls[name]):6.3f})  cpu median"
+              f" {statistics.median(cpus[name]):6.3f} s   per-round vs {plain}:"
+              f" wall {100 * (wall_ratio - 1):+5.1f}%  cpu {100 * (cpu_ratio - 1):+5.1f}%"
+              f"  (rounds: {' '.join(f'{100 * (r - 1):+.1f}' for r in cpu_ratios)})",
+              flush=True)
+    print(f"  load average now {os.getloadavg()[0]:.2f}")
+
+
+def project(root: Path, python: Path, rounds: int) -> None:
+    """A real project's suite, run by ``python`` (its venv, with checkdown installed): plain
+    pytest, ``pytest --ckdn-digest`` and ``ckdn run pytest`` (the starter recipe: pytest
+    with ``--junitxml``), interleaved. A ``ckdn.toml`` is written for the last if the project
+    has none, and removed after."""
+    env = dict(ENV, PATH=f"{python.parent}{os.pathsep}{ENV.get('PATH', '')}")
+    pytest = ["python", "-m", "pytest", *COMMON]
+    config = root / "ckdn.toml"
+    written = not config.exists()
+    if written:
+        config.write_text(f'[check.pytest]\ncommand = "{" ".join(pytest)} '
+                          '--junitxml {run_dir}/junit.xml"\nparser = "pytest"\n')
+    try:
+        def run(argv: list[str]) -> Callable[[], tuple[float, float, int]]:
+            return functools.partial(run_once, root, [], argv=argv, env=env)
+
+        run(pytest)()  # warm the page cache and pyc files
+        print(f"project {root}: {rounds} interleaved rounds, run by {python}")
+        interleaved({"plain": run(pytest), "--ckdn-digest": run([*pytest, "--ckdn-digest"]),
+                     "ckdn run pytest": run(["python", "-m", "ckdn", "run", "pytest"])}, rounds)
+    finally:
+        if written:
+            config.unlink()
 
 
 def failing(tests: int, rounds: int) -> None:
@@ -229,9 +269,17 @@ def main() -> None:
     parser.add_argument("--failing", type=int, default=1000, help="failing tests")
     parser.add_argument("-n", "--rounds", type=int, default=15, help="rounds of the trivial runs")
     parser.add_argument("--only", choices=["trivial", "failing"])
+    parser.add_argument("--project", type=Path,
+                        help="instead: this project's own suite (plain, --ckdn-digest, "
+                             "ckdn run pytest), e.g. jsonschema's sdist")
+    parser.add_argument("--python", type=Path, default=Path(sys.executable),
+                        help="the interpreter of the project's venv (checkdown installed)")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f}")
+    if args.project is not None:
+        project(args.project.resolve(), args.python.absolute(), args.rounds)
+        return
     if args.only in (None, "trivial"):
         trivial(args.tests, args.rounds)
     if args.only in (None, "failing"):

@@ -6,13 +6,13 @@ contributes nothing trusted: a torn report's first half is not a smaller run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ckdn.parsers._pytest_log import stopped
 from ckdn.parsers._pytest_text import FailureText, clean, first_line, node_id
-from ckdn.parsers._xml import XmlError, XmlReader, is_namespaced
+from ckdn.parsers._xml import MAX_DEPTH, XmlError, XmlReader, is_namespaced
 from ckdn.parsers.base import (
     ArtifactError,
     Finding,
@@ -72,6 +72,7 @@ class JUnitReader(XmlReader):
         super().__init__()
         self.ctx = ctx
         self.name = name
+        self.cwd = Path(ctx.cwd)  # once a report, not once a failure
         self.kept: Smallest[Finding] = Smallest(ctx.top)
         self.root_attrs: dict[str, str] = {}
         self.suites: list[list[Any]] = []  # [attrs, has_child_suite]
@@ -81,7 +82,7 @@ class JUnitReader(XmlReader):
         self.case: dict[str, str] | None = None
         self.flags = 0
         self.tests = 0
-        self.passed = 0
+        self.not_passed = 0  # testcases with a failure, an error or a skip
         self.failures = 0
         self.errors = 0
         self.skipped_elements = 0
@@ -92,26 +93,57 @@ class JUnitReader(XmlReader):
 
     # -- events ------------------------------------------------------------------
 
+    def handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
+        """A testcase (nearly every element of a big report) opens and closes here, one
+        Python call an event; every other element goes through the guards to on_start/on_end.
+
+        ``depth`` counts the open elements but the testcase: one at most is open (a nested
+        one is refused), so the depth guard adds it while it is open."""
+        on_start, on_end, too_deep = self.on_start, self.on_end, self.too_deep
+        depth = 1
+
+        def start(tag: str, attrs: dict[str, str]) -> None:
+            nonlocal depth
+            if tag == "testcase" and self.case is None:  # a nested one: on_start refuses it
+                if depth >= MAX_DEPTH:
+                    too_deep()
+                self.case = attrs
+                self.tests += 1
+                return
+            depth += 1
+            if depth + (self.case is not None) > MAX_DEPTH:
+                too_deep()
+            on_start(tag, attrs)
+
+        def end(tag: str) -> None:
+            nonlocal depth
+            if tag == "testcase":
+                if self.flags:  # failed, errored or skipped: not passed
+                    self._flagged()
+                self.case = None
+                return
+            depth -= 1
+            on_end(tag)
+
+        return start, end
+
     def on_start(self, tag: str, attrs: dict[str, str]) -> None:
         if tag in ("failure", "error"):
             if self.pending is not None:
                 raise XmlError(f"a <{tag}> inside a <{self.pending_tag()}> at "
                                f"{self.position()} is not pytest's JUnit XML")
-            if tag == "failure":
+            outcome = _FAILED if tag == "failure" else _ERRORED
+            if self.case is not None:  # flags are a testcase's own, cleared as it closes
+                self.flags |= outcome
+            if outcome == _FAILED:
                 self.failures += 1
-                self.flags |= _FAILED
                 self._open("test_failure", attrs)
             else:
                 self.errors += 1
-                self.flags |= _ERRORED
                 self._open("test_error", attrs)
-        elif tag == "testcase":
-            if self.case is not None:
-                raise XmlError(f"a <testcase> inside a <testcase> at {self.position()} "
-                               "is not pytest's JUnit XML")
-            self.case = attrs
-            self.flags = 0
-            self.tests += 1
+        elif tag == "testcase":  # the handlers open a testcase themselves: this one is nested
+            raise XmlError(f"a <testcase> inside a <testcase> at {self.position()} "
+                           "is not pytest's JUnit XML")
         elif self.case is not None:
             if tag == "skipped":
                 self.skipped_elements += 1
@@ -125,15 +157,16 @@ class JUnitReader(XmlReader):
                 self.suites[-1][1] = True
             self.suites.append([_suite(attrs), False])
 
+    def _flagged(self) -> None:
+        """A testcase closes that failed, errored or was skipped (a passed one costs nothing)."""
+        self.not_passed += 1
+        if self.flags == _SKIPPED:
+            self.only_skipped += 1
+        self.flags = 0
+
     def on_end(self, tag: str) -> None:
-        if tag == "testcase":
-            flags = self.flags
-            if not flags:
-                self.passed += 1
-            elif flags == _SKIPPED:
-                self.only_skipped += 1
-            self.case = None
-        elif self.pending is not None and tag in ("failure", "error"):
+        """An element but a testcase closed (the handlers close a testcase themselves)."""
+        if self.pending is not None and tag in ("failure", "error"):
             self._close()
         elif tag == "testsuite" and self.suites:
             attrs, has_child = self.suites.pop()
@@ -188,7 +221,7 @@ class JUnitReader(XmlReader):
         else:
             classname = case.get("classname", "")
             base_id, test_file = node_id(classname, case.get("name", ""),
-                                         case.get("file") or None, Path(self.ctx.cwd),
+                                         case.get("file") or None, self.cwd,
                                          self.splits)
             group, phase, when = TEST, 1, "call"
             if not classname:
@@ -257,7 +290,7 @@ class JUnitReader(XmlReader):
     def counts(self) -> dict[str, int]:
         return {
             "tests": self.tests,
-            "passed": self.passed,
+            "passed": self.tests - self.not_passed,
             "failures": self.failures,
             "errors": self.errors,
             "skipped": self.skipped_elements - self.xfailed,

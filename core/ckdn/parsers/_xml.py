@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlReader",
-           "is_namespaced"]
+           "is_namespaced", "require_plain_names"]
 
 # Reports come from tools the project runs, which means from code we do not
 # trust to be well-behaved: a report could declare entities (an expansion bomb),
@@ -28,7 +28,9 @@ __all__ = ["CHUNK", "MAX_DEPTH", "TEXT_CHUNK", "TOKEN_CAP", "XmlError", "XmlRead
 #   attributes, a comment, a processing instruction) still unfinished after
 #   :data:`TOKEN_CAP` bytes is refused (expat would buffer all of it, and before
 #   2.6 rescan it on every chunk: quadratic), and so is nesting deeper than
-#   :data:`MAX_DEPTH` elements (expat keeps every open element).
+#   :data:`MAX_DEPTH` elements (expat keeps every open element);
+# * a name with a colon (namespaced or mangled) is refused, checked once a chunk over
+#   the names expat interned in it, and that table is emptied after each chunk.
 #
 # Any refusal or well-formedness error surfaces as :class:`XmlError`, which the
 # parsers turn into ``parser_ok=False`` with a note.
@@ -63,7 +65,7 @@ def is_namespaced(tag: str, attrs: dict[str, str]) -> bool:
     return any(key == "xmlns" or key.startswith("xmlns:") for key in attrs)
 
 
-def _plain_names(tag: str, attrs: dict[str, str]) -> None:
+def require_plain_names(tag: str, attrs: dict[str, str]) -> None:
     """Refuse a name a namespace-aware reader (ElementTree) would refuse or read apart.
 
     Reports are plain XML; a colon in an element or attribute name is either a
@@ -118,6 +120,8 @@ class XmlReader:
         # with an internal subset (where entities are declared) is refused all the same.
         if self.bare_doctype and not has_internal_subset:
             self.doctype = (name, system_id or "", public_id or "")
+            for interned in (name, system_id, public_id):  # not element names: a URL's colon
+                self._parser.intern.pop(interned, None)  # type: ignore[arg-type]
             return
         _refuse("a DOCTYPE declaration (DTDs and entities are refused)")
 
@@ -140,25 +144,22 @@ class XmlReader:
 
     def _first_start(self, tag: str, attrs: dict[str, str]) -> None:
         if self.plain_names:
-            _plain_names(tag, attrs)
+            require_plain_names(tag, attrs)
         self._parser.StartElementHandler, self._parser.EndElementHandler = self.handlers()
         self.on_root(tag, attrs)
         self.on_start(tag, attrs)
 
     def handlers(self) -> tuple[Callable[[str, dict[str, str]], None], Callable[[str], None]]:
-        """The start and end handlers past the root: the guards, then the subclass's own
-        (one Python call an event on top of the subclass's: they were half of a read).
+        """The start and end handlers past the root: the depth guard, then the subclass's
+        own (names are checked once a chunk, not here: :meth:`_new_names`).
 
         A subclass whose files are mostly one element may return its own pair, that element
-        handled inline; it keeps the depth guard (:meth:`too_deep` past :data:`MAX_DEPTH`)
-        and, with :attr:`plain_names`, returns these instead."""
-        on_start, on_end, plain = self.on_start, self.on_end, self.plain_names
+        handled inline; it keeps the depth guard (:meth:`too_deep` past :data:`MAX_DEPTH`)."""
+        on_start, on_end = self.on_start, self.on_end
         depth = 1
 
         def start(tag: str, attrs: dict[str, str]) -> None:
             nonlocal depth
-            if plain and (":" in tag or (attrs and ":" in "".join(attrs))):  # one C search
-                _plain_names(tag, attrs)
             depth += 1
             if depth > MAX_DEPTH:
                 _refuse(f"elements nested deeper than {MAX_DEPTH}")
@@ -197,6 +198,21 @@ class XmlReader:
 
     # -- driving -----------------------------------------------------------------
 
+    def _new_names(self, fed: int) -> None:
+        """Refuse a name with a colon among those of the chunk just parsed, then forget them.
+
+        expat interns every element and attribute name it hands a handler, so its intern
+        dict holds each name of the chunk once: one C search a chunk replaces one an event
+        (they were a tenth of a read), and clearing it keeps it bounded by a chunk's names
+        (a report of a million distinct names no longer holds them all).
+        """
+        names = self._parser.intern
+        if ":" in "".join(filter(None, names)):  # expat interns a missing id as None
+            name = next(name for name in names if ":" in name)
+            raise XmlError(f"name {name[:40]!r} (a colon: namespaced or mangled) before byte "
+                           f"{fed:,}")
+        names.clear()
+
     def read(self, path: Path | str, *, fragment: str | None = None) -> None:
         """Parse ``path`` to the end; :class:`XmlError` when it is not acceptable XML.
 
@@ -216,6 +232,8 @@ class XmlReader:
                 while chunk := handle.read(CHUNK):
                     parser.Parse(chunk, False)
                     fed += len(chunk)
+                    if self.plain_names:
+                        self._new_names(fed)
                     # After a call, expat's index is where its unfinished token starts.
                     start = max(parser.CurrentByteIndex, 0)
                     if fed - start > TOKEN_CAP:
@@ -223,6 +241,8 @@ class XmlReader:
                                        f"comment) of more than {TOKEN_CAP:,} bytes at byte "
                                        f"{start:,}: too large to read, refused")
                 parser.Parse(f"</{fragment}>".encode() if fragment is not None else b"", True)
+                if self.plain_names:
+                    self._new_names(fed)
         except _Refused as exc:
             raise XmlError(f"{exc} at {self.position()}") from None
         except self._expat_error as exc:
