@@ -79,13 +79,15 @@ __all__ = [
 ]
 
 
-def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, object]:
-    """Run ``name`` and record every finding's fingerprint in ``[run].baseline``
-    (:mod:`ckdn.app._project.baseline`); the report of what was recorded."""
+def record_baseline(config: Config, name: str, *, prune: bool = False,
+                    stored: bool = False) -> dict[str, object]:
+    """Run ``name`` (``stored``: read its newest stored run instead) and record every
+    finding's fingerprint in ``[run].baseline`` (:mod:`ckdn.app._project.baseline`); the
+    report of what was recorded."""
     # lazy: recording a baseline is not on the run path (nor its room's imports)
     from ckdn.app._project.baseline import record_baseline as record
 
-    return record(config, name, prune=prune)
+    return record(config, name, prune=prune, stored=stored)
 
 
 def merge_runs(config: Config, name: str, runs: Sequence[str], *,

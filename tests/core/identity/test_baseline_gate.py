@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from ckdn import app
 from ckdn.documents.types import GateDoc
 from ckdn.identity import SCHEMA_BASELINE, decide, worst_gate
 from ckdn.schema import load_schema
@@ -297,3 +298,44 @@ def test_baseline_records_the_fingerprints_the_run_wrote_reading_its_evidence_on
     rows = [json.loads(line) for line in latest.read_text().splitlines()[1:]]
     recorded = json.loads((dirty.root / "ckdn.baseline.json").read_text())
     assert recorded["checks"]["ruff"] == sorted(row["fingerprint"] for row in rows)
+
+
+def test_stored_records_from_the_newest_stored_run_without_running_the_check(
+        dirty: Project) -> None:
+    """A nox session's or tox env's tools live in its virtualenv: record from its run."""
+    refused = dirty.ckdn("baseline", "ruff", "--stored")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith("ckdn: ruff: no stored run to record from; run it first")
+    assert dirty.ckdn("run", "ruff").returncode == 1
+    before = dirty.run_dirs()
+    proc = dirty.ckdn("baseline", "ruff", "--stored")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["checks"]["ruff"]
+    assert report == {"recorded": 3, "from": f".agent-runs/{before[-1].name}"}
+    assert dirty.run_dirs() == before  # nothing ran
+    stored = json.loads((dirty.root / "ckdn.baseline.json").read_text())
+    assert dirty.ckdn("baseline", "ruff").returncode == 0  # the same fingerprints, run again
+    assert json.loads((dirty.root / "ckdn.baseline.json").read_text()) == stored
+    doc, code = gated(dirty, "ruff", "--gate")
+    assert (doc["gate"]["status"], code) == ("pass", 0)
+
+
+def test_stored_reads_a_hosts_run_of_the_check_and_refuses_two_hosts_or_a_partial_run(
+        dirty: Project) -> None:
+    config = app.load_config(dirty.root)  # the host's door, as tox calls it: runs NAME@ENV
+    app.run(config, "ruff", run_name=lambda name: f"{name}@lint")
+    proc = dirty.ckdn("baseline", "ruff", "--stored")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["checks"]["ruff"]["from"].endswith("-ruff@lint")
+    app.run(config, "ruff", run_name=lambda name: f"{name}@py311")
+    proc = dirty.ckdn("baseline", "ruff", "--stored")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ckdn: ruff: runs of ruff@lint, ruff@py311 are stored;")
+    (dirty.root / "app.py").write_text("def broken(:\n")  # ruff's syntax error: still fail
+    dirty.config((dirty.root / "ckdn.toml").read_text().replace(
+        '[check.fine]', '[check.missing]\ncommand = "no-such-program-here"\nparser = "generic"\n'
+        '\n[check.fine]'))
+    assert dirty.ckdn("run", "missing").returncode == 127
+    proc = dirty.ckdn("baseline", "missing", "--stored")
+    assert proc.returncode == 2
+    assert "a baseline is recorded only from a run whose findings are complete" in proc.stderr

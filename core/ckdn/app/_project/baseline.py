@@ -1,5 +1,6 @@
-"""``ckdn baseline NAME``: run a check and record every finding's fingerprint, all or nothing
-(a run whose findings may be incomplete refuses, the file unchanged; docs/baseline.md).
+"""``ckdn baseline NAME``: run a check (or read its newest stored run) and record every
+finding's fingerprint, all or nothing (a run whose findings may be incomplete refuses, the
+file unchanged; docs/baseline.md).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from typing import Any
 
 from ckdn.app._running.parsing import read_again
 from ckdn.app._running.steps import run_check
-from ckdn.config import Alias, Check, Config
+from ckdn.config import HOST_SEPARATOR, Alias, Check, Config
+from ckdn.documents.stored import read_stored
 from ckdn.errors import ConfigError, RefusedError, UsageError
 from ckdn.identity import (
     FINDINGS_FILE,
@@ -22,15 +24,17 @@ from ckdn.identity import (
     write_baseline,
 )
 from ckdn.identity.renames import git_renames
-from ckdn.store import shown_path
+from ckdn.store import Store, shown_path
 
 __all__ = ["record_baseline"]
 
 _INCOMPLETE = ("error", "parse_mismatch")
 
 
-def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[str, Any]:
-    """Run ``name`` and write the baseline; what was recorded, as a JSON-ready report."""
+def record_baseline(config: Config, name: str, *, prune: bool = False,
+                    stored: bool = False) -> dict[str, Any]:
+    """Run ``name`` (``stored``: read each check's newest stored run, as a nox session or a
+    tox env left it) and write the baseline; what was recorded, as a JSON-ready report."""
     path = config.run.baseline
     if path is None:
         raise UsageError("no baseline is configured: add baseline = \"ckdn.baseline.json\" "
@@ -49,7 +53,8 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
     recorded: dict[str, list[str]] = {}
     report: dict[str, Any] = {}
     for check in checks:
-        prints, identities = _every_fingerprint(config, check, shown)
+        doc, run_dir = _newest_stored(config, check.name) if stored else _ran(config, check)
+        prints, identities = _every_fingerprint(config, check, shown, doc, run_dir)
         if prune:
             old = existing.get(check.name, [])
             matched = match(old, identities, git_renames(config.cwd) if old else None)
@@ -60,6 +65,8 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
         else:
             report[check.name] = {"recorded": len(prints)}
             recorded[check.name] = prints
+        if stored:
+            report[check.name]["from"] = doc["run_dir"]
     merged = {**existing, **recorded}
     stale = sorted(n for n in merged if n not in config.checks)
     if prune:
@@ -77,13 +84,39 @@ def record_baseline(config: Config, name: str, *, prune: bool = False) -> dict[s
     return out
 
 
-def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[str], Any]:
-    """Run ``check``; the fingerprints of all its findings (refused if they may be partial),
+def _ran(config: Config, check: Check) -> tuple[dict[str, Any], str]:
+    outcome = run_check(config, check)
+    return dict(outcome.digest), outcome.run_dir or ""
+
+
+def _newest_stored(config: Config, name: str) -> tuple[dict[str, Any], str]:
+    """The digest and dir of ``name``'s newest run, finished or not (an unfinished one is
+    refused, never skipped back past); else of its one host name (``NAME@ENV``)."""
+    store = Store(config.run.runs_dir, config.cwd, private=config.run.private)
+    runs = store.runs(name)
+    if not runs:
+        hosted = sorted({info.check for info in store.runs(None)
+                         if info.check.startswith(name + HOST_SEPARATOR)})
+        if len(hosted) > 1:
+            raise UsageError(f"{name}: runs of {', '.join(hosted[:5])} are stored; a baseline"
+                             f" holds one set of findings a check: run `ckdn baseline {name}"
+                             " --stored` after the env whose findings it should hold alone")
+        runs = store.runs(hosted[0]) if hosted else []
+    if not runs:
+        raise UsageError(f"{name}: no stored run to record from; run it first (`ckdn run "
+                         f"{name}`, or the nox session or tox env that runs it)")
+    doc = dict(read_stored(runs[0].path, store.display))
+    if "check" not in doc:
+        raise UsageError(f"{store.display(runs[0].path)} is not a run of {name}")
+    return doc, runs[0].path
+
+
+def _every_fingerprint(config: Config, check: Check, shown: str, doc: dict[str, Any],
+                       run_dir: str) -> tuple[list[str], Any]:
+    """The fingerprints of all the run's findings (refused if they may be partial),
     and their identities for matching: the run's own ``findings.jsonl`` when it holds
     every finding (its fingerprints are the ones the run computed from the lines the
     tool saw), else the evidence read again."""
-    outcome = run_check(config, check)
-    doc = outcome.digest
     status = doc["status"]
     if doc.get("interrupted") or status in _INCOMPLETE:
         why = "interrupted" if doc.get("interrupted") else f"status {status}"
@@ -93,12 +126,12 @@ def _every_fingerprint(config: Config, check: Check, shown: str) -> tuple[list[s
             f"{doc['run_dir']}")
     total = doc.get("findings_total", 0)
     if total:
-        rows = _stored_rows(outcome.run_dir or "", check.name, total)
+        rows = _stored_rows(run_dir, str(doc["check"]), total)  # a host's: NAME@ENV
         if rows is not None:
             return [row.fingerprint for row in rows], Rowed(rows)
     findings: list[Any] = []
     if total:
-        findings = list(read_again(config, check, outcome.run_dir or "", int(doc["rc"] or 0))())
+        findings = list(read_again(config, check, run_dir, int(doc["rc"] or 0))())
         if len(findings) < total:
             raise RefusedError(f"{check.name}: {total} findings, only {len(findings)} could be "
                                f"read again; {shown} unchanged")
