@@ -151,15 +151,15 @@ def bench_tree(work: Path, runs: int) -> None:
     from ckdn.process import _cgroup, _group
     from ckdn.process._group import Tree
     from ckdn.process._runner import LogHash
-    from ckdn.store import _runlock
+    from ckdn.store import _store
 
     log = work / "tree.log"
     log.write_bytes(b"")
     hashed = LogHash(log)
-    lock = _runlock.open_lock(str(work / ".locks" / "x.lock"))
+    lock = _store.open_lock(str(work / ".locks" / "x.lock"))
 
     def record() -> None:
-        Tree(lambda child: _runlock.write_holder(lock, "20260101T000000Z-x", child)).started(
+        Tree(lambda child: _store.write_holder(lock, "20260101T000000Z-x", child)).started(
             os.getpid())
 
     print("the tree, every run (in process, median of 2000)")
