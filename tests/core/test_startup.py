@@ -103,9 +103,9 @@ RUN_PATH = frozenset({
     # run's facts, compared with the last green run's (`ckdn status`, weakening; issue 25)
     "ckdn.app._running.source", "ckdn.app._running.weakening",
     "ckdn.evidence_files",  # the one way evidence is opened (never through a symlink or a FIFO)
-    "ckdn.config", "ckdn.config._load", "ckdn.config._values",
+    "ckdn.config", "ckdn.config._load",
     "ckdn.documents", "ckdn.documents._digest",
-    "ckdn.documents._meta", "ckdn.documents.textcap",
+    "ckdn.documents.textcap",
     "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic",
     "ckdn.parsers._loglines",  # generic counts the log's lines (summary log_lines)
     # meta.json's command is screened for secrets on every run (string searches; the
@@ -177,8 +177,8 @@ GREEN_CEILING = 30
 RED_CEILING = 40
 #: What they load today (2026-12-02): pinned so that neither can grow while the ceilings
 #: above are not reached (the green run's exact set is RUN_PATH).
-GREEN_REACHED = 40
-RED_REACHED = 52
+GREEN_REACHED = 38
+RED_REACHED = 50
 #: The app's own share of them (the door and the running room; a red run adds the findings
 #: file's writer), which this room pins exactly: the other rooms own the rest.
 APP_GREEN = {"ckdn.app", "ckdn.app._running", "ckdn.app._running.parsing",
