@@ -94,8 +94,7 @@ def test_a_plain_ckdn_run_loads_none_of_the_costly_modules(tmp_path: Path,
 RUN_PATH = frozenset({
     "ckdn", "ckdn.errors", "ckdn.reconcile",
     "ckdn.cli", "ckdn.cli.run", "ckdn.cli._output", "ckdn.cli._project",  # the run verb alone
-    "ckdn._lite", "ckdn._lite.argv", "ckdn._lite.canonical", "ckdn._lite.record",
-    "ckdn._lite.rmtree", "ckdn._lite.spawn", "ckdn._lite.toml",
+    "ckdn._lite",  # the start-up stand-ins, one module
     "ckdn.app", "ckdn.app._running", "ckdn.app._running.steps",
     "ckdn.app._running.policy",  # the command policy (default workspace), the child's env
     "ckdn.app._running.parsing",  # the parse and its tap: idle (one object) until a finding comes
@@ -177,8 +176,8 @@ GREEN_CEILING = 30
 RED_CEILING = 40
 #: What they load today (2026-12-02): pinned so that neither can grow while the ceilings
 #: above are not reached (the green run's exact set is RUN_PATH).
-GREEN_REACHED = 38
-RED_REACHED = 50
+GREEN_REACHED = 32
+RED_REACHED = 44
 #: The app's own share of them (the door and the running room; a red run adds the findings
 #: file's writer), which this room pins exactly: the other rooms own the rest.
 APP_GREEN = {"ckdn.app", "ckdn.app._running", "ckdn.app._running.parsing",

@@ -6,9 +6,7 @@ import math
 import os
 from types import MappingProxyType
 
-from ckdn._lite.argv import split_command
-from ckdn._lite.record import Record, record
-from ckdn._lite.toml import read_plain
+from ckdn._lite import Record, read_plain, record, split_command
 from ckdn.errors import ConfigError, UsageError, suggest
 from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.parsers import get_parser
@@ -602,7 +600,7 @@ def _patterns(tables: Tables, table: Any) -> tuple[tuple[str, str], ...]:
 # Every wrong type, unknown key and broken alias is a
 # :class:`~ckdn.errors.ConfigError` of one line naming the file, the table and the
 # key, raised before anything runs. Loading happens on every ``ckdn run``: the
-# plain-TOML reader (:mod:`ckdn._lite.toml`) reads nearly every config, and
+# plain-TOML reader (:mod:`ckdn._lite.read_plain`) reads nearly every config, and
 # ``tomllib`` is imported only for a file beyond plain TOML.
 
 _RUN_KEYS = ("runs_dir", "keep", "top", "max_snippet_lines", "log_tail_lines", "baseline",
@@ -756,7 +754,7 @@ class _Loader(Tables):
         plain = read_plain(text)
         if plain is not None:
             return plain
-        # Imported here: tomllib costs every run, and ckdn._lite.toml reads plain TOML.
+        # Imported here: tomllib costs every run, and ckdn._lite.read_plain reads plain TOML.
         import tomllib
 
         try:

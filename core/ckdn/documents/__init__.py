@@ -1,6 +1,6 @@
 """The documents a run leaves, built to their contracts: digest, aggregate, meta."""
 
-from ckdn._lite.canonical import canonical as encode
+from ckdn._lite import canonical as encode
 from ckdn.documents._digest import (
     DIGEST_BUDGET,
     MAX_ARTIFACTS,

@@ -8,8 +8,7 @@ import time
 from itertools import islice
 
 from ckdn import __version__
-from ckdn._lite.canonical import canonical, encoded_size
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, canonical, encoded_size, record
 from ckdn.documents.textcap import (
     ARTIFACT_WIDTH,
     CHECK_WIDTH,

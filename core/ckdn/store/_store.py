@@ -7,9 +7,7 @@ import os
 import stat
 import time
 
-from ckdn._lite.canonical import canonical
-from ckdn._lite.record import Record, record
-from ckdn._lite.rmtree import rmtree
+from ckdn._lite import Record, canonical, record, rmtree
 from ckdn.errors import BusyError, RefusedError, UsageError, one_line, os_reason, quote
 from ckdn.evidence_files import read_regular
 

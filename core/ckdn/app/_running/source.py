@@ -10,7 +10,7 @@ import stat
 import sys
 import time
 
-from ckdn._lite.canonical import canonical
+from ckdn._lite import canonical
 from ckdn.process import ended_beside, started_beside
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

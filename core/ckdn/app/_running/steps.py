@@ -8,8 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn._lite.canonical import canonical
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, canonical, record
 from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
 from ckdn.app._running.source import SOURCE_FILE, SourceWatch, source_document

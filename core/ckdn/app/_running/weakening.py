@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ckdn._lite.canonical import canonical
+from ckdn._lite import canonical
 from ckdn.errors import CkdnError
 from ckdn.evidence_files import read_regular
 
