@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 # -- The values a validated ``ckdn.toml`` becomes: frozen, and safe to hand to any room.
 
+# ``Config.cwd`` and ``RunSettings.runs_dir`` are absolute; a check's ``argv``
+# keeps ``{run_dir}`` as written (the app substitutes it per run); ``env`` and
+# ``options`` are read-only mappings.
+
 CONFIG_NAME = "ckdn.toml"
 CONFIG_ENV = "CKDN_CONFIG"
 #: Between a check's name and a host's env in the name of a run the host made (tox's
@@ -194,6 +198,9 @@ class Config(Record):
 
 
 # -- Finding and reading ``ckdn.toml`` into frozen values, refusing every mistake at load.
+
+# -- each table, validated in full, and how a mistake is worded: a mistake found halfway
+# through an alias would leave an agent with half a verdict ----------------------------------
 
 CHECK_KEYS = ("command", "parser", "timeout", "env", "top", "description", "requires",
               "env_allow", "reads_files")

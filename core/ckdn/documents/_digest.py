@@ -48,6 +48,40 @@ if TYPE_CHECKING:
 
 # -- The digest, the one document a run leaves for a reader to read.
 
+# The digest (``ckdn.digest/2``) is the only thing a reader is meant to read, so it
+# is built to three promises:
+#
+# * **Sparse.** Absent keys mean empty / 0 / false; a green pass is five keys.
+# * **Deterministic.** Identical inputs give byte-identical canonical bytes
+#   (:func:`ckdn._lite.canonical.canonical`): no times, no hashes, no machine paths
+#   beyond ``run_dir``. Provenance goes to the meta document (``ckdn.meta/1``) instead.
+# * **Bounded in bytes.** Whatever the tool printed (a 2 GB log, a 100 MB line, a
+#   million findings, control characters, invalid UTF-8) the encoded digest stays
+#   under :data:`MAX_DIGEST_BYTES`. Every cut is counted where it happened, never
+#   silent: ``... [+N chars]`` on a line, ``... [+N more lines]`` in a snippet,
+#   ``findings_truncated``, ``... [+N more notes]``, a leading tail line
+#   ``... [N earlier tail lines dropped to fit the digest]``. The counts come as
+#   data from where the cut was made (a parser's :class:`~ckdn.documents.textcap.Cut`
+#   string, a finding's ``detail_omitted``, the artifact listing's count), never
+#   from reading a marker back.
+#
+# Text policy (applies to every string a digest carries, see
+# :mod:`ckdn.documents.textcap`): every string is inert. ANSI escape sequences are
+# stripped; every other character that acts (C0 but tab, DEL, C1, the bidi
+# controls, U+2028/U+2029) is shown escaped as ``\\uXXXX`` text, never raw and never
+# dropped; lone surrogates become U+FFFD. Width caps count shown characters (an
+# escape counts six), and no shown character costs more than four encoded bytes.
+# A finding ``message``, a note, a gate failure and every
+# summary string are single lines: their line breaks are folded into single
+# spaces (only whitespace is lost); a ``detail`` entry with line breaks is split
+# into several snippet lines. The log tail is read backwards from the end of the log.
+#
+# When the encoded digest exceeds :data:`DIGEST_BUDGET`, the fitting shrinks it in
+# a fixed order until it fits. What it cannot shrink is width-capped strings and at
+# most :data:`MAX_GATE_FAILURES` gate failures: under 40 KiB even if every shown
+# character took four bytes (``test_what_the_fitting_cannot_shrink_fits_the_budget``
+# does the sum), so the shrinking always ends under the budget.
+
 SCHEMA_DIGEST: Final = "ckdn.digest/2"
 
 #: Hard ceiling: ``len(canonical(build_digest(...)))`` is always below this.
@@ -629,6 +663,11 @@ def _prune_empty(node: dict[str, Any]) -> None:
 
 
 # -- The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose; and
+
+# The digest must be byte-identical for identical inputs, so times, the exact
+# command, the log's hash and the version live here instead, in exactly the keys
+# the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
+# validator rejects any other.
 
 SCHEMA_META: Final = "ckdn.meta/1"
 

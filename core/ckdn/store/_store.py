@@ -19,6 +19,19 @@ if TYPE_CHECKING:
 
 # -- Run-dir names: what a run dir is called, and what its name says about it.
 
+# A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
+# ``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
+# same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
+# number is one more than the highest already on disk for that second and label,
+# not the first free one, so a name created after pruning removed earlier names of
+# that second still sorts after the survivors. ``-`` sorts before ``.`` and the
+# sequence is zero-padded to three digits, so plain string order is creation
+# order for one label up to 999 runs in one second; ckdn itself orders by the
+# parsed key (timestamp, sequence, name), which stays right beyond that.
+#
+# The one way a path is shown (relative to cwd when it lies under it) lives
+# here too: a run dir is what digests, listings and refusals show most.
+
 TIMESTAMP = "%Y%m%dT%H%M%SZ"
 #: Leaves room for the timestamp, a sequence and ``.lock`` under NAME_MAX (255).
 MAX_LABEL_BYTES = 200
@@ -95,6 +108,14 @@ def shown_path(path: str, cwd: str) -> str:
 
 
 # -- Making a file or a run appear whole: the runs dir, the one atomic writer, and ``latest``.
+
+# A reader (an agent polling ``latest``, ``ckdn show`` in another terminal, the
+# next run's prune) must see either the old state or the new one, never half a
+# document: every document is written to a dot-entry in its own directory,
+# fsynced, then renamed into place, and ``latest`` is a symlink renamed over the
+# old one (or, where symlinks are unavailable, a ``LATEST`` file written the same
+# way). A runs dir ckdn creates gets a ``.gitignore`` of ``*`` at once, as
+# pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
 
 LATEST_LINK = "latest"
 LATEST_FILE = "LATEST"
@@ -220,6 +241,17 @@ def _unlink_missing_ok(path: str) -> None:
 
 
 # -- Reading the store: which runs there are, what a reference names, what a run left.
+
+# Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
+# are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
+# run. A run reference from a user is resolved through ``realpath`` and must land
+# on a run dir directly inside the runs dir, so no reference can escape it.
+#
+# ``latest`` is the most recent top-level run, finished or not: the run the
+# pointer names (an alias publishes its own run dir when it starts, its members
+# never publish), unless a run newer than that one is still unfinished (running,
+# or killed before it could publish), which is then the latest. A reader is never
+# skipped back to an older green.
 
 DIGEST = "digest.json"
 AGGREGATE = "aggregate.json"
@@ -417,6 +449,13 @@ class Resolver:
 
 
 # -- The per-check kernel lock that keeps two runs of one check apart.
+
+# One lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
+# ``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
+# when the holder dies, and the check's child process never inherits it. The
+# holder writes its pid and run dir name into the file and a clean release
+# truncates it, so a lock acquired with content still in it was left by a run that
+# ended without releasing; :meth:`ckdn.store.Store.begin` says so in a note.
 
 LOCKS = ".locks"
 #: A holder record is one short line; never read more than this.
@@ -616,6 +655,21 @@ def mark_abandoned(run_dir: str, kind_of: Callable[[str], str]) -> None:
 
 
 # -- The store of one project: its runs dir, and every way a run enters and leaves it.
+
+# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+# ``os.mkdir``, which fails rather than reuse a name, so two processes can never
+# share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+# lock reclaimed from a run that died holding it is reported in
+# :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
+# atomically (``_publish``); listing and references are ``_reading``. Pruning,
+# at the end of this module, keeps ``keep`` finished runs per check and never anything
+# else: unfinished runs are never touched (a run without ``digest.json`` may still be
+# running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
+# the check's lock is writing. A run is renamed to a dot-entry before it is deleted,
+# so a half-deleted run (its digest gone first) is never listed as an unfinished one;
+# ``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
+# turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
+# says which path and how to fix it.
 
 class RunDir:
     """One run being written; holds its check's lock until released.
