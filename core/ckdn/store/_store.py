@@ -656,12 +656,12 @@ def mark_abandoned(run_dir: str, kind_of: Callable[[str], str]) -> None:
 
 # -- The store of one project: its runs dir, and every way a run enters and leaves it.
 
-# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (run-dir names, above), made with
 # ``os.mkdir``, which fails rather than reuse a name, so two processes can never
-# share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+# share one. Each check's runs are serialized by its kernel lock (above); a
 # lock reclaimed from a run that died holding it is reported in
 # :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-# atomically (``_publish``); listing and references are ``_reading``. Pruning,
+# atomically, and listing and references are read, as the sections above do. Pruning,
 # at the end of this module, keeps ``keep`` finished runs per check and never anything
 # else: unfinished runs are never touched (a run without ``digest.json`` may still be
 # running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
