@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ckdn._lite import spawn
+from ckdn import _lite
 from ckdn.process import run_process
 
 DRIVER = r"""
@@ -116,18 +116,18 @@ def bench_true(work: Path, runs: int) -> None:
 def bench_trampoline(work: Path, runs: int) -> None:
     """What the parent-death trampoline (``setpriv --pdeathsig``) adds to a spawn: the
     same ``run_process(['true'])`` with it and without it, alternating."""
-    if not spawn.trampoline():
+    if not _lite.trampoline():
         print("  (no setpriv here: no trampoline to measure)")
         return
     log, env = work / "full.log", dict(os.environ)
-    found = spawn.trampoline()
+    found = _lite.trampoline()
     with_it, without = [], []
     for _ in range(runs):
-        spawn._trampoline = found
+        _lite._trampoline = found
         with_it.append(timed(run_process, ["true"], cwd=work, env=env, log_path=log))
-        spawn._trampoline = ""
+        _lite._trampoline = ""
         without.append(timed(run_process, ["true"], cwd=work, env=env, log_path=log))
-    spawn._trampoline = found
+    _lite._trampoline = found
     extra = statistics.median(with_it) - statistics.median(without)
     print(f"  without the trampoline                 {median_ms(without)}")
     print(f"  with {found} --pdeathsig  {median_ms(with_it)}")
@@ -151,15 +151,15 @@ def bench_tree(work: Path, runs: int) -> None:
     from ckdn.process import _cgroup, _group
     from ckdn.process._group import Tree
     from ckdn.process._runner import LogHash
-    from ckdn.store import _runlock
+    from ckdn.store import _store
 
     log = work / "tree.log"
     log.write_bytes(b"")
     hashed = LogHash(log)
-    lock = _runlock.open_lock(str(work / ".locks" / "x.lock"))
+    lock = _store.open_lock(str(work / ".locks" / "x.lock"))
 
     def record() -> None:
-        Tree(lambda child: _runlock.write_holder(lock, "20260101T000000Z-x", child)).started(
+        Tree(lambda child: _store.write_holder(lock, "20260101T000000Z-x", child)).started(
             os.getpid())
 
     print("the tree, every run (in process, median of 2000)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 from ckdn.process import RC_INTERRUPTED, RC_NOT_EXECUTABLE, RC_NOT_FOUND, RC_TIMEOUT, Exit
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ckdn._lite import spawn
+from ckdn import _lite
 
 
 @pytest.fixture(params=["posix_spawn", "popen"])
@@ -16,5 +16,5 @@ def spawn_path(request: pytest.FixtureRequest, tmp_path: Path,
     posix_spawn where the child runs in ckdn's own directory, Popen anywhere else."""
     monkeypatch.chdir(tmp_path)
     if request.param == "popen":
-        monkeypatch.setattr(spawn, "_use_posix_spawn", False)
+        monkeypatch.setattr(_lite, "_use_posix_spawn", False)
     return str(request.param)

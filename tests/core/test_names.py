@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ckdn.config import load_config
 from ckdn.errors import ConfigError
-from ckdn.store._names import parse_name
+from ckdn.store._store import parse_name
 
 RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)")
 CHECK_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,63}\Z")

@@ -213,7 +213,7 @@ def _exit_now(code: int) -> NoReturn:
 
 
 def _fail(message: str) -> None:
-    """A refusal: one line on stderr (the verbs' own notes: :func:`ckdn.cli._output.note`)."""
+    """A refusal: one line on stderr (the verbs' own notes: :func:`ckdn.cli._verb_io.note`)."""
     try:  # noqa: SIM105 - contextlib is not imported on the run path
         sys.stderr.write(f"ckdn: {one_line(message)}\n")
     except (OSError, ValueError, AttributeError):  # nowhere to say it: the exit code says it

@@ -4,8 +4,7 @@ or CI; runs nothing."""
 from __future__ import annotations
 
 from ckdn.app.queries import REPORT_FORMATS, annotate
-from ckdn.cli._output import colour, write_output
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import colour, load_config, write_output
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -4,8 +4,7 @@ the ledger ``ckdn plan`` reads."""
 from __future__ import annotations
 
 from ckdn.app.shards import update_durations
-from ckdn.cli._output import print_document
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import load_config, print_document
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -4,8 +4,7 @@ document a test dashboard ingests; runs nothing."""
 from __future__ import annotations
 
 from ckdn.app.exchange import EXPORT_FORMATS, export_run
-from ckdn.cli._output import write_output
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import load_config, write_output
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ckdn.app.queries import prune_runs, shown_runs_dir
-from ckdn.cli._output import print_line
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import load_config, print_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import sys
 from ckdn import app
 from ckdn.app.freshness import status as tree_status
 from ckdn.app.queries import BRIEF_BYTES, brief_red, read_document
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import load_config
 from ckdn.errors import CkdnError, UsageError, one_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

@@ -10,8 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ckdn.app.importing import IMPORT_FORMATS, import_results
-from ckdn.cli._output import print_document
-from ckdn.cli._project import GLOBAL_OPTIONS, load_config
+from ckdn.cli._verb_io import GLOBAL_OPTIONS, load_config, print_document
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

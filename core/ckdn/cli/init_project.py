@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 
 from ckdn.app.queries import AGENTS, write_agent_kit, write_skills, write_starter
-from ckdn.cli._output import print_line
-from ckdn.cli._project import load_config, project_dir
+from ckdn.cli._verb_io import load_config, print_line, project_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

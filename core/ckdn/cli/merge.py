@@ -4,8 +4,7 @@ missing or disagrees."""
 from __future__ import annotations
 
 from ckdn import app
-from ckdn.cli._output import print_document
-from ckdn.cli._project import load_config, require_baseline
+from ckdn.cli._verb_io import load_config, print_document, require_baseline
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -10,8 +10,14 @@ import os
 from types import SimpleNamespace
 
 from ckdn import app
-from ckdn.cli._output import colour, print_document, write_text
-from ckdn.cli._project import GLOBAL_OPTIONS, load_config, require_baseline
+from ckdn.cli._verb_io import (
+    GLOBAL_OPTIONS,
+    colour,
+    load_config,
+    print_document,
+    require_baseline,
+    write_text,
+)
 from ckdn.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

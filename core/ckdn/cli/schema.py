@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ckdn.app.queries import load_schema, schema_ids
-from ckdn.cli._output import print_line
+from ckdn.cli._verb_io import print_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

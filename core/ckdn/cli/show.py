@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ckdn.app.queries import read_run, render, report_text
-from ckdn.cli._output import colour, print_document, print_line, terminal, write_text
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import colour, load_config, print_document, print_line, terminal, write_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

@@ -4,8 +4,7 @@ still holds for the tree now (exit 0 only when every named check is a fresh ``pa
 from __future__ import annotations
 
 from ckdn.app.freshness import render_status, status
-from ckdn.cli._output import print_document, print_line
-from ckdn.cli._project import load_config
+from ckdn.cli._verb_io import load_config, print_document, print_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

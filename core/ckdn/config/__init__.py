@@ -4,16 +4,19 @@ The starter file ``ckdn init`` writes is :mod:`ckdn.config.starter` (``ckdn run`
 needs it, and it needs :mod:`typing`).
 """
 
-from ckdn.config._load import IMPORT_FORMATS, config_path, default_config, load_config
-from ckdn.config._values import (
+from ckdn.config._load import (
     CONFIG_ENV,
     CONFIG_NAME,
     HOST_SEPARATOR,
+    IMPORT_FORMATS,
     Alias,
     Check,
     Config,
     ImportSource,
     RunSettings,
+    config_path,
+    default_config,
+    load_config,
 )
 
 __all__ = [

@@ -1,15 +1,18 @@
 """The documents a run leaves, built to their contracts: digest, aggregate, meta."""
 
-from ckdn._lite.canonical import canonical as encode
+from ckdn._lite import canonical as encode
 from ckdn.documents._digest import (
     DIGEST_BUDGET,
     MAX_ARTIFACTS,
     MAX_DIGEST_BYTES,
+    SCHEMA_CHANGE,
     SCHEMA_DIGEST,
+    SCHEMA_META,
     Bounds,
+    build_change,
     build_digest,
+    build_meta,
 )
-from ckdn.documents._meta import SCHEMA_CHANGE, SCHEMA_META, build_change, build_meta
 
 __all__ = [
     "DIGEST_BUDGET",

@@ -1,12 +1,14 @@
-"""The digest, the one document a run leaves for a reader to read."""
+"""The documents a run leaves to be read: the digest; the meta (``ckdn.meta/1``), the provenance
+the digest leaves out on purpose; and the change a diff-scoped gate judged (``ckdn.change/1``)."""
 
 from __future__ import annotations
 
 import math
+import time
 from itertools import islice
 
-from ckdn._lite.canonical import canonical, encoded_size
-from ckdn._lite.record import Record, record
+from ckdn import __version__
+from ckdn._lite import Record, canonical, encoded_size, record
 from ckdn.documents.textcap import (
     ARTIFACT_WIDTH,
     CHECK_WIDTH,
@@ -19,6 +21,7 @@ from ckdn.documents.textcap import (
     clean_cap,
     clean_line,
     parts,
+    unsurrogate,
 )
 from ckdn.reconcile import ERROR, FAIL, PARSE_MISMATCH, PASS, STATUSES
 
@@ -29,11 +32,13 @@ if TYPE_CHECKING:
 
     from ckdn.documents.types import (
         BaselineCounts,
+        ChangeDoc,
         Digest,
         FindingDoc,
         GateDoc,
         ImportedFacts,
         ImportedOrigin,
+        Meta,
         ScopeDoc,
     )
     from ckdn.parsers.base import Finding, ParseResult
@@ -41,12 +46,15 @@ if TYPE_CHECKING:
     from ckdn.reconcile import Verdict
     from ckdn.redact import Redaction
 
+
+# -- The digest, the one document a run leaves for a reader to read.
+
 # The digest (``ckdn.digest/2``) is the only thing a reader is meant to read, so it
 # is built to three promises:
 #
 # * **Sparse.** Absent keys mean empty / 0 / false; a green pass is five keys.
 # * **Deterministic.** Identical inputs give byte-identical canonical bytes
-#   (:func:`ckdn._lite.canonical.canonical`): no times, no hashes, no machine paths
+#   (:func:`ckdn._lite.canonical`): no times, no hashes, no machine paths
 #   beyond ``run_dir``. Provenance goes to the meta document (``ckdn.meta/1``) instead.
 # * **Bounded in bytes.** Whatever the tool printed (a 2 GB log, a 100 MB line, a
 #   million findings, control characters, invalid UTF-8) the encoded digest stays
@@ -656,3 +664,76 @@ def _prune_empty(node: dict[str, Any]) -> None:
             _prune_empty(value)
             if not value:
                 del node[key]
+
+
+# -- The meta document (``ckdn.meta/1``): the provenance the digest leaves out on purpose; and
+
+# The digest must be byte-identical for identical inputs, so times, the exact
+# command, the log's hash and the version live here instead, in exactly the keys
+# the published ``ckdn.meta/1`` schema allows (CONTRACT.md): a consumer's
+# validator rejects any other.
+
+SCHEMA_META: Final = "ckdn.meta/1"
+
+
+def build_meta(*, check: str, argv: Sequence[str], exit: Exit, started_at: float,
+               finished_at: float, log_sha256: str, log_bytes: int, parser: str,
+               env_keys: Iterable[str] = ()) -> Meta:
+    """The ``ckdn.meta/1`` provenance of one run: the published key set, nothing else (the
+    change a diff-scoped gate judged is in ``change.json``: :func:`build_change`).
+
+    ``command`` is the argv after ``{run_dir}`` substitution; ``started_at`` is
+    ISO 8601 UTC in whole seconds with a ``+00:00`` offset; ``duration_s`` is the
+    runner's measurement (wall clock between the two times when it has none),
+    rounded to milliseconds; ``env_keys`` are the names (never the values) the
+    check's ``env`` set, sorted, and absent when it set none.
+    """
+
+    duration = exit.duration if exit.duration > 0 else max(0.0, finished_at - started_at)
+    meta: Meta = {
+        "schema": SCHEMA_META,
+        "ckdn_version": __version__,
+        "check": check,
+        "parser": parser,
+        "command": [unsurrogate(arg) for arg in argv],
+        "rc": int(exit.rc),
+        "timed_out": bool(exit.timed_out),
+        "interrupted": bool(exit.interrupted),
+        "started_at": _iso_utc(started_at),
+        "duration_s": round(duration, 3),
+        "log_sha256": log_sha256,
+        "log_bytes": int(log_bytes),
+    }
+    keys = sorted({unsurrogate(key) for key in env_keys})
+    if keys:
+        meta["env_keys"] = keys
+    return meta
+
+
+SCHEMA_CHANGE: Final = "ckdn.change/1"
+
+
+def build_change(*, check: str, gate: GateDoc, facts: ScopeDoc, sha256: str,
+                 size: int) -> ChangeDoc:
+    """``change.json`` (``ckdn.change/1``), the sidecar of a run a diff-scoped gate judged:
+    the change (base, head, the diff's SHA-256 and bytes), the policy, the counts. No
+    times: equal changes and findings give equal bytes."""
+    doc: ChangeDoc = {"schema": SCHEMA_CHANGE, "check": check, "policy": facts["policy"],
+                      "gate": gate["status"], "gated": int(facts.get("gated", 0))}
+    if gate.get("reason"):
+        doc["reason"] = gate["reason"]
+    for key in ("origin", "base", "head"):
+        value = facts.get(key)
+        if isinstance(value, str) and value:
+            doc[key] = value
+    if sha256:
+        doc["diff"] = {"sha256": sha256, "bytes": max(0, int(size))}
+    if "counts" in facts:
+        doc["counts"] = facts["counts"]
+    return doc
+
+
+def _iso_utc(timestamp: float) -> str:
+    """``datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")``
+    (``2026-07-07T10:15:00+00:00``), without importing datetime."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(timestamp // 1))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 from ckdn.reconcile import ERROR, PASS, SKIPPED, STATUSES, exit_code
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

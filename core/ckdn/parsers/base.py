@@ -10,7 +10,7 @@ import abc
 import math
 import os
 
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 from ckdn.documents.textcap import Snippet, cut, snippet
 from ckdn.parsers._loglines import log_lines, numbered_lines
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from decimal import Decimal
 
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

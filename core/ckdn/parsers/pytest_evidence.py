@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ckdn._lite.canonical import canonical
+from ckdn._lite import canonical
 from ckdn.documents.textcap import Cut, cut
 from ckdn.evidence_files import NotRegular, open_regular, read_regular
 from ckdn.parsers._jsonstream import JsonStream, kind_of

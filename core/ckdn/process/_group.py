@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Protocol
 
-    from ckdn._lite.spawn import Process
+    from ckdn._lite import Process
     from ckdn.process._cgroup import Cgroup
     from ckdn.process.stop import StopRequest
 

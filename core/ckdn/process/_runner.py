@@ -8,8 +8,8 @@ import os
 import sys
 import time
 
-from ckdn._lite import spawn
-from ckdn._lite.record import Record, record
+from ckdn import _lite
+from ckdn._lite import Record, record
 from ckdn.process._group import MARKER, Child, Stops, Tree, live_members
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Protocol
 
-    from ckdn._lite.spawn import Process
+    from ckdn._lite import Process
     from ckdn.process._progress import Progress
     from ckdn.process.stop import StopRequest
 
@@ -372,7 +372,7 @@ def _spawn(
     """
     start = time.monotonic()
     try:
-        return spawn.start(args, cwd, env, log_fd)
+        return _lite.spawn(args, cwd, env, log_fd)
     except OSError as error:
         rc, note = _never_started(args[0], cwd, error)
         os.write(log_fd, f"ckdn: {note}\n".encode(errors="surrogateescape"))

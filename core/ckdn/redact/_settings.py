@@ -49,7 +49,7 @@ class RedactSettings:
     are never redacted; ``names`` are more variable names (``*`` globs) whose values are
     secrets; ``patterns`` are ``(rule name, regular expression)`` pairs.
 
-    Frozen and compared by value, written out rather than a :mod:`ckdn._lite.record`:
+    Frozen and compared by value, written out rather than a :func:`ckdn._lite.record`:
     this module is on every run's path, and making a record class costs as much as
     the rest of the module.
     """

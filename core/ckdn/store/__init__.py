@@ -1,9 +1,14 @@
 """The evidence store: run directories, their locks, ``latest``, listing, pruning."""
 
-from ckdn.store._names import check_of, shown_path
-from ckdn.store._publish import write_atomic
-from ckdn.store._reading import FINISHED_MARKERS, RunInfo
-from ckdn.store._store import RunDir, Store
+from ckdn.store._store import (
+    FINISHED_MARKERS,
+    RunDir,
+    RunInfo,
+    Store,
+    check_of,
+    shown_path,
+    write_atomic,
+)
 
 __all__ = [
     "FINISHED_MARKERS",

@@ -1,27 +1,667 @@
-"""The store of one project: its runs dir, and every way a run enters and leaves it."""
+"""The store of one project: its runs dir, run names, locks, atomic writes, reading, pruning."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 import time
 
-from ckdn._lite.rmtree import rmtree
-from ckdn.errors import RefusedError, UsageError, one_line, os_reason
-from ckdn.store import _publish, _runlock
-from ckdn.store._names import TIMESTAMP, parse_name, run_name, shown_path, validate_label
-from ckdn.store._reading import Resolver, RunInfo, kind_of, list_runs, names_of
+from ckdn._lite import Record, canonical, record, rmtree
+from ckdn.errors import BusyError, RefusedError, UsageError, one_line, os_reason, quote
+from ckdn.evidence_files import read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from types import TracebackType
 
-# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (``_names``), made with
+
+# -- Run-dir names: what a run dir is called, and what its name says about it.
+
+# A run dir is ``<runs_dir>/<UTC %Y%m%dT%H%M%SZ>-<check>``, e.g.
+# ``20260707T101500Z-ruff``. A second run of the same check (or alias) in the
+# same second is ``20260707T101500Z.001-ruff``, then ``.002`` ... The sequence
+# number is one more than the highest already on disk for that second and label,
+# not the first free one, so a name created after pruning removed earlier names of
+# that second still sorts after the survivors. ``-`` sorts before ``.`` and the
+# sequence is zero-padded to three digits, so plain string order is creation
+# order for one label up to 999 runs in one second; ckdn itself orders by the
+# parsed key (timestamp, sequence, name), which stays right beyond that.
+#
+# The one way a path is shown (relative to cwd when it lies under it) lives
+# here too: a run dir is what digests, listings and refusals show most.
+
+TIMESTAMP = "%Y%m%dT%H%M%SZ"
+#: Leaves room for the timestamp, a sequence and ``.lock`` under NAME_MAX (255).
+MAX_LABEL_BYTES = 200
+
+
+def check_of(name: str) -> str:
+    """The check (or alias) a run dir name belongs to: ``20260707T101500Z-ruff`` -> ``ruff``."""
+    parsed = parse_name(name)
+    if parsed is None:
+        raise UsageError(
+            f"{quote(name)} is not a run dir name; expected <YYYYmmddTHHMMSSZ>-<check>"
+            " as listed by `ckdn list`"
+        )
+    return parsed[2]
+
+
+def parse_name(name: str) -> tuple[str, int, str] | None:
+    r"""``(stamp, seq, label)`` when ``name`` is ``<YYYYmmddTHHMMSSZ>[.<seq>]-<label>``, else None.
+
+    What the pattern ``(\d{8}T\d{6}Z)(?:\.(\d{3,}))?-([^/\0]+)`` matches in full,
+    read without compiling it (every run parses names; few need a regex).
+    """
+    stamp, rest = name[:16], name[16:]
+    if not (stamp[8:9] == "T" and stamp[15:] == "Z" and stamp[:8].isdecimal()
+            and stamp[9:15].isdecimal()):
+        return None
+    seq = 0
+    if rest.startswith("."):
+        digits, dash, label = rest[1:].partition("-")
+        if not (dash and len(digits) >= 3 and digits.isdecimal()):
+            return None
+        seq = int(digits)
+    elif rest.startswith("-"):
+        label = rest[1:]
+    else:
+        return None
+    if not label or "/" in label or "\0" in label:
+        return None
+    return stamp, seq, label
+
+
+def run_name(stamp: str, seq: int, label: str) -> str:
+    return f"{stamp}-{label}" if seq == 0 else f"{stamp}.{seq:03d}-{label}"
+
+
+def validate_label(label: str) -> None:
+    """A check or alias name becomes part of a file name; refuse any that cannot."""
+    bad = (
+        not label
+        or label.startswith(".")
+        or "/" in label
+        or "\0" in label
+        or (os.altsep is not None and os.altsep in label)
+        or len(label.encode("utf-8", "surrogateescape")) > MAX_LABEL_BYTES
+    )
+    if bad:
+        raise UsageError(
+            f"check name {quote(label)} cannot name a run dir: it must be non-empty, not start"
+            f" with '.', hold no '/' or NUL, and be at most {MAX_LABEL_BYTES} bytes;"
+            " rename it in ckdn.toml"
+        )
+
+
+def shown_path(path: str, cwd: str) -> str:
+    """``path`` (absolute, normalised) relative to ``cwd`` when it lies under it, else as is.
+
+    How digests, listings and messages show a path: ``.agent-runs/...`` for the
+    usual run dir, the full path for one elsewhere (never a ``../`` climb).
+    """
+    if path == cwd:
+        return "."
+    inside = cwd.rstrip(os.sep) + os.sep
+    return path[len(inside):] if path.startswith(inside) else path
+
+
+# -- Making a file or a run appear whole: the runs dir, the one atomic writer, and ``latest``.
+
+# A reader (an agent polling ``latest``, ``ckdn show`` in another terminal, the
+# next run's prune) must see either the old state or the new one, never half a
+# document: every document is written to a dot-entry in its own directory,
+# fsynced, then renamed into place, and ``latest`` is a symlink renamed over the
+# old one (or, where symlinks are unavailable, a ``LATEST`` file written the same
+# way). A runs dir ckdn creates gets a ``.gitignore`` of ``*`` at once, as
+# pytest's, mypy's and ruff's caches do: evidence is never committed by accident.
+
+LATEST_LINK = "latest"
+LATEST_FILE = "LATEST"
+#: LATEST holds one short line; never read more than this.
+_SMALL_READ = 4096
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = b"# Created by ckdn automatically.\n*\n"
+
+
+def make_runs_dir(runs_dir: str, mode: int = 0o777) -> None:
+    """Make ``runs_dir`` (and its parents, with the default mode) unless it is there, with
+    ``mode`` (less the umask); the one ckdn makes gets its ``.gitignore``. Raises
+    ``OSError`` (``FileExistsError`` for a file in the way)."""
+    try:
+        os.mkdir(runs_dir, mode)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(runs_dir), exist_ok=True)
+        make_runs_dir(runs_dir, mode)
+        return
+    except FileExistsError:
+        if os.path.isdir(runs_dir):
+            return
+        raise
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.join(runs_dir, GITIGNORE), flags, 0o644)
+    except FileExistsError:  # written already by whoever raced us to it
+        return
+    with open(fd, "wb") as handle:
+        handle.write(GITIGNORE_TEXT)
+
+
+def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = True,
+                 mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new one.
+
+    ``data`` may be chunks (a file of a million findings is written as it is
+    encoded, never held whole).
+
+    The temp file is a dot-entry in the same directory (``os.replace`` must not
+    cross file systems), so it is never read as evidence and never left behind
+    on failure. ``durable`` fsyncs it first: after a power cut a new file renamed
+    without fsync can survive empty on ext4 and XFS. ``mode`` (less the umask) is the
+    new file's (0600 for a private run's documents). Raises ``OSError``.
+    """
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        with open(fd, "wb") as handle:
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                for chunk in data:
+                    handle.write(chunk)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_missing_ok(tmp)
+        raise
+
+
+def publish(runs_dir: str, run_dir: str, *, durable: bool = True) -> None:
+    """Point ``latest`` at ``run_dir`` atomically, or write ``LATEST`` where symlinks fail.
+
+    A ``LATEST`` left from a time symlinks failed is removed once one works; a
+    ``latest`` left from a time they worked is removed when falling back, so the
+    two never disagree about the newest run. Raises ``OSError``, and
+    ``ValueError`` for a path that is not a run dir of ``runs_dir``.
+    """
+    parent, name = os.path.split(run_dir)
+    if parent != runs_dir or parse_name(name) is None:
+        raise ValueError(f"{run_dir} is not a run dir of {runs_dir}")
+    link = os.path.join(runs_dir, LATEST_LINK)
+    marker = os.path.join(runs_dir, LATEST_FILE)
+    tmp = os.path.join(runs_dir, f".{LATEST_LINK}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    if _swap_symlink(name, tmp, link):
+        _unlink_missing_ok(marker)
+    else:
+        write_atomic(marker, name.encode("utf-8", "surrogateescape") + b"\n", durable=durable)
+        if os.path.islink(link):
+            os.unlink(link)
+
+
+def published(runs_dir: str) -> list[str]:
+    """Names ``latest`` and ``LATEST`` point at, in that order of precedence."""
+    names: list[str] = []
+    try:  # noqa: SIM105 - `ckdn run` does not import contextlib
+        names.append(os.readlink(os.path.join(runs_dir, LATEST_LINK)))
+    except OSError:
+        pass  # absent, or not a symlink: not published that way
+    try:
+        # Never through a symlink, never blocking on a FIFO planted under that name.
+        data = read_regular(os.path.join(runs_dir, LATEST_FILE), _SMALL_READ)
+    except OSError:  # absent, unreadable, a symlink: the symlink or a listing decides
+        return names
+    names.extend(data.decode("utf-8", "surrogateescape").splitlines()[:1])
+    return names
+
+
+def _swap_symlink(name: str, tmp: str, link: str) -> bool:
+    """True when ``link`` now points at ``name``; False when symlinks are unavailable."""
+    try:
+        os.symlink(name, tmp)
+    except (OSError, NotImplementedError):
+        return False
+    try:
+        os.replace(tmp, link)
+    except OSError:
+        # e.g. a real directory named `latest` is in the way: fall back, leave it.
+        os.unlink(tmp)
+        return False
+    return True
+
+
+def _unlink_missing_ok(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+
+
+# -- Reading the store: which runs there are, what a reference names, what a run left.
+
+# Dot-prefixed entries (``.locks``, ``.gitignore``, temp files, runs being pruned)
+# are bookkeeping, and ``latest``/``LATEST`` are pointers: none of them is ever a
+# run. A run reference from a user is resolved through ``realpath`` and must land
+# on a run dir directly inside the runs dir, so no reference can escape it.
+#
+# ``latest`` is the most recent top-level run, finished or not: the run the
+# pointer names (an alias publishes its own run dir when it starts, its members
+# never publish), unless a run newer than that one is still unfinished (running,
+# or killed before it could publish), which is then the latest. A reader is never
+# skipped back to an older green.
+
+DIGEST = "digest.json"
+AGGREGATE = "aggregate.json"
+#: Marker file -> RunInfo.kind; the first present wins.
+FINISHED_MARKERS = ((DIGEST, "digest"), (AGGREGATE, "aggregate"))
+
+@record
+class RunInfo(Record):
+    __slots__ = ("check", "finished", "kind", "name", "path")
+    name: str
+    path: str
+    check: str
+    finished: bool
+    kind: str  # "digest" | "aggregate" | "unfinished"
+
+    def __init__(self, name: str, path: str, check: str, finished: bool, kind: str) -> None:
+        self._assign(name, path, check, finished, kind)
+
+
+def kind_of(path: str) -> str:
+    """What the run dir holds, from its marker's own entry (never followed).
+
+    A marker that is not a directory counts, even a planted symlink or FIFO: the
+    run then reads as finished and the one reader refuses the file in one line,
+    rather than calling the run unfinished.
+    """
+    for marker, kind in FINISHED_MARKERS:
+        try:
+            mode = os.lstat(os.path.join(path, marker)).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISDIR(mode):
+            return kind
+    return "unfinished"
+
+
+def _run_entries(runs_dir: str, check: str | None) -> Iterator[tuple[os.DirEntry[str],
+                                                                    tuple[str, int, str]]]:
+    """``(entry, (stamp, seq, label))`` of every run dir (of ``check``), by name first.
+
+    Naming ``check`` filters by name before anything is looked up on disk: a
+    prune after each run must not pay for every other check's runs.
+    ``is_dir()`` treats an entry pruned meanwhile as absent rather than raising.
+    """
+    try:
+        listing = os.scandir(runs_dir)
+    except FileNotFoundError:
+        return
+    with listing as entries:
+        for entry in entries:
+            parsed = parse_name(entry.name)
+            if parsed is not None and (check is None or parsed[2] == check) \
+                    and entry.is_dir(follow_symlinks=False):
+                yield entry, parsed
+
+
+def names_of(runs_dir: str, check: str) -> list[str]:
+    """The run dir names of ``check``, newest first, read from their names alone.
+
+    One check's runs never overlap (its lock serializes them), so their names'
+    (stamp, sequence) order is their order: nothing is stat'ed. What every run's
+    prune reads; ``OSError`` when the runs dir cannot be listed.
+    """
+    found = sorted(((stamp, seq, entry.name) for entry, (stamp, seq, _label)
+                    in _run_entries(runs_dir, check)), reverse=True)
+    return [name for _stamp, _seq, name in found]
+
+
+def list_runs(runs_dir: str, check: str | None) -> list[RunInfo]:
+    """Every run dir (or every one of ``check``), newest first; ``OSError`` if unreadable."""
+    found: list[RunInfo] = []
+    order: dict[str, tuple[str, int, int, str]] = {}
+    for entry, (stamp, seq, label) in _run_entries(runs_dir, check):
+        path = os.path.join(runs_dir, entry.name)
+        kind = kind_of(path)
+        try:
+            # Runs of different checks in the same second: the one sealed last
+            # (its digest renamed in last) is the newest.
+            mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+        except OSError:
+            mtime = 0
+        found.append(RunInfo(entry.name, path, label, kind != "unfinished", kind))
+        order[entry.name] = (stamp, mtime, seq, entry.name)
+    found.sort(key=lambda info: order[info.name], reverse=True)
+    return found
+
+
+class Resolver:
+    """Turns a user's run reference into a run dir of ``runs_dir``, or a one-line refusal."""
+
+    def __init__(self, runs_dir: str, cwd: str, shown: Callable[[str], str],
+                 runs: Callable[[str | None], list[RunInfo]]) -> None:
+        self.runs_dir = runs_dir
+        self.cwd = cwd
+        self.shown = shown
+        self.runs = runs
+
+    def resolve(self, ref: str | None, *, name_only: bool = False) -> str:
+        """The run dir ``ref`` names, never anything outside the runs dir.
+
+        ``None`` (or ``latest``) is :meth:`latest`. Otherwise ``ref`` is a run dir
+        name, a check's name (its newest run), or (unless ``name_only``, as for MCP
+        run ids) a path relative to cwd or absolute that must land, after following
+        symlinks, on a run dir directly inside the runs dir.
+        """
+        if ref is None or ref in (LATEST_LINK, LATEST_FILE):
+            return self.latest()
+        try:
+            return self._resolve_ref(ref, name_only=name_only)
+        except (OSError, ValueError) as exc:  # e.g. a NUL byte or an over-long path
+            raise UsageError(
+                f"run reference {quote(ref)} cannot be read: {one_line(str(exc))};"
+                " pass a run dir name from `ckdn list`"
+            ) from exc
+
+    def _resolve_ref(self, ref: str, *, name_only: bool) -> str:
+        is_name = "/" not in ref and (os.altsep is None or os.altsep not in ref)
+        if not ref or (is_name and ref.startswith(".")):
+            raise UsageError(
+                f"run reference {quote(ref)} is not a run; pass a run dir name from `ckdn list`"
+            )
+        if is_name and parse_name(ref) is None:
+            return self._newest_of(ref)
+        if is_name:
+            candidate = os.path.join(self.runs_dir, ref)
+        elif name_only:
+            raise UsageError(
+                f"run reference {quote(ref)} is a path; pass a run dir name from `ckdn list`"
+            )
+        else:
+            candidate = os.path.join(self.cwd, ref)
+        parent, name = os.path.split(os.path.realpath(candidate))
+        if parent != os.path.realpath(self.runs_dir):
+            raise UsageError(
+                f"run reference {quote(ref)} is outside the runs dir"
+                f" {self.shown(self.runs_dir)}; pass a run dir name from `ckdn list`"
+            )
+        if parse_name(name) is None or not os.path.isdir(os.path.join(parent, name)):
+            raise UsageError(
+                f"no run {quote(ref)} in {self.shown(self.runs_dir)};"
+                " `ckdn list` shows the stored runs"
+            )
+        return os.path.join(self.runs_dir, name)
+
+    def _newest_of(self, check: str) -> str:
+        """The newest run of ``check``, finished or not (``ckdn show ruff``): like
+        ``latest``, it never skips back past a run that died to an older green one."""
+        runs = self.runs(check)
+        if runs:
+            return runs[0].path
+        hosted = sorted({info.check for info in self.runs(None)
+                         if info.check.startswith(check + "@")})
+        if hosted:  # a tox env's or nox session's runs are CHECK@ENV (config's HOST_SEPARATOR)
+            named = ", ".join(quote(name) for name in hosted[:5])
+            more = f" and {len(hosted) - 5} more" if len(hosted) > 5 else ""
+            raise UsageError(
+                f"no run {quote(check)} in {self.shown(self.runs_dir)}, but runs of"
+                f" {named}{more}: name one, as in `ckdn show {hosted[0]}`"
+            )
+        raise UsageError(
+            f"no run {quote(check)} in {self.shown(self.runs_dir)}: neither a run dir"
+            " nor a check with a stored run; `ckdn list` shows the stored runs"
+        )
+
+    def _contained(self, name: str) -> str | None:
+        """``runs_dir/name`` when that is (or links to) a run dir inside the runs dir."""
+        if "/" in name or "\0" in name or parse_name(name) is None:
+            return None
+        parent, real = os.path.split(os.path.realpath(os.path.join(self.runs_dir, name)))
+        if parent != os.path.realpath(self.runs_dir) or parse_name(real) is None:
+            return None
+        if not os.path.isdir(os.path.join(parent, real)):
+            return None
+        return os.path.join(self.runs_dir, real)
+
+    def latest(self) -> str:
+        """The most recent top-level run: the published one, or an unfinished newer one.
+
+        The pointer is ``latest``, else ``LATEST``. Runs newer than the one it
+        names that are finished are an alias's members (they never publish) and
+        are passed over; the newest unfinished one is a run still going or one
+        that died before it could publish, and is the answer. With no usable
+        pointer, the newest run of all.
+        """
+        pointer = next((found for name in published(self.runs_dir)
+                        if (found := self._contained(name)) is not None), None)
+        for info in self.runs(None):
+            if pointer is None or info.path == pointer or not info.finished:
+                return info.path
+        if pointer is not None:
+            return pointer
+        raise UsageError(
+            f"no run in {self.shown(self.runs_dir)} yet; start one with `ckdn run <check>`"
+        )
+
+
+# -- The per-check kernel lock that keeps two runs of one check apart.
+
+# One lock per check, ``<runs_dir>/.locks/<check>.lock``, taken with
+# ``flock(LOCK_EX | LOCK_NB)`` on a close-on-exec descriptor: the kernel drops it
+# when the holder dies, and the check's child process never inherits it. The
+# holder writes its pid and run dir name into the file and a clean release
+# truncates it, so a lock acquired with content still in it was left by a run that
+# ended without releasing; :meth:`ckdn.store.Store.begin` says so in a note.
+
+LOCKS = ".locks"
+#: A holder record is one short line; never read more than this.
+_HOLDER_BYTES = 4096
+#: How long a refused run waits for the holder's record to be complete (seconds).
+_SETTLE = 0.2
+
+
+class Holder:
+    """What a lock file says about the process that holds (or held) it, and its child."""
+
+    __slots__ = ("child", "pid", "run_dir")
+
+    def __init__(self, pid: int | None, run_dir: str | None,
+                 child: dict[str, object] | None = None) -> None:
+        self.pid = pid
+        self.run_dir = run_dir
+        self.child = child
+
+
+def lock_path(runs_dir: str, check: str) -> str:
+    return os.path.join(runs_dir, LOCKS, f"{check}.lock")
+
+
+def open_lock(path: str) -> int:
+    """The lock file's descriptor, made with its directory if need be; ``OSError`` if not."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # O_NOFOLLOW: a planted symlink must not make us truncate another file.
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    return os.open(path, flags, 0o644)
+
+
+def acquire(fd: int, check: str, runs_dir: str, shown: Callable[[str], str]) -> None:
+    """Take ``check``'s lock on ``fd`` without waiting.
+
+    Refused (one line) when another live process holds it, or when the file
+    system cannot lock. ``shown`` turns a path into its one-line display form.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _held(check, _settled_holder(fd), runs_dir, shown) from None
+    except OSError as exc:
+        raise RefusedError(
+            f"cannot lock {shown(lock_path(runs_dir, check))}: {os_reason(exc)}; the runs dir"
+            " must be on a file system with flock support (set [run].runs_dir in ckdn.toml)"
+        ) from exc
+
+
+def _settled_holder(fd: int) -> Holder | None:
+    """The busy lock's record, once the holder has had a moment to complete it.
+
+    A holder writes its pid right after taking the lock and its run dir name
+    right after making the dir. A run refused in between would read an empty or
+    partial record and say "pid unknown"; the refusal is worth up to ``_SETTLE``
+    seconds of waiting to name both. A holder that never completes it (stopped
+    in between) is reported as it stands.
+    """
+    deadline = time.monotonic() + _SETTLE
+    holder = read_holder(fd)
+    while (holder is None or holder.pid is None or holder.run_dir is None) \
+            and time.monotonic() < deadline:
+        time.sleep(0.005)
+        holder = read_holder(fd)
+    return holder
+
+
+def read_holder(fd: int) -> Holder | None:
+    """The record in an open lock file; ``None`` for an empty (cleanly released) one."""
+    data = os.pread(fd, _HOLDER_BYTES, 0)
+    if not data.strip():
+        return None
+    import json  # here: json costs every run, and only a held or reclaimed lock is read
+
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return Holder(None, None)
+    if not isinstance(doc, dict):
+        return Holder(None, None)
+    pid = doc.get("pid")
+    run_dir = doc.get("run_dir")
+    return Holder(
+        pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+        run_dir if isinstance(run_dir, str) and parse_name(run_dir) is not None else None,
+        _child(doc.get("child")),
+    )
+
+
+def _child(value: object) -> dict[str, object] | None:
+    """A child record as written: an object of plain strings and integers, else nothing."""
+    if not isinstance(value, dict) or not value:
+        return None
+    for key, item in value.items():
+        if not isinstance(key, str) or isinstance(item, bool) \
+                or not isinstance(item, int | str):
+            return None
+    return value
+
+
+def write_holder(fd: int, run_dir: str | None, child: dict[str, object] | None = None) -> None:
+    """Write the record over the old one, then cut what is left of it: never empty meanwhile."""
+    doc: dict[str, object] = {"pid": os.getpid()}
+    if run_dir is not None:
+        doc["run_dir"] = run_dir
+    if child:
+        doc["child"] = child
+    data = canonical(doc) + b"\n"
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
+
+
+def clear_holder(fd: int) -> None:
+    """Empty the record: the mark of a clean release."""
+    os.ftruncate(fd, 0)
+
+
+def release(fd: int) -> None:
+    """Clean release: clear the record, then drop the lock."""
+    try:
+        clear_holder(fd)
+    finally:
+        # Closing the only descriptor of this open file drops the flock.
+        os.close(fd)
+
+
+def take_if_free(runs_dir: str, check: str) -> int | None:
+    """``check``'s lock taken, if it exists and nobody holds it (the descriptor: closing it
+    drops the lock); None when it is held, missing or cannot be locked."""
+    if check.startswith(".") or "/" in check:
+        return None
+    try:
+        fd = os.open(lock_path(runs_dir, check), os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def held_runs(runs_dir: str, check: str) -> list[str]:
+    """The run dir a holder of ``check``'s lock is writing, if its record names one."""
+    if check.startswith(".") or "/" in check:
+        return []
+    try:
+        fd = os.open(lock_path(runs_dir, check), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:  # no lock file: an alias, or a check that never ran here
+        return []
+    try:
+        holder = read_holder(fd)
+    finally:
+        os.close(fd)
+    return [] if holder is None or holder.run_dir is None else [holder.run_dir]
+
+
+def reclaimed_note(check: str, holder: Holder, runs_dir: str, shown: Callable[[str], str],
+                   finished: Callable[[str], bool]) -> str:
+    """The note a run carries when it took over a lock its holder never released."""
+    who = "a previous run" if holder.pid is None else f"pid {holder.pid}"
+    head = f"reclaimed the lock of check {quote(check)}: {who} ended without releasing it"
+    if holder.run_dir is None:
+        return f"{head} before creating its run dir"
+    run_dir = os.path.join(runs_dir, holder.run_dir)
+    state = "finished" if finished(run_dir) else "left unfinished"
+    return f"{head}; its run dir {shown(run_dir)} was {state}"
+
+
+def _held(check: str, holder: Holder | None, runs_dir: str,
+          shown: Callable[[str], str]) -> BusyError:
+    pid = "pid unknown" if holder is None or holder.pid is None else f"pid {holder.pid}"
+    if holder is None or holder.run_dir is None:
+        where = "run dir not created yet"
+    else:
+        where = f"run dir {shown(os.path.join(runs_dir, holder.run_dir))}"
+    return BusyError(
+        f"check {quote(check)} is already running ({pid}, {where});"
+        " wait for it to finish or stop that process"
+    )
+
+
+#: In an unfinished run dir: its ckdn died holding the lock (``ckdn gc`` collects it).
+ABANDONED = ".abandoned"
+
+
+def mark_abandoned(run_dir: str, kind_of: Callable[[str], str]) -> None:
+    """Mark the unfinished run dir of a holder that died, for ``ckdn gc``."""
+    if kind_of(run_dir) != "unfinished":
+        return
+    try:  # noqa: SIM105 - contextlib is not imported on the run path
+        os.close(os.open(os.path.join(run_dir, ABANDONED),
+                         os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass  # gone, or not ours: gc then leaves it, as before
+
+
+# -- The store of one project: its runs dir, and every way a run enters and leaves it.
+
+# A run dir is ``<runs_dir>/<UTC stamp>[.<seq>]-<check>`` (run-dir names, above), made with
 # ``os.mkdir``, which fails rather than reuse a name, so two processes can never
-# share one. Each check's runs are serialized by its kernel lock (``_runlock``); a
+# share one. Each check's runs are serialized by its kernel lock (above); a
 # lock reclaimed from a run that died holding it is reported in
 # :attr:`RunDir.notes`. Documents are written atomically and ``latest`` swapped
-# atomically (``_publish``); listing and references are ``_reading``. Pruning,
+# atomically, and listing and references are read, as the sections above do. Pruning,
 # at the end of this module, keeps ``keep`` finished runs per check and never anything
 # else: unfinished runs are never touched (a run without ``digest.json`` may still be
 # running), nor the run ``latest``/``LATEST`` points at, nor the run a live holder of
@@ -30,7 +670,6 @@ if TYPE_CHECKING:
 # ``gc`` sweeps what an interrupted prune left behind. :class:`Store` is the one entry point, and
 # turns every OS failure into a one-line :class:`~ckdn.errors.RefusedError` that
 # says which path and how to fix it.
-
 
 class RunDir:
     """One run being written; holds its check's lock until released.
@@ -70,7 +709,7 @@ class RunDir:
         cannot be written costs only that clean-up."""
         if self._fd is not None:
             try:  # noqa: SIM105 - contextlib is not imported on the run path
-                _runlock.write_holder(self._fd, self.name, child)
+                write_holder(self._fd, self.name, child)
             except OSError:
                 pass
 
@@ -79,7 +718,7 @@ class RunDir:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        _runlock.release(fd)
+        release(fd)
 
     def __repr__(self) -> str:
         state = "locked" if self.locked else "released"
@@ -135,7 +774,7 @@ class Store:
         validate_label(check)
         self._ensure_runs_dir()
         try:
-            fd = _runlock.open_lock(_runlock.lock_path(self.runs_dir, check))
+            fd = open_lock(lock_path(self.runs_dir, check))
         except OSError as exc:
             raise self._unwritable(exc) from exc
         try:
@@ -145,23 +784,23 @@ class Store:
             raise
 
     def _begin_locked(self, check: str, fd: int) -> RunDir:
-        _runlock.acquire(fd, check, self.runs_dir, self._shown)
+        acquire(fd, check, self.runs_dir, self._shown)
         try:
-            previous = _runlock.read_holder(fd)
-            notes = [] if previous is None else [_runlock.reclaimed_note(
+            previous = read_holder(fd)
+            notes = [] if previous is None else [reclaimed_note(
                 check, previous, self.runs_dir, self._shown,
                 lambda run_dir: kind_of(run_dir) != "unfinished")]
             if previous is not None and previous.run_dir is not None:
-                _runlock.mark_abandoned(os.path.join(self.runs_dir, previous.run_dir),
+                mark_abandoned(os.path.join(self.runs_dir, previous.run_dir),
                                         kind_of)
-            _runlock.write_holder(fd, None)
+            write_holder(fd, None)
             path = self._make_unique_dir(check)
-            _runlock.write_holder(fd, os.path.basename(path))
+            write_holder(fd, os.path.basename(path))
         except OSError as exc:
-            _runlock.clear_holder(fd)
+            clear_holder(fd)
             raise self._unwritable(exc) from exc
         except BaseException:
-            _runlock.clear_holder(fd)
+            clear_holder(fd)
             raise
         return RunDir(path, check, fd, notes, None if previous is None else previous.child)
 
@@ -185,10 +824,10 @@ class Store:
         """The runs dir, made on first use (with its ``.gitignore``); refused when its
         ``.locks`` is a symlink: lock files are never made through one."""
         try:
-            _publish.make_runs_dir(self.runs_dir, 0o700 if self.private else 0o777)
+            make_runs_dir(self.runs_dir, 0o700 if self.private else 0o777)
         except OSError as exc:
             raise self._unwritable(exc) from exc
-        locks = os.path.join(self.runs_dir, _runlock.LOCKS)
+        locks = os.path.join(self.runs_dir, LOCKS)
         if os.path.islink(locks):
             raise RefusedError(
                 f"runs dir {self.display(self.runs_dir)} is not usable: {self.display(locks)}"
@@ -232,7 +871,7 @@ class Store:
         """Replace ``path`` with ``data`` atomically (fsynced when ``durable``); refused
         in one line when it cannot be written."""
         try:
-            _publish.write_atomic(path, data, durable=self.durable,
+            write_atomic(path, data, durable=self.durable,
                                   mode=0o600 if self.private else 0o644)
         except OSError as exc:
             raise RefusedError(
@@ -243,7 +882,7 @@ class Store:
     def publish(self, run_dir: str) -> None:
         """Point ``latest`` (or ``LATEST`` where symlinks fail) at ``run_dir`` atomically."""
         try:
-            _publish.publish(self.runs_dir, run_dir, durable=self.durable)
+            publish(self.runs_dir, run_dir, durable=self.durable)
         except OSError as exc:
             raise RefusedError(
                 f"cannot publish {self.display(run_dir)} as latest: {os_reason(exc)};"
@@ -306,8 +945,8 @@ class Store:
         if len(names) <= keep:
             return []
         writing = ([holding.name] if holding is not None and holding.check == check
-                   else _runlock.holding(self.runs_dir, check))
-        protected = {*_publish.published(self.runs_dir), *writing}
+                   else held_runs(self.runs_dir, check))
+        protected = {*published(self.runs_dir), *writing}
         runs = (RunInfo(name, path, check, kind != "unfinished", kind)
                 for name in names
                 for path in (os.path.join(self.runs_dir, name),)
@@ -341,7 +980,7 @@ class Store:
 
     def _protect(self, check: str) -> set[str]:
         """The runs of ``check`` no prune may remove: the published one, the one being written."""
-        return {*_publish.published(self.runs_dir), *_runlock.holding(self.runs_dir, check)}
+        return {*published(self.runs_dir), *held_runs(self.runs_dir, check)}
 
     def _pruner(self) -> Pruner:
         return Pruner(self.runs_dir, self._unremovable)
@@ -500,14 +1139,14 @@ def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
             groups.setdefault(info.check, []).append(info)
     removed: list[str] = []
     for check in sorted(groups):
-        fd = _runlock.take_if_free(pruner.runs_dir, check)
+        fd = take_if_free(pruner.runs_dir, check)
         if fd is None:
             continue  # running (or no lock: an alias, a check that never ran here)
         try:
-            holder = _runlock.read_holder(fd)
+            holder = read_holder(fd)
             named = None if holder is None else holder.run_dir
             dead = [info for info in groups[check] if info.name == named
-                    or os.path.lexists(os.path.join(info.path, _runlock.ABANDONED))]
+                    or os.path.lexists(os.path.join(info.path, ABANDONED))]
             going = [info for info in dead if info.path != latest]
             if dry_run or not dead:
                 removed.extend(info.path for info in going)
@@ -516,10 +1155,10 @@ def collect_dead(runs: Iterable[RunInfo], pruner: Pruner,
                 stop_tree(holder.child)
             for info in dead:
                 if info.path == latest:
-                    _runlock.mark_abandoned(info.path, kind_of)
+                    mark_abandoned(info.path, kind_of)
             removed.extend(info.path for info in going if pruner.remove_run(info))
             if holder is not None:
-                _runlock.clear_holder(fd)
+                clear_holder(fd)
         finally:
             os.close(fd)
     return removed

@@ -18,8 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ckdn.app._running.source import SourceState, blob_id
-from ckdn.app._running.weakening import weakened
+from ckdn.app._running.run_facts import SourceState, blob_id, weakened
 from ckdn.app._stored.freshness import changed_paths
 from ckdn.schema import load_schema
 from tests.project import Project
@@ -343,7 +342,7 @@ def test_the_git_status_beside_a_check_is_neither_its_leftover_nor_in_the_way_of
 #: the git status beside the check must not keep ckdn from being the tree's subreaper.
 SUBREAPER_DRIVER = r"""
 import json, os, sys
-from ckdn.app._running.source import SourceWatch
+from ckdn.app._running.run_facts import SourceWatch
 from ckdn.process import _cgroup, run_process
 
 _cgroup._cgroup_home = False

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn._lite.canonical import canonical
+from ckdn._lite import canonical
 from ckdn.documents.textcap import Cut, clean_cap, clean_line, inert, marked, strip_ansi
 
 

@@ -1,4 +1,4 @@
-"""ckdn._lite.argv: the command split agrees with shlex (`ckdn run NAME`: tests/core/cli)."""
+"""ckdn._lite.split_command agrees with shlex (`ckdn run NAME`: tests/core/cli)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn._lite.argv import split_command
+from ckdn._lite import split_command
 
 # -- the command split agrees with shlex -------------------------------------------------
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn._lite import canonical as canonical_module
-from ckdn._lite.canonical import canonical, encoded_size
+from ckdn import _lite as canonical_module
+from ckdn._lite import canonical, encoded_size
 from ckdn.documents.textcap import Cut
 
 

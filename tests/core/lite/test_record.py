@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ckdn
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 from ckdn.config import Check
 from ckdn.parsers.base import Finding, ParseContext, ParseResult
 from ckdn.reconcile import Exit, Verdict

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn._lite import rmtree as rmtree_module
-from ckdn._lite.rmtree import rmtree
+from ckdn import _lite as rmtree_module
+from ckdn._lite import rmtree
 
 NAMES = st.sampled_from(["a", "b", "c.txt", "dir", ".hidden", "é", "latest"])
 #: A leaf is file content, or a link to a target outside the tree, inside it, or nowhere.

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ckdn._lite import spawn
+from ckdn import _lite
 from tests.project import running
 
 #: Prints, from inside the child: its open descriptors, whether it leads its session,
@@ -39,7 +39,7 @@ def log(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     os.close(fd)
 
 
-def finish(proc: spawn.Process, path: Path) -> str:
+def finish(proc: _lite.Process, path: Path) -> str:
     assert proc.wait() == 0
     return path.read_text()
 
@@ -47,9 +47,9 @@ def finish(proc: spawn.Process, path: Path) -> str:
 def test_the_path_taken_is_posix_spawn_only_in_the_current_directory(
     spawn_path: str, tmp_path: Path, log: tuple[int, Path]
 ) -> None:
-    here = spawn.start(["true"], tmp_path, {"PATH": os.environ["PATH"]}, log[0])
-    elsewhere = spawn.start(["true"], "/", {"PATH": os.environ["PATH"]}, log[0])
-    assert isinstance(here, spawn.Spawned) == (spawn_path == "posix_spawn")
+    here = _lite.spawn(["true"], tmp_path, {"PATH": os.environ["PATH"]}, log[0])
+    elsewhere = _lite.spawn(["true"], "/", {"PATH": os.environ["PATH"]}, log[0])
+    assert isinstance(here, _lite.Spawned) == (spawn_path == "posix_spawn")
     assert isinstance(elsewhere, subprocess.Popen)
     assert (here.wait(), elsewhere.wait()) == (0, 0)
 
@@ -59,8 +59,8 @@ def test_a_symlink_to_the_current_directory_counts_as_current(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "here").symlink_to(tmp_path)
-    child = spawn.start(["true"], tmp_path / "here", {"PATH": os.environ["PATH"]}, log[0])
-    assert isinstance(child, spawn.Spawned)
+    child = _lite.spawn(["true"], tmp_path / "here", {"PATH": os.environ["PATH"]}, log[0])
+    assert isinstance(child, _lite.Spawned)
     assert child.wait() == 0
 
 
@@ -70,7 +70,7 @@ def test_the_child_inherits_no_other_descriptor_leads_its_session_and_reads_devn
     inherited = os.open(os.devnull, os.O_RDONLY)
     os.set_inheritable(inherited, True)
     try:
-        child = spawn.start([sys.executable, "-c", PROBE], ".", dict(os.environ), log[0])
+        child = _lite.spawn([sys.executable, "-c", PROBE], ".", dict(os.environ), log[0])
     finally:
         os.close(inherited)
     fds, leader, stdin = ast.literal_eval(finish(child, log[1]))
@@ -82,7 +82,7 @@ def test_the_signals_python_ignores_are_not_ignored_in_the_child(
     spawn_path: str, log: tuple[int, Path]
 ) -> None:
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN  # what the child must not inherit
-    child = spawn.start(["grep", "SigIgn", "/proc/self/status"], ".",
+    child = _lite.spawn(["grep", "SigIgn", "/proc/self/status"], ".",
                         {"PATH": os.environ["PATH"]}, log[0])
     ignored = int(finish(child, log[1]).split()[1], 16)  # bit n-1: signal n ignored
     for signum in (signal.SIGPIPE, signal.SIGXFSZ):
@@ -92,7 +92,7 @@ def test_the_signals_python_ignores_are_not_ignored_in_the_child(
 def test_a_signal_death_is_the_negative_signal_number(
     spawn_path: str, log: tuple[int, Path]
 ) -> None:
-    child = spawn.start(["sh", "-c", "kill -TERM $$"], ".", {"PATH": os.environ["PATH"]}, log[0])
+    child = _lite.spawn(["sh", "-c", "kill -TERM $$"], ".", {"PATH": os.environ["PATH"]}, log[0])
     assert child.wait() == -15
     assert child.returncode == -15
 
@@ -111,7 +111,7 @@ def test_the_program_is_looked_up_on_the_childs_path_past_unrunnable_entries(
     tool(tmp_path / "a", 0o644)  # not executable: Popen goes on, and so must we
     tool(tmp_path / "b", 0o755)
     env = {"PATH": f"{tmp_path / 'missing'}:{tmp_path / 'a'}:{tmp_path / 'b'}"}
-    child = spawn.start(["ckdn-probe-tool"], ".", env, log[0])
+    child = _lite.spawn(["ckdn-probe-tool"], ".", env, log[0])
     assert finish(child, log[1]) == "from b\n"
 
 
@@ -136,7 +136,7 @@ def test_a_command_that_cannot_start_raises_what_popen_raises(
         tool(folders[-1], 0o644)
     env = {"PATH": os.pathsep.join(map(str, folders))}
     with pytest.raises(expected) as raised:
-        spawn.start(["ckdn-probe-tool"], ".", env, log[0])
+        _lite.spawn(["ckdn-probe-tool"], ".", env, log[0])
     assert raised.value.filename == "ckdn-probe-tool"
 
 
@@ -148,21 +148,21 @@ def test_a_path_with_a_slash_is_not_searched(
     (tmp_path / "plain-file").chmod(stat.S_IRUSR)
     expected = PermissionError if name == "./plain-file" else FileNotFoundError
     with pytest.raises(expected) as raised:
-        spawn.start([name], ".", {"PATH": os.environ["PATH"]}, log[0])
+        _lite.spawn([name], ".", {"PATH": os.environ["PATH"]}, log[0])
     assert raised.value.filename == name
 
 
-#: Starts ``sleep 60`` through spawn.start (by the path named, with or without another
+#: Starts ``sleep 60`` through _lite.spawn (by the path named, with or without another
 #: thread running), prints its pid, and waits to be killed.
 PARENT = r"""
 import os, sys, threading
-from ckdn._lite import spawn
+from ckdn import _lite
 how, threads = sys.argv[1:3]
 if threads == "threads":
     threading.Thread(target=threading.Event().wait, daemon=True).start()
-spawn._use_posix_spawn = how == "posix_spawn"
+_lite._use_posix_spawn = how == "posix_spawn"
 log = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-child = spawn.start(["sleep", "60"], ".", {"PATH": os.environ["PATH"]}, log)
+child = _lite.spawn(["sleep", "60"], ".", {"PATH": os.environ["PATH"]}, log)
 print(child.pid, flush=True)
 sys.stdin.read()
 """

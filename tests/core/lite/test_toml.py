@@ -1,4 +1,4 @@
-"""ckdn._lite.toml, the plain-TOML reader, never disagrees with tomllib (its stand-in rule)."""
+"""ckdn._lite.read_plain (plain TOML) never disagrees with tomllib (its stand-in rule)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn._lite.toml import read_plain
+from ckdn._lite import read_plain
 from ckdn.config import load_config
 from ckdn.config.starter import STARTER
 from tests.core.test_startup import PLAIN_CONFIG

@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ckdn.errors import RefusedError, UsageError
-from ckdn.store import RunDir, RunInfo, Store, _reading, check_of
-from ckdn.store import _runlock as runlock
+from ckdn.store import RunDir, RunInfo, Store, _store, check_of
 
 FIXED_NOW = 1_783_419_300.0  # 2026-07-07T10:15:00Z
 FIXED_STAMP = "20260707T101500Z"
@@ -168,7 +167,7 @@ def test_a_cleanly_released_lock_is_taken_again_without_a_note(
 
 def held_lock(store: Store, check: str) -> int:
     """Take ``check``'s lock as a holder that has not written its record yet."""
-    fd = runlock.open_lock(runlock.lock_path(store.runs_dir, check))
+    fd = _store.open_lock(_store.lock_path(store.runs_dir, check))
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     return fd
 
@@ -178,7 +177,7 @@ def test_a_run_refused_while_the_holder_writes_its_record_waits_to_name_it(
 ) -> None:
     fd = held_lock(store, "ruff")
     name = "20260101T000000Z-ruff"
-    writer = threading.Timer(0.05, lambda: runlock.write_holder(fd, name))
+    writer = threading.Timer(0.05, lambda: _store.write_holder(fd, name))
     writer.start()
     try:
         with pytest.raises(RefusedError) as refused:
@@ -206,7 +205,7 @@ class PausedClock:
 def test_a_holder_that_never_writes_its_record_is_reported_as_it_stands(
         store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = PausedClock()
-    monkeypatch.setattr(runlock, "time", clock)
+    monkeypatch.setattr(_store, "time", clock)
     fd = held_lock(store, "ruff")
     try:
         with pytest.raises(RefusedError, match=r"\(pid unknown, run dir not created yet\)"):
@@ -215,7 +214,7 @@ def test_a_holder_that_never_writes_its_record_is_reported_as_it_stands(
         os.close(fd)
     # it waited a moment (a few looks at the record), not forever
     assert clock.pauses > 0
-    assert clock.now <= runlock._SETTLE + 0.01
+    assert clock.now <= _store._SETTLE + 0.01
 
 
 def test_racing_processes_take_one_checks_lock_exactly_once(
@@ -784,13 +783,13 @@ def test_runs_of_one_check_are_its_runs_and_never_look_at_the_others(
     for check in ("mypy", "ruff-format", "pytest"):
         finished_run(store, check)
     looked: list[str] = []
-    kind = _reading.kind_of
+    kind = _store.kind_of
 
     def spy(path: str) -> str:
         looked.append(os.path.basename(path))
         return kind(path)
 
-    monkeypatch.setattr(_reading, "kind_of", spy)
+    monkeypatch.setattr(_store, "kind_of", spy)
     assert [info.path for info in store.runs("ruff")] == ruff[::-1]
     assert sorted(looked) == sorted(os.path.basename(p) for p in ruff)
 
@@ -1129,7 +1128,7 @@ def test_the_lock_holder_pruning_protects_its_own_run_without_reading_the_lock(
     with store.begin("ruff") as run:
         finish(run.path)
         finish(store.new_dir("ruff"))
-        monkeypatch.setattr(runlock, "holding", lambda *a: pytest.fail("read the lock back"))
+        monkeypatch.setattr(_store, "held_runs", lambda *a: pytest.fail("read the lock back"))
         assert store.prune("ruff", keep=1, holding=run) == [older]
     assert os.path.isdir(run.path)
 

@@ -10,7 +10,7 @@ import os
 import stat
 import time
 
-from ckdn.app._running.source import SourceWatch
+from ckdn.app._running.run_facts import SourceWatch
 from ckdn.app._running.steps import (
     HOST_STEPS,
     LOG,

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from ckdn._lite.argv import split_command
+from ckdn._lite import split_command
 from ckdn.evidence_files import NotRegular, read_regular
 from ckdn.process import RC_NOT_EXECUTABLE, Exit, FinishedRun
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 import os
 import time
 
-from ckdn._lite.canonical import canonical
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, canonical, record
 from ckdn.app._running.judging import green
 from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
-from ckdn.app._running.source import SOURCE_FILE, SourceWatch, source_document
-from ckdn.app._running.weakening import (
+from ckdn.app._running.run_facts import (
     FACTS_FILE,
+    SOURCE_FILE,
+    SourceWatch,
     facts_of,
     reference,
     settings_hash,
+    source_document,
     weakened,
     weakening_note,
 )
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
 
     from ckdn.app._running.gate import Gated
     from ckdn.app._running.importing import ImportedRun
+    from ckdn.app._running.run_facts import SourceState
     from ckdn.app._running.scope import LoadedChange
-    from ckdn.app._running.source import SourceState
     from ckdn.documents.types import Aggregate, ChangeDoc, Digest, Document
     from ckdn.identity import FindingRow
     from ckdn.identity.git_base import BaseTree

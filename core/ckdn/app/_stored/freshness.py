@@ -10,15 +10,16 @@ import os
 import subprocess
 import tempfile
 
-from ckdn.app._running.source import (
+from ckdn.app._running.run_facts import (
     SCHEMA_SOURCE,
     SOURCE_FILE,
     SourceState,
     SourceWatch,
     in_repository,
+    read_facts,
+    settings_hash,
 )
 from ckdn.app._running.steps import run_check, store_for
-from ckdn.app._running.weakening import read_facts, settings_hash
 from ckdn.config import HOST_SEPARATOR
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ckdn._lite.record import Record, record
+from ckdn._lite import Record, record
 from ckdn.app._running.steps import ALL, LOG, store_for
 from ckdn.config import Alias
 from ckdn.errors import CkdnError

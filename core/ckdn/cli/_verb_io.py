@@ -1,7 +1,5 @@
-"""What the verbs print, and how: stdout carries only the document, every line inert.
-
-A stored file or a config may hold anything; a text view is printed as made (it made
-its strings inert itself, and colours only on a terminal without ``NO_COLOR``).
+"""A verb's two ends: the project it works on (``--cwd``, ``--config``, read once) and what it
+prints (stdout carries only the document, every line inert). Every verb starts from both.
 """
 
 from __future__ import annotations
@@ -10,14 +8,55 @@ import os
 import sys
 
 from ckdn.app import encode, inert
+from ckdn.app import load_config as load
 from ckdn.errors import CkdnError, UsageError, one_line, os_reason
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from types import SimpleNamespace
     from typing import Any
 
-__all__ = ["colour", "json_line", "note", "print_document", "print_line", "terminal",
-           "write_text"]
+    from ckdn.app import Config
+
+__all__ = ["GLOBAL_OPTIONS", "colour", "json_line", "load_config", "note", "print_document",
+           "print_line", "project_dir", "require_baseline", "terminal", "write_text"]
+
+# -- the project ------------------------------------------------------------------------
+# Which project a verb works on: ``--cwd`` and ``--config`` (or their variables) read once.
+#
+# Every verb but ``schema`` starts here, so a mistake in either option is worded
+# the same way whichever verb was asked for.
+
+#: Options every verb takes, with a value; ``--config=PATH`` works too (the verbs read
+#: without argparse, ``run`` and ``import``, read them so).
+GLOBAL_OPTIONS = ("--config", "--cwd")
+
+
+def project_dir(args: SimpleNamespace) -> str:
+    """``--cwd``, else ``$CKDN_CWD``, else the current directory: where checks run."""
+    raw = getattr(args, "cwd", None) or os.environ.get("CKDN_CWD") or os.getcwd()
+    path = os.path.abspath(os.path.expanduser(raw))
+    if not os.path.isdir(path):
+        raise UsageError(f"--cwd {raw}: not a directory")
+    return path
+
+
+def load_config(args: SimpleNamespace, *, required: bool = True) -> Config:
+    """The project's config (``required=False``: the defaults when there is no file)."""
+    return load(project_dir(args), getattr(args, "config", None), required=required)
+
+
+def require_baseline(config: Config) -> None:
+    """``--gate`` judges by the baseline gate, which needs a baseline to judge by."""
+    if config.run.baseline is None:
+        raise UsageError("--gate needs a baseline: set baseline under [run] in ckdn.toml")
+
+
+# -- the output -------------------------------------------------------------------------
+# What the verbs print, and how: stdout carries only the document, every line inert.
+#
+# A stored file or a config may hold anything; a text view is printed as made (it made
+# its strings inert itself, and colours only on a terminal without ``NO_COLOR``).
 
 
 def print_line(text: str) -> None:
