@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 
-from ckdn.app._running.judging import diff_scoped, green
 from ckdn.app._running.parsing import parse_safely
 from ckdn.app._running.steps import (
     ALL,
     ChangeRequest,
     Outcome,
+    diff_scoped,
+    green,
     run,
     run_alias,
     run_all,

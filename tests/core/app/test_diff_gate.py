@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ckdn.app import Outcome, gate_exit_code, green
-from ckdn.app._running.judging import DIFF_POLICY_PREFIX
+from ckdn.app._running.steps import DIFF_POLICY_PREFIX
 from ckdn.config._load import DIFF_SCOPES
 from ckdn.identity.scope import POLICY_PREFIX, SCOPES, scope_policy
 from ckdn.schema import load_schema

@@ -9,7 +9,6 @@ import os
 import time
 
 from ckdn._lite import Record, canonical, record
-from ckdn.app._running.judging import green
 from ckdn.app._running.parsing import FindingTap, options_for, parse_run, read_again, substitute
 from ckdn.app._running.policy import blocked_run, child_env, locked, verdict
 from ckdn.app._running.run_facts import (
@@ -592,6 +591,31 @@ def run_check(config: Config, check: Check, *, extra_args: Sequence[str] = (),
                              "an imported check runs no command")
         return execute(one, IMPORT_STEPS).outcome
     return execute(one, RUN_STEPS).outcome
+
+
+#: ``ckdn.identity.scope.POLICY_PREFIX`` (equal by a test), not imported from there: a run
+#: without a diff never loads the diff-scoped gate's modules.
+DIFF_POLICY_PREFIX = "diff:"
+
+
+def diff_scoped(gate: object) -> bool:
+    """Whether ``gate`` is a diff-scoped gate's, whose ``unavailable`` is red."""
+    policy = gate.get("policy") if isinstance(gate, dict) else None
+    return isinstance(policy, str) and policy.startswith(DIFF_POLICY_PREFIX)
+
+
+def green(document: Document, *, gate: bool = False) -> bool:
+    """Whether a host counts this digest or aggregate as green: its status is ``pass``,
+    or, judging by the gate, the gate passed (an ``unavailable`` baseline gate: the status;
+    an ``unavailable`` diff-scoped gate never)."""
+    if gate:
+        shown = document.get("gate")
+        status = shown.get("status") if isinstance(shown, dict) else None
+        if status in ("pass", "fail"):
+            return status == "pass"
+        if status == "unavailable" and diff_scoped(shown):
+            return False
+    return document.get("status") == PASS
 
 
 def run_alias(config: Config, alias: str, members: Sequence[Check], fail_fast: bool, *,
