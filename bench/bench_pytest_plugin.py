@@ -211,16 +211,19 @@ def interleaved(variants: dict[str, Callable[[], tuple[float, float, int]]], rou
 
 def project(root: Path, python: Path, rounds: int) -> None:
     """A real project's suite, run by ``python`` (its venv, with checkdown installed): plain
-    pytest, ``pytest --ckdn-digest`` and ``ckdn run pytest`` (the starter recipe: pytest
-    with ``--junitxml``), interleaved. A ``ckdn.toml`` is written for the last if the project
-    has none, and removed after."""
+    pytest, ``pytest --ckdn-digest``, ``ckdn run pytest`` (the starter recipe: pytest with
+    ``--junitxml``) and ``ckdn run pytest-plugin`` (pytest with ``--ckdn-digest``, the
+    plugin's digest read by the run), interleaved. A ``ckdn.toml`` is written for the last
+    two if the project has none, and removed after."""
     env = dict(ENV, PATH=f"{python.parent}{os.pathsep}{ENV.get('PATH', '')}")
     pytest = ["python", "-m", "pytest", *COMMON]
     config = root / "ckdn.toml"
     written = not config.exists()
     if written:
         config.write_text(f'[check.pytest]\ncommand = "{" ".join(pytest)} '
-                          '--junitxml {run_dir}/junit.xml"\nparser = "pytest"\n')
+                          '--junitxml {run_dir}/junit.xml"\nparser = "pytest"\n'
+                          f'[check.pytest-plugin]\ncommand = "{" ".join(pytest)} '
+                          '--ckdn-digest"\nparser = "pytest"\n')
     try:
         def run(argv: list[str]) -> Callable[[], tuple[float, float, int]]:
             return functools.partial(run_once, root, [], argv=argv, env=env)
@@ -228,7 +231,9 @@ def project(root: Path, python: Path, rounds: int) -> None:
         run(pytest)()  # warm the page cache and pyc files
         print(f"project {root}: {rounds} interleaved rounds, run by {python}")
         interleaved({"plain": run(pytest), "--ckdn-digest": run([*pytest, "--ckdn-digest"]),
-                     "ckdn run pytest": run(["python", "-m", "ckdn", "run", "pytest"])}, rounds)
+                     "ckdn run pytest": run(["python", "-m", "ckdn", "run", "pytest"]),
+                     "ckdn run (plugin)": run(["python", "-m", "ckdn", "run", "pytest-plugin"])},
+                    rounds)
     finally:
         if written:
             config.unlink()
