@@ -56,6 +56,11 @@ _LINE_COST: Final = 41
 _NO_LINES_KEPT: Final = 1 << 16
 #: Distinct messages whose normalised form is remembered (bounded: a report can vary them all).
 _MESSAGES_KEPT: Final = 1 << 16
+#: Only a message or path this short is remembered, and messages up to this many characters
+#: in all: a lint message repeats and is short; a hostile report's distinct ones would
+#: otherwise hold 65,536 times their size.
+_KEPT_CHARS: Final = 256
+_KEPT_BUDGET: Final = 4 << 20
 PRIMARY_HEX: Final = 24
 SECONDARY_HEX: Final = 12
 
@@ -310,12 +315,14 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths", "source")
+    __slots__ = ("_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths",
+                 "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source
         self._paths: dict[str, str] = {}  # one string per path, however many findings share it
         self._messages: dict[str, str] = {}
+        self._kept = 0  # characters of the messages remembered
         self._path = ""  # the last finding's path, and its bytes (a file's findings come together)
         self._path_bytes = b""
         self._lines: list[bytes] | None = None  # the last path's lines
@@ -349,8 +356,10 @@ class Hasher:
         message = messages.get(raw)
         if message is None:
             message = normalise_message(raw)
-            if len(messages) < _MESSAGES_KEPT:
+            if len(raw) <= _KEPT_CHARS and self._kept < _KEPT_BUDGET \
+                    and len(messages) < _MESSAGES_KEPT:
                 messages[raw] = message
+                self._kept += len(raw) + len(message)
         keys = self._keys
         known = (rule, text, message)
         key = keys.get(known)
@@ -370,7 +379,7 @@ class Hasher:
         lines looked up once (read once a run, :class:`SourceLines`)."""
         paths = self._paths
         path = paths.get(path, path)
-        if len(paths) < _MESSAGES_KEPT:
+        if len(paths) < _MESSAGES_KEPT and len(path) <= _KEPT_CHARS:
             paths[path] = path
         self._path, self._path_bytes = path, path.encode("utf-8", "surrogatepass")
         self._lines = self.source._lines(path) if path else None  # one module

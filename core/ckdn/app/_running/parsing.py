@@ -33,6 +33,10 @@ SPOOL = ".findings.spool"
 _HELD = 4
 #: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
 _CLEAN_KEPT = 1 << 16
+#: Only a message this short is remembered clean, up to this many characters in all (a lint
+#: message repeats and is short; a hostile report's distinct ones would hold their size).
+_CLEAN_CHARS = 256
+_CLEAN_BUDGET = 4 << 20
 
 
 def substitute(value: str, run_dir: str) -> str:
@@ -279,6 +283,7 @@ def message_screen(redaction: Redaction | None) -> Callable[[str], str] | None:
     # that may hold nothing is screened once (a set of them, bounded); the screen was a
     # third of merging two 100,000-finding shards.
     clean: set[str] = set()
+    kept = [0]  # the characters of ``clean``
 
     def shown(message: str) -> str:
         if message in clean:
@@ -286,8 +291,10 @@ def message_screen(redaction: Redaction | None) -> Callable[[str], str] | None:
         body, omitted = parts(message)
         window = body[:MAX_TEXT + own.margin] if own.may_hold(body[:MAX_TEXT + 1024]) else ""
         if not window:
-            if len(clean) < _CLEAN_KEPT:
+            if len(message) <= _CLEAN_CHARS and kept[0] < _CLEAN_BUDGET \
+                    and len(clean) < _CLEAN_KEPT:
                 clean.add(message)
+                kept[0] += len(message)
             return message
         text = own.text(window, edge=bool(omitted) or len(body) > len(window))
         return marked(text, omitted) if omitted else text
