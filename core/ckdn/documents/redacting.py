@@ -37,9 +37,9 @@ def redacted(redaction: Redaction | None, value: object, width: int) -> object:
     body = strip_ansi(body)
     limit = width + redaction.margin
     window = body[:limit]
-    if not redaction.may_hold(window):
-        return value
     rest = len(body) - len(window)
+    if not redaction.may_hold(window, edge=bool(rest or omitted)):
+        return value
     shown = redaction.text(window, edge=bool(rest or omitted))
     return Cut(shown, omitted + rest) if omitted + rest else shown
 

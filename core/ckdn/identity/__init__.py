@@ -8,8 +8,12 @@ from ckdn.identity._baseline import (
     POLICY,
     SCHEMA_BASELINE,
     BaselineFile,
+    BaselineIndex,
+    Matched,
+    Rowed,
     decide,
     encode_baseline,
+    match,
     read_baseline,
     read_index,
     worst_gate,
@@ -36,7 +40,6 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
-from ckdn.identity._match import BaselineIndex, Matched, Rowed, match
 from ckdn.identity._writer import FindingsWriter
 
 __all__ = [

@@ -1,25 +1,436 @@
-"""The baseline file, ``ckdn.baseline/1``: the findings a project has accepted, per check."""
+"""Known findings: the baseline file (``ckdn.baseline/1``), the index it is read into, and
+matching a run's findings against known ones (a baseline's, or an earlier run's for diff).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+import struct
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from ckdn.errors import ConfigError
 from ckdn.evidence_files import NotRegular, open_regular, read_regular
-from ckdn.identity._match import BaselineIndex
+from ckdn.identity._fingerprint import Fingerprinted, retried_head, split_location
 from ckdn.store import write_atomic
 
-__all__ = ["POLICY", "SCHEMA_BASELINE", "BaselineFile", "decide", "read_baseline", "read_index",
-           "worst_gate", "write_baseline"]
+__all__ = ["POLICY", "RECORD", "SCHEMA_BASELINE", "BaselineFile", "BaselineIndex", "Listed",
+           "Matched", "Rowed", "decide", "match", "read_baseline", "read_index", "worst_gate",
+           "write_baseline"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from typing import BinaryIO
+    from typing import BinaryIO, Protocol
 
     from ckdn.documents.types import GateDoc
+    from ckdn.identity._findings_file import FindingRow
+
+# 1. **exact**: the same primary hash and occurrence (rule, path, flagged line's
+#    content): lines inserted above, reindentation, a reworded message;
+# 2. **renamed**: a finding in a file git says was renamed (``git mv``, or a rename
+#    in recent history) is tried under the old path;
+# 3. **same message**: what is left, by rule, path and normalised message, as
+#    many as the baseline had (PHPStan's count): the flagged line itself was
+#    edited. A second copy of a known finding finds no entry left here.
+#
+# Whatever baseline entry is left over is stale: a fixed finding.
+
+
+if TYPE_CHECKING:  # a type checker's alone: the two shapes are never told apart at run time
+    class Identities(Protocol):
+        """What matching reads of a run's identities, by position: a list of
+        :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
+
+        def __len__(self) -> int: ...
+        def key(self, index: int) -> bytes: ...
+        def secondary(self, index: int) -> bytes: ...
+        def path(self, index: int) -> str: ...
+        def retried(self, index: int, path: str) -> bytes: ...
+
+
+class Listed:
+    """A list of :class:`Fingerprinted` read as :class:`Identities` (and, with ``line``, as
+    the diff gate's ``Placeable``)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Fingerprinted]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def key(self, index: int) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.items[index].secondary)
+
+    def path(self, index: int) -> str:
+        return self.items[index].path
+
+    def line(self, index: int) -> int:
+        return self.items[index].line
+
+    def columns(self) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int]]:
+        """Primary hashes, occurrences, secondary hashes, paths and lines, as
+        :meth:`~ckdn.identity.IdentityTable.columns` gives them."""
+        items = self.items
+        packed = [item.packed for item in items]
+        return ([key[16:28] for key in packed], [item.occurrence for item in items],
+                [key[28:] for key in packed], [item.path for item in items],
+                [item.line for item in items])
+
+    def retried(self, index: int, path: str) -> bytes:
+        item = self.items[index]
+        return bytes.fromhex(item.retried(path)) + item.occurrence.to_bytes(4, "big")
+
+
+class Rowed:
+    """Rows of a stored ``findings.jsonl`` read as :class:`Identities` (``ckdn baseline
+    --prune`` of a run it just sealed): a row without a line hash is not retried."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Sequence[FindingRow]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def key(self, index: int) -> bytes:
+        primary, occurrence, _ = self.rows[index].fingerprint.split(":")
+        return bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+
+    def secondary(self, index: int) -> bytes:
+        return bytes.fromhex(self.rows[index].fingerprint.rpartition(":")[2])
+
+    def path(self, index: int) -> str:
+        return split_location(self.rows[index].location)[0]
+
+    def retried(self, index: int, path: str) -> bytes:
+        row = self.rows[index]
+        if not row.line_hash:
+            return b""
+        primary, occurrence = retried_head(row.line_hash, path, row.fingerprint).split(":")
+        return bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+
+
+class Matched:
+    """Which findings the baseline knows (by position: ``flags``, one byte each, 1 for
+    known), and the entries nothing matched."""
+
+    __slots__ = ("by_pass", "flags", "stale")
+
+    def __init__(self, flags: bytearray, stale: list[str], by_pass: dict[str, int]) -> None:
+        self.flags = flags
+        self.stale = stale
+        self.by_pass = by_pass
+
+    @property
+    def known(self) -> list[bool]:
+        """The flags as a list (a million findings: 8 MB; :attr:`flags` is 1 MB)."""
+        return [bool(flag) for flag in self.flags]
+
+    @property
+    def new(self) -> int:
+        return self.flags.count(0)
+
+
+_SECONDARY = 6
+#: A packed fingerprint: primary (12 bytes), occurrence (4), secondary (6).
+RECORD = 16 + _SECONDARY
+_KEY = 16
+#: Up to this many entries the index is a dict (the fastest look-up); past it, packed
+#: (a million entries in a dict were 100 MB).
+DICT_UP_TO = 1 << 17
+_RECORD_SPLIT = struct.Struct("16s6s")
+_BUCKET_OF = struct.Struct(">I12x")
+
+
+class BaselineIndex:
+    """A check's baseline entries, packed: their keys (primary hash and occurrence, 16
+    bytes) in one buffer ordered by the key's first bits, their secondary hashes (6
+    bytes) in another, a taken flag each, and where each bucket of first bits starts
+    (one entry a bucket on average), so a million entries are about 30 MB, not 200.
+
+    Entries under one key (a hand-merged file may hold one twice) keep the file's order,
+    and each pass takes them as ``ckdn diff``'s pairing does (:func:`~ckdn.identity.pair`).
+    :attr:`entries` (the diff gate's placing edits them) turns the index into a dict.
+    """
+
+    __slots__ = ("_dict", "_keys", "_left", "_origins", "_shift", "_starts", "_tails",
+                 "_taken")
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        keys = bytearray()
+        tails = bytearray()
+        for entry in entries:
+            head, sep, secondary = entry.rpartition(":")
+            primary, sep2, occurrence = head.partition(":")
+            try:
+                key = bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+                tail = bytes.fromhex(secondary)
+            except (ValueError, OverflowError):
+                continue  # not a fingerprint (read_baseline refuses a file holding one)
+            if not (sep and sep2) or len(tail) != _SECONDARY or len(key) != _KEY:
+                continue
+            keys += key
+            tails += tail
+        self._pack(keys, tails)
+
+    @classmethod
+    def packed(cls, keys: bytes | bytearray, tails: bytes | bytearray) -> BaselineIndex:
+        """The index of ``keys`` (16 bytes each) and their ``tails`` (6 bytes each), in the
+        file's order (what :func:`~ckdn.identity.read_index` streams)."""
+        made = cls.__new__(cls)
+        made._pack(keys, tails)
+        return made
+
+    @classmethod
+    def from_records(cls, data: bytes) -> BaselineIndex:
+        """The index of packed fingerprints (:data:`RECORD` bytes each: primary, occurrence,
+        secondary, as :meth:`~ckdn.identity.IdentityTable.records` packs them)."""
+        if len(data) % RECORD:
+            raise ValueError("not a whole number of fingerprint records")
+        split = _RECORD_SPLIT.iter_unpack
+        return cls.packed(b"".join(key for key, _ in split(data)),
+                          b"".join(tail for _, tail in split(data)))
+
+    def _pack(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
+        count = len(keys) // _KEY
+        if count <= DICT_UP_TO:  # a dict looks up in C, at 100 bytes an entry
+            self._as_dict(keys, tails)
+            return
+        bits = max(4, (count - 1).bit_length())
+        self._shift = 32 - bits
+        shift = self._shift
+        buckets = array("I", (value >> shift for (value,) in _BUCKET_OF.iter_unpack(keys)))
+        origins: array[int] | None = None
+        if any(a > b for a, b in pairwise(buckets)):  # a file sorted by hand is not
+            order = sorted(range(count), key=buckets.__getitem__)  # stable: the file's order
+            keys = b"".join(keys[at * _KEY:at * _KEY + _KEY] for at in order)
+            tails = b"".join(tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+                             for at in order)
+            buckets = array("I", (buckets[at] for at in order))
+            origins = array("I", order)
+            del order
+        starts = array("I", bytes(4 * ((1 << bits) + 1)))
+        for bucket in buckets:
+            starts[bucket + 1] += 1
+        total = 0
+        for at, size in enumerate(starts):
+            total += size
+            starts[at] = total
+        self._keys = bytes(keys)
+        self._tails = bytes(tails)
+        self._taken = bytearray(count)
+        self._starts = starts
+        self._origins = origins
+        self._left = count
+        self._dict: dict[bytes, bytes] | None = None
+
+    def _as_dict(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
+        made: dict[bytes, bytes] = {}
+        get = made.get
+        for at in range(len(keys) // _KEY):
+            key = bytes(keys[at * _KEY:at * _KEY + _KEY])
+            made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+        self._keys = self._tails = b""
+        self._taken = bytearray()
+        self._starts = array("I")
+        self._origins = None
+        self._left = 0
+        self._shift = 32
+        self._dict = made
+
+    @property
+    def entries(self) -> dict[bytes, bytes]:
+        """What is left, as key -> secondary hashes (6 bytes each) in the file's order of
+        first appearance; from then on the index is that dict (the diff gate edits it)."""
+        if self._dict is None:
+            made: dict[bytes, bytes] = {}
+            for at in self._in_file_order():
+                key = self._keys[at * _KEY:at * _KEY + _KEY]
+                if not self._taken[at]:
+                    made[key] = made.get(key, b"") + self._tail(at)
+                elif key not in made:
+                    made[key] = b""  # holds the key's place in the file's order
+            self._dict = {key: tails for key, tails in made.items() if tails}
+        return self._dict
+
+    def __len__(self) -> int:
+        """The entries not taken."""
+        if self._dict is not None:
+            return sum(len(tails) // _SECONDARY for tails in self._dict.values())
+        return self._left
+
+    def __contains__(self, key: object) -> bool:
+        """Whether an entry not taken has this key."""
+        if self._dict is not None:
+            return key in self._dict
+        if not isinstance(key, bytes) or len(key) != _KEY:
+            return False
+        return self._find(key, last=True) >= 0
+
+    def _in_file_order(self) -> Iterable[int]:
+        count = len(self._taken)
+        if self._origins is None:
+            return range(count)
+        where = array("I", bytes(4 * count))
+        for at, origin in enumerate(self._origins):
+            where[origin] = at
+        return where
+
+    def _tail(self, at: int) -> bytes:
+        return self._tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+
+    def _find(self, key: bytes, *, last: bool, secondary: bytes = b"") -> int:
+        """The position of the last (or first) entry not taken with ``key`` (and
+        ``secondary``), or -1: a search of the key's bucket in C (one entry on average)."""
+        bucket = int.from_bytes(key[:4], "big") >> self._shift
+        low, high = self._starts[bucket] * _KEY, self._starts[bucket + 1] * _KEY
+        keys, taken = self._keys, self._taken
+        at = keys.rfind(key, low, high) if last else keys.find(key, low, high)
+        while at >= 0:
+            if not at % _KEY and not taken[at // _KEY] \
+                    and (not secondary or self._tail(at // _KEY) == secondary):
+                return at // _KEY
+            at = keys.rfind(key, low, at + _KEY - 1) if last else keys.find(key, at + 1, high)
+        return -1
+
+    def primaries(self) -> set[bytes]:
+        """The primary hashes the baseline holds (a finding without one is new unless a
+        rename or its message explains it)."""
+        if self._dict is not None:
+            return {key[:-4] for key in self._dict}
+        keys = self._keys
+        return {keys[at * _KEY:at * _KEY + 12] for at in range(len(self._taken))
+                if not self._taken[at]}
+
+    def take(self, key: bytes) -> bool:
+        """Take the last entry with ``key``, as ``ckdn diff``'s pairing does."""
+        if self._dict is not None:
+            found = self._dict.get(key)
+            if not found:
+                return False
+            if len(found) > _SECONDARY:
+                self._dict[key] = found[:-_SECONDARY]
+            else:
+                del self._dict[key]
+            return True
+        if len(key) != _KEY:
+            return False
+        at = self._find(key, last=True)
+        if at < 0:
+            return False
+        self._taken[at] = 1
+        self._left -= 1
+        return True
+
+    def by_secondary(self) -> dict[bytes, list[bytes]]:
+        """Secondary hash -> the keys of the entries left with it, the last to be taken
+        last in the list (by the key's first appearance, then the file's order)."""
+        if self._dict is not None:
+            out: dict[bytes, list[bytes]] = {}
+            for key, tails in self._dict.items():
+                for at in range(0, len(tails), _SECONDARY):
+                    out.setdefault(tails[at:at + _SECONDARY], []).append(key)
+            return out
+        keys, taken, origins, starts = self._keys, self._taken, self._origins, self._starts
+        ranked: dict[bytes, list[tuple[int, int, bytes]]] = {}
+        for bucket in range(len(starts) - 1):
+            start, end = starts[bucket], starts[bucket + 1]
+            if start == end:
+                continue
+            first: dict[bytes, int] = {}
+            for at in range(start, end):
+                key = keys[at * _KEY:at * _KEY + _KEY]
+                origin = at if origins is None else origins[at]
+                seen = first.setdefault(key, origin)
+                if not taken[at]:
+                    ranked.setdefault(self._tail(at), []).append((seen, origin, key))
+        return {tail: [key for _, _, key in sorted(group)] for tail, group in ranked.items()}
+
+    def drop(self, key: bytes, secondary: bytes) -> None:
+        """Take the first entry with ``key`` whose secondary hash is ``secondary``."""
+        if self._dict is not None:
+            tails = self._dict[key]
+            for at in range(0, len(tails), _SECONDARY):
+                if tails[at:at + _SECONDARY] == secondary:
+                    rest = tails[:at] + tails[at + _SECONDARY:]
+                    if rest:
+                        self._dict[key] = rest
+                    else:
+                        del self._dict[key]
+                    return
+            return
+        at = self._find(key, last=False, secondary=secondary)
+        if at >= 0:
+            self._taken[at] = 1
+            self._left -= 1
+
+    def left(self) -> list[str]:
+        """What nothing took, as fingerprints, sorted: the stale entries."""
+        if self._dict is not None:
+            return sorted(f"{key[:-4].hex()}:{int.from_bytes(key[-4:], 'big')}:"
+                          f"{tails[at:at + _SECONDARY].hex()}"
+                          for key, tails in self._dict.items()
+                          for at in range(0, len(tails), _SECONDARY))
+        keys = self._keys
+        return sorted(f"{keys[at * _KEY:at * _KEY + 12].hex()}:"
+                      f"{int.from_bytes(keys[at * _KEY + 12:at * _KEY + _KEY], 'big')}:"
+                      f"{self._tail(at).hex()}"
+                      for at in range(len(self._taken)) if not self._taken[at])
+
+
+def match(entries: Iterable[str] | BaselineIndex,
+          current: Sequence[Fingerprinted] | Identities,
+          renames: Mapping[str, Sequence[str]] | Callable[[], Mapping[str, Sequence[str]]]
+          | None = None) -> Matched:
+    """Match ``current`` against the baseline ``entries`` (see the module); an index given
+    is used up. ``renames`` may be a function, asked only when the exact pass leaves
+    both findings and entries over (only then can a rename explain one: git is not
+    started for a run the baseline knows whole)."""
+    index = entries if isinstance(entries, BaselineIndex) else BaselineIndex(entries)
+    found: Identities = Listed(current) if isinstance(current, Sequence) else current
+    count = len(found)
+    known = bytearray(count)  # one byte a finding: a million are 1 MB, not 8
+    by_pass = {"exact": 0, "renamed": 0, "message": 0}
+    take = index.take
+    exact = 0
+    for position in range(count):
+        if take(found.key(position)):
+            known[position] = 1
+            exact += 1
+    by_pass["exact"] = exact
+    if callable(renames):
+        renames = renames() if len(index) and exact < count else None
+    if renames and len(index):
+        for position in range(count):
+            if known[position]:
+                continue
+            for old in renames.get(found.path(position), ()):
+                if take(found.retried(position, old)):
+                    known[position] = 1
+                    by_pass["renamed"] += 1
+                    break
+    if len(index) and known.count(0):
+        by_secondary = index.by_secondary()
+        for position in range(count):
+            if known[position]:
+                continue
+            candidates = by_secondary.get(found.secondary(position))
+            if candidates:
+                index.drop(candidates.pop(), found.secondary(position))
+                known[position] = 1
+                by_pass["message"] += 1
+    return Matched(known, index.left(), by_pass)
+
 
 # ``{"schema": "ckdn.baseline/1", "checks": {NAME: [fingerprint, ...]}}``: fingerprints
 # sorted, keys sorted, indent 2, no timestamps, no paths, no counts, so a baseline

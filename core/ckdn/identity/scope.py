@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ckdn.identity._baseline import decide
+from ckdn.identity._baseline import BaselineIndex, Listed, decide
 from ckdn.identity._fingerprint import Fingerprinted, SourceLines
-from ckdn.identity._match import BaselineIndex, Listed
 from ckdn.identity.change import ADDED, OUTSIDE, WHERE, ChangeSet, content_key
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time

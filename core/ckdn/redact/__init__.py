@@ -123,20 +123,25 @@ class Redaction:
         """Characters past a cut that are read to redact what straddles it."""
         return self.redactor.margin if self._redactor is not None or self.values else 1024
 
-    def may_hold(self, text: str, encoded: bool = True) -> bool:
+    def may_hold(self, text: str, encoded: bool = True, edge: bool = True) -> bool:
         """Whether ``text`` may hold a secret (False: it certainly holds none).
 
         With ``encoded`` an env secret may be there in an encoded form, which only the
         redactor computes: any text may then hold one (a run with secrets in its
         environment pays for the redactor once it has text to show). Without, only
-        the values as they are count (a command line is never encoded).
+        the values as they are count (a command line is never encoded). ``edge``: the
+        text may be cut at its end (the default, the safe guess).
         """
         if not self.settings.enabled or len(text) < 4:
             return False
         settings = self.settings
         if settings.patterns or settings.high_entropy:
             return True
-        if _holds_any(text, ANCHORS):
+        if _holds_any(text, _WHOLE_ANCHORS):
+            return True
+        # url-password needs its "@" (the rule's own ``requires``), unless the text was cut
+        # before it: a rule's link (ruff's, mypy's) costs no redactor
+        if _URL_ANCHOR in text and (edge or "@" in text):
             return True
         if len(text) >= MIN_SECRET:  # the env is looked at only for a text that could hold one
             values = self.values
@@ -147,7 +152,7 @@ class Redaction:
 
     def text(self, text: str, edge: bool = False) -> str:
         """``text`` with its secrets redacted; ``edge``: it was cut at its end."""
-        if not self.may_hold(text):
+        if not self.may_hold(text, edge=edge):
             return text
         return self.redactor.text(text, edge)
 
@@ -157,7 +162,9 @@ class Redaction:
         spans them is found; ``edges[i]``: line ``i`` was cut at its end; ``open_block``:
         the lines start inside a key block with that prefix (:func:`open_block_after`,
         :func:`open_block_before`: its BEGIN is above what is shown)."""
-        if open_block is None and not any(self.may_hold(item) for item in items):
+        if open_block is None and not any(
+                self.may_hold(item, edge=index < len(edges) and edges[index])
+                for index, item in enumerate(items)):
             return list(items)
         if not self.settings.enabled:
             return list(items)
@@ -219,6 +226,11 @@ def _counted(counts: Mapping[str, int]) -> str:
     return f"{total} secret{'s' if total != 1 else ''} ({rules})"
 
 
+#: The url-password rule's anchor, and the other rules' (which need no second literal).
+_URL_ANCHOR = "://"
+_WHOLE_ANCHORS = tuple(anchor for anchor in ANCHORS if anchor != _URL_ANCHOR)
+
+
 def _holds_any(text: str, anchors: tuple[str, ...]) -> bool:
     """Whether ``text`` contains one of ``anchors``: a plain loop, a third quicker than
     ``any()`` over a generator (the screen of every finding's message)."""
@@ -231,7 +243,7 @@ def _holds_any(text: str, anchors: tuple[str, ...]) -> bool:
 def _argv_may_hold(argv: Sequence[str], redaction: Redaction) -> bool:
     """Whether any rule could touch ``argv``: string searches only, no ``re``."""
     for token in argv:
-        if redaction.may_hold(token, encoded=False):
+        if redaction.may_hold(token, encoded=False, edge=False):  # a token is whole
             return True
         head, equals, _value = token.partition("=")
         if equals and (secret_option(head) or secret_name(head, redaction.settings.names)):

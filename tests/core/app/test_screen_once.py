@@ -40,9 +40,9 @@ def screened(project: Project, monkeypatch: pytest.MonkeyPatch,
     calls: Counter[str] = Counter()
     real = Redaction.may_hold
 
-    def counting(self: Redaction, text: str, encoded: bool = True) -> bool:
+    def counting(self: Redaction, text: str, encoded: bool = True, edge: bool = True) -> bool:
         calls[text] += 1
-        return real(self, text, encoded)
+        return real(self, text, encoded, edge)
 
     monkeypatch.setattr(Redaction, "may_hold", counting)
     digest = replayed(project, messages)

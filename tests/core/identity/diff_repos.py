@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from ckdn.identity import SourceLines, fingerprints
-from ckdn.identity._match import BaselineIndex
+from ckdn.identity._baseline import BaselineIndex
 from ckdn.identity.change import ChangeSet, read_diff
 from ckdn.identity.scope import Placed, place
 from ckdn.parsers.base import Finding

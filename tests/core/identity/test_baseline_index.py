@@ -14,7 +14,6 @@ from ckdn.errors import ConfigError
 from ckdn.identity import (
     BaselineIndex,
     Fingerprinted,
-    _match,
     encode_baseline,
     match,
     read_baseline,
@@ -38,11 +37,11 @@ def identity(fingerprint: str) -> Fingerprinted:
 
 def packed(entries: list[str]) -> BaselineIndex:
     """The index packed, however few its entries (past ``DICT_UP_TO`` it always is)."""
-    saved, _match.DICT_UP_TO = _match.DICT_UP_TO, -1
+    saved, baseline_module.DICT_UP_TO = baseline_module.DICT_UP_TO, -1
     try:
         return BaselineIndex(entries)
     finally:
-        _match.DICT_UP_TO = saved
+        baseline_module.DICT_UP_TO = saved
 
 
 def as_dict(entries: list[str]) -> BaselineIndex:
@@ -77,12 +76,12 @@ def test_records_and_strings_make_the_same_index() -> None:
     prints = [f"{p * 24}:{o}:{s * 12}" for p in "f07" for o in (1, 0) for s in "10"]
     records = b"".join(bytes.fromhex(p[:24]) + int(p.split(":")[1]).to_bytes(4, "big")
                        + bytes.fromhex(p[-12:]) for p in prints)
-    saved, _match.DICT_UP_TO = _match.DICT_UP_TO, -1
+    saved, baseline_module.DICT_UP_TO = baseline_module.DICT_UP_TO, -1
     try:
         assert BaselineIndex.from_records(records).left() == packed(prints).left() \
             == BaselineIndex(prints).left() == sorted(prints)
     finally:
-        _match.DICT_UP_TO = saved
+        baseline_module.DICT_UP_TO = saved
     assert BaselineIndex.from_records(records).left() == sorted(prints)
 
 

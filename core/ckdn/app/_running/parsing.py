@@ -289,7 +289,9 @@ def message_screen(redaction: Redaction | None) -> Callable[[str], str] | None:
         if message in clean:
             return message
         body, omitted = parts(message)
-        window = body[:MAX_TEXT + own.margin] if own.may_hold(body[:MAX_TEXT + 1024]) else ""
+        probe = body[:MAX_TEXT + 1024]
+        cut = bool(omitted) or len(body) > len(probe)
+        window = body[:MAX_TEXT + own.margin] if own.may_hold(probe, edge=cut) else ""
         if not window:
             if len(message) <= _CLEAN_CHARS and kept[0] < _CLEAN_BUDGET \
                     and len(clean) < _CLEAN_KEPT:
