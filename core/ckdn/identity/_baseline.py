@@ -356,10 +356,11 @@ class BaselineIndex:
                     ranked.setdefault(self._tail(at), []).append((seen, origin, key))
         return {tail: [key for _, _, key in sorted(group)] for tail, group in ranked.items()}
 
-    def drop(self, key: bytes, secondary: bytes) -> None:
-        """Take the first entry with ``key`` whose secondary hash is ``secondary``."""
+    def drop(self, key: bytes, secondary: bytes) -> bool:
+        """Take the first entry with ``key`` whose secondary hash is ``secondary``; whether
+        there was one."""
         if self._dict is not None:
-            tails = self._dict[key]
+            tails = self._dict.get(key, b"")
             for at in range(0, len(tails), _SECONDARY):
                 if tails[at:at + _SECONDARY] == secondary:
                     rest = tails[:at] + tails[at + _SECONDARY:]
@@ -367,12 +368,13 @@ class BaselineIndex:
                         self._dict[key] = rest
                     else:
                         del self._dict[key]
-                    return
-            return
+                    return True
+            return False
         at = self._find(key, last=False, secondary=secondary)
         if at >= 0:
             self._taken[at] = 1
             self._left -= 1
+        return at >= 0
 
     def left(self) -> list[str]:
         """What nothing took, as fingerprints, sorted: the stale entries."""

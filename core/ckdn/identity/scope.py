@@ -158,24 +158,9 @@ def _same_message(base: BaselineIndex, secondaries: list[bytes], origins: list[s
                 del entries[key]
                 origins[position] = KNOWN
                 break
-            if _take_secondary(base, key, secondary):
+            if base.drop(key, secondary):
                 origins[position] = KNOWN
                 break
-
-
-def _take_secondary(base: BaselineIndex, key: bytes, secondary: bytes) -> bool:
-    tails = base.entries.get(key)
-    if not tails:
-        return False
-    for at in range(0, len(tails), _SECONDARY):
-        if tails[at:at + _SECONDARY] == secondary:
-            rest = tails[:at] + tails[at + _SECONDARY:]
-            if rest:
-                base.entries[key] = rest
-            else:
-                del base.entries[key]
-            return True
-    return False
 
 
 def gated(scope: str, where: str, origin: str) -> bool:
