@@ -169,3 +169,48 @@ def test_the_plugin_and_the_coverage_parser_word_a_missed_gate_alike(
         "coverage total of 83 is less than fail_under=90; worst covered: measured_mod.py 83% "
         "(missing 7)"]
     assert parsed["summary"]["top_uncovered_files"] == recorded["summary"]["top_uncovered_files"]
+
+
+def test_code_measured_in_site_packages_gets_a_note_naming_the_fix(
+        pytester: pytest.Pytester) -> None:
+    """tox installs a project non-editable: coverage then measures the copy in the env's
+    site-packages, a path no one should edit. ``ckdn run`` and the plugin both say so."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.project import clean_env
+
+    installed = pytester.path / ".tox" / "py" / "lib" / "python3.11" / "site-packages"
+    installed.mkdir(parents=True)
+    (installed / "measured_mod.py").write_text(MODULE)
+    pytester.makepyfile(test_sample_cov=TESTS)
+    env = {**clean_env(), "PYTHONPATH": str(installed)}
+    pytest_argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p",
+                   "no:cacheprovider", "--cov=measured_mod"]
+    pytester.path.joinpath("ckdn.toml").write_text(
+        "[check.cov]\n"
+        f"command = {json.dumps([*pytest_argv, '--cov-report=json:{run_dir}/coverage.json'])}\n"
+        'parser = "coverage"\nfail_under = 90\n[check.cov.env]\n'
+        f"PYTHONPATH = {json.dumps(str(installed))}\n")
+    outer = subprocess.run([sys.executable, "-m", "ckdn", "run", "cov"], cwd=pytester.path,
+                           env=env, capture_output=True, text=True, check=False)
+    parsed = json.loads(outer.stdout)
+    plugin = subprocess.run([*pytest_argv, "--ckdn-digest", "--ckdn-check", "cov", "-q"],
+                            cwd=pytester.path, env=env, capture_output=True, text=True,
+                            check=False)
+    recorded = json.loads(plugin.stdout.strip().splitlines()[-1])
+    shown = ".tox/py/lib/python3.11/site-packages/measured_mod.py"
+    for digest in (parsed, recorded):
+        assert digest["status"] == "fail"
+        assert digest["summary"]["top_uncovered_files"][0]["file"] == shown
+        note, = (note for note in digest["notes"] if "installed copy" in note)
+        assert note.startswith(f"coverage measured an installed copy of the code ({shown})")
+        assert "package = editable" in note and "[paths]" in note
+
+
+def test_code_measured_in_the_project_gets_no_installed_copy_note(
+        session: Runner, measured: pytest.Pytester) -> None:
+    rec = session("--cov=measured_mod", "--ckdn-fail-under", "90", subprocess=True)
+    assert rec.digest["summary"]["top_uncovered_files"][0]["file"] == "measured_mod.py"
+    assert not any("installed copy" in note for note in rec.digest.get("notes", []))

@@ -28,6 +28,7 @@ from ckdn.parsers.gates import (
     WorstFiles,
     display_covered,
     fail_under_message,
+    installed_copy_note,
     should_fail_under,
 )
 
@@ -102,6 +103,8 @@ class CoverageParser(BaseParser):
                     and should_fail_under(total, float(fail_under), precision):
                 result.gate_failures.append(fail_under_message(total, float(fail_under), precision)
                                             + worst.clause(precision))
+            if worst.installed is not None:
+                result.notes.append(installed_copy_note(worst.installed))
             if totals.files == 0:
                 result.gate_failures.append("coverage measured no files")
                 result.notes.append("the coverage report lists no measured file: nothing "

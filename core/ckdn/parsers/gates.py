@@ -159,6 +159,8 @@ def coverage_gates(facts: CoverageFacts | None, fail_under: float | None,
                          if gate.endswith("--cov-fail-under)") else gate + clause
                          for gate in gates]
             summary.update(worst.summary())
+            if worst.installed is not None:
+                notes.append(installed_copy_note(worst.installed))
     return summary, gates, notes
 
 
@@ -320,18 +322,37 @@ class FileTally:
         return f"{self.file} {display_covered(self.percent, precision)}% ({'; '.join(parts)})"
 
 
+def installed_copy_note(file: str) -> str:
+    """Why a measured file under site-packages is not the source to edit, and the two fixes."""
+    return (f"coverage measured an installed copy of the code ({file[:240]}): its paths are "
+            "not the project's source files; install the project editable "
+            "(tox: package = editable; nox: session.install('-e', '.')) or map the paths "
+            "with coverage's [paths] setting")
+
+
+def _is_installed_copy(file: str) -> bool:
+    """A file under a ``site-packages`` or ``dist-packages`` directory (an env's install)."""
+    path = "/" + file.replace("\\", "/") + "/"
+    return "/site-packages/" in path or "/dist-packages/" in path
+
+
 class WorstFiles:
     """The ``top`` worst-covered files of a report, kept while it is read, and how many
     files are not fully covered. Bounded: a report of a million files keeps ``top``."""
 
-    __slots__ = ("kept", "top", "total")
+    __slots__ = ("installed", "kept", "top", "total")
 
     def __init__(self, top: int) -> None:
         self.top = max(0, top)
         self.total = 0
         self.kept: list[tuple[tuple[float, int, str, int], FileTally]] = []
+        #: the first measured file that is an installed copy (under site-packages): its
+        #: lines are not the project's source an agent would edit
+        self.installed: str | None = None
 
     def add(self, tally: FileTally) -> None:
+        if self.installed is None and _is_installed_copy(tally.file):
+            self.installed = tally.file
         if not tally.uncovered:
             return
         self.total += 1
