@@ -80,6 +80,18 @@ def test_a_missing_executable_is_an_error_with_rc_127(project: Project) -> None:
     doc = project.digest(proc)
     assert doc["status"] == "error"
     assert any("no-such-tool-ckdn" in note for note in doc["notes"])
+    assert not any("requires" in note for note in doc["notes"])  # none to name
+
+
+def test_a_missing_executable_names_the_checks_requires_to_install(project: Project) -> None:
+    project.config('[check.ghost]\ncommand = "no-such-tool-ckdn --x"\nparser = "generic"\n'
+                   'requires = ["no-such-tool-ckdn==1.0", '
+                   '"extra[plugin]>=2; python_version>\'3\'"]\n')
+    doc = project.digest(project.ckdn("run", "ghost"))
+    assert doc["status"] == "error"
+    assert doc["notes"][-1] == (
+        "pip install no-such-tool-ckdn==1.0 \"extra[plugin]>=2; python_version>'3'\" (the "
+        "check's requires), or run the check through tox or nox, which install them")
 
 
 def test_a_timeout_kills_the_check_and_exits_124(project: Project) -> None:

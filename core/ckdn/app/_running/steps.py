@@ -26,7 +26,7 @@ from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_change, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
 from ckdn.parsers.base import ParseResult
-from ckdn.process import Exit, run_process, stop_left_running
+from ckdn.process import RC_NOT_FOUND, Exit, run_process, stop_left_running
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile, reconcile_import
 from ckdn.redact import Redaction
 from ckdn.store import Store
@@ -279,6 +279,16 @@ def read_import(run: Run) -> Run:
     return run
 
 
+def requires_hint(requires: tuple[str, ...]) -> str:
+    """A check whose program is missing names what provides it: nox and tox install a
+    check's ``requires``; ``ckdn run`` runs with the PATH it was given."""
+    shown = [spec if all(ch.isalnum() or ch in "._-=~+" for ch in spec) else f'"{spec}"'
+             for spec in (spec[:120] for spec in requires[:8])]
+    more = f" (+{len(requires) - 8} more)" if len(requires) > 8 else ""
+    return (f"pip install {' '.join(shown)}{more} (the check's requires), or run the check "
+            "through tox or nox, which install them")
+
+
 def parse(run: Run) -> Run:
     """What the parser makes of the finished run, every finding handed to the run's tap;
     a host that brought its own facts keeps those, a command that never started has none."""
@@ -286,6 +296,8 @@ def parse(run: Run) -> Run:
         return run
     if not run.exit.started:
         run.result = ParseResult()
+        if run.check is not None and run.check.requires and run.exit.rc == RC_NOT_FOUND:
+            run.result.notes.append(requires_hint(run.check.requires))
         return run
     config, check, path = run.config, run.check, run.path
     options: Mapping[str, Any] = {}
