@@ -94,6 +94,21 @@ def test_a_missing_executable_names_the_checks_requires_to_install(project: Proj
         "check's requires), or run the check through tox or nox, which install them")
 
 
+def test_a_coverage_check_whose_pytest_lacks_pytest_cov_says_so(project: Project) -> None:
+    """pytest without pytest-cov refuses ``--cov`` (exit code 4) before writing a report."""
+    (project.root / "test_one.py").write_text("def test_one():\n    pass\n")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:pytest_cov", "-p", "no:cacheprovider",
+            "--cov=one", "--cov-report=xml:{run_dir}/coverage.xml", "test_one.py"]
+    project.config(f'[check.cov]\ncommand = {json.dumps(argv)}\nparser = "coverage"\n')
+    doc = project.digest(project.ckdn("run", "cov"))
+    assert (doc["status"], doc["rc"]) == ("error", 4)
+    assert doc["notes"] == [
+        "no coverage report in the run directory (looked for coverage.json and coverage.xml; "
+        "exit code 4): exit code 4 is pytest's usage error, it refused its arguments before "
+        "running a test; --cov needs pytest-cov installed where the check runs"]
+    assert any("unrecognized arguments: --cov=one" in line for line in doc["log_tail"])
+
+
 def test_a_timeout_kills_the_check_and_exits_124(project: Project) -> None:
     code = "import pathlib, time; time.sleep(30); pathlib.Path('slept').touch()"
     project.config(f'[check.slow]\ncommand = """{py(code)}"""\n'

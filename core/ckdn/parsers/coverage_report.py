@@ -34,6 +34,9 @@ from ckdn.parsers.gates import (
 
 __all__ = ["CoverageParser", "Totals", "worst_files"]
 
+#: pytest's exit code when it refuses its command line (an unknown ``--cov``, say)
+PYTEST_USAGE_ERROR = 4
+
 # It reads coverage.py's native JSON report (``coverage_json``, used when present)
 # and its Cobertura XML (``coverage_xml``), plus JUnit XML (``junit``) when the
 # command wrote it, which gives exactly the ``pytest`` parser's test findings.
@@ -137,10 +140,17 @@ class CoverageParser(BaseParser):
         if not found:
             if result.parser_ok:
                 result.parser_ok = False
-                result.notes.append(
-                    f"no coverage report in the run directory (looked for {' and '.join(names)}; "
-                    f"exit code {ctx.rc}); the command must write one: "
-                    f"--cov-report=xml:{{run_dir}}/{Path(names[1]).name}")
+                looked = f"no coverage report in the run directory (looked for " \
+                         f"{' and '.join(names)}; exit code {ctx.rc})"
+                if ctx.rc == PYTEST_USAGE_ERROR:
+                    result.notes.append(
+                        f"{looked}: exit code 4 is pytest's usage error, it refused its "
+                        "arguments before running a test; --cov needs pytest-cov installed "
+                        "where the check runs")
+                else:
+                    result.notes.append(
+                        f"{looked}; the command must write one: "
+                        f"--cov-report=xml:{{run_dir}}/{Path(names[1]).name}")
             return None
         primary_name, primary = found[0]
         for other_name, other in found[1:]:
