@@ -133,7 +133,9 @@ def run_checks(session: Session, tox_env: ToxEnv) -> None:
                             "" if label == target.name else f" (as {label})")
             outcome = _run(config, target, env, extra, base, stop=stop, bins=bins,
                            change=change, by_gate=by_gate)
-            session.record(env, members_of(outcome))
+            doc = outcome.document
+            session.record(env, members_of(outcome),
+                           gate=(label, doc.get("gate")) if by_gate else None)
             show(tox_env, config, outcome.document)
             if not green(outcome.document, gate=by_gate):
                 red.append(headline(outcome.document))

@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tox.config.loader.memory import MemoryLoader
 from tox.tox_env.errors import Fail
@@ -31,6 +31,7 @@ from ckdn.app.host import (
     Member,
     begin_host_run,
     build_aggregate,
+    gate_over,
     github_reporting,
     report_to_github,
     store_aggregate,
@@ -88,6 +89,9 @@ class Session:
         #: Envs added from ckdn.toml, in config order: name -> tox description.
         self.zero_config: dict[str, str] = {}
         self._members: dict[str, list[Member]] = {}
+        #: env -> (run name, its gate or None): what ckdn_checks ran, judged by the gate
+        self._gates: dict[str, list[tuple[str, Any]]] = {}
+        self._gated: set[str] = set()  # the aggregate members those gates account for
         self._watched: dict[str, Observation] = {}
         self._ran = False
         #: env -> (tox's exit code, its commands' outcomes): envs tox failed by themselves
@@ -173,11 +177,16 @@ class Session:
 
     # -- results -----------------------------------------------------------------------------
 
-    def record(self, env: str, members: list[Member], *, ran: bool = True) -> None:
-        """Add aggregate members for ``env``; ``ran`` says a digest was written."""
+    def record(self, env: str, members: list[Member], *, ran: bool = True,
+               gate: tuple[str, Any] | None = None) -> None:
+        """Add aggregate members for ``env``; ``ran`` says a digest was written; ``gate``
+        is the (name, gate) of a run judged by its gate."""
         with self._lock:
             self._members.setdefault(env, []).extend(members)
             self._ran = self._ran or ran
+            if gate is not None:
+                self._gates.setdefault(env, []).append(gate)
+                self._gated.update(member.check for member in members)
 
     def failed(self, env: str, rc: int, outcomes: Sequence[ToxOutcome]) -> None:
         """Note an env tox failed by its own commands (sealed at the end if ckdn ran)."""
@@ -211,14 +220,18 @@ class Session:
                 return
             failed, self._failed = self._failed, {}
         for env, (rc, outcomes) in failed.items():
-            if all(member.status == PASS for member in self.members_of(env)):
+            with self._lock:
+                env_gates = list(self._gates.get(env, ()))
+            if self._green(self.members_of(env), env_gates):
                 self.record(env, [_host_failure(self._config, self._argv(), env, rc, outcomes)])
         with self._lock:
             members = [member for env in self._env_order() for member in self._members[env]]
-        if host_rc and all(member.status == PASS for member in members):
+            gates = [gate for env in self._env_order() for gate in self._gates.get(env, ())]
+        if host_rc and self._green(members, gates):
             members.append(_host_failure(self._config, self._argv(), AGGREGATE, host_rc, ()))
 
-        aggregate = build_aggregate(alias=AGGREGATE, members=members)
+        aggregate = build_aggregate(alias=AGGREGATE, members=members,
+                                    gate=self._gate(members, gates))
         try:
             store_aggregate(self._config, aggregate)
         except CkdnError as exc:
@@ -228,6 +241,39 @@ class Session:
             report_to_github(self._config, aggregate)
         sys.stdout.write(encode(aggregate).decode("utf-8") + "\n")
         sys.stdout.flush()
+
+    def _green(self, members: list[Member], gates: list[tuple[str, Any]]) -> bool:
+        """Whether what ckdn recorded reads green as tox judged it: every member passed, or,
+        under ``ckdn_gate``, every gate passed and accounts for each member that did not."""
+        if all(member.status == PASS for member in members):
+            return True
+        return (self.gate and bool(gates)
+                and all(isinstance(gate, dict) and gate.get("status") == "pass"
+                        for _name, gate in gates)
+                and all(member.status == PASS or member.check in self._gated
+                        for member in members))
+
+    def _gate(self, members: list[Member],
+              gates: list[tuple[str, Any]]) -> Any:
+        """Under ``ckdn_gate``, the gate over every run judged by it, as an alias's is, so
+        the last line agrees with tox's verdict; a red member no gate accounts for (an env
+        tox failed by its own commands, an observed one) fails it, a skipped one leaves it
+        ``unavailable``."""
+        if not self.gate or not gates:
+            return None
+        policy = next((gate["policy"] for _name, gate in gates
+                       if isinstance(gate, dict) and "policy" in gate), "no_new_findings")
+        others: list[tuple[str, Any]] = []
+        for member in members:
+            if member.status == PASS or member.check in self._gated:
+                continue
+            if member.status == SKIPPED:
+                others.append((member.check, None))
+            else:
+                others.append((member.check, {
+                    "status": "fail", "policy": policy,
+                    "reason": f"status {member.status}, not a check judged by its gate"}))
+        return gate_over([*gates, *others])
 
     def _argv(self) -> list[str]:
         return ["tox", *(self.state.args if self.state is not None else ())]

@@ -206,7 +206,8 @@ def test_code_measured_in_site_packages_gets_a_note_naming_the_fix(
         assert digest["summary"]["top_uncovered_files"][0]["file"] == shown
         note, = (note for note in digest["notes"] if "installed copy" in note)
         assert note.startswith(f"coverage measured an installed copy of the code ({shown})")
-        assert "package = editable" in note and "[paths]" in note
+        assert "package = editable" in note
+        assert "[paths]" in note
 
 
 def test_code_measured_in_the_project_gets_no_installed_copy_note(

@@ -53,6 +53,9 @@ from ckdn.process.stop import StopRequest
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ckdn.documents.types import GateDoc
     from ckdn.parsers.gates import WorstFiles
 
 __all__ = [
@@ -88,6 +91,7 @@ __all__ = [
     "collection_error",
     "coverage_gates",
     "coverage_worst_files",
+    "gate_over",
     "github_reporting",
     "internal_error",
     "max_warnings_gate",
@@ -102,6 +106,16 @@ __all__ = [
     "worse_outcome",
     "write_evidence",
 ]
+
+
+def gate_over(gates: list[tuple[str, Any]]) -> GateDoc:
+    """The gate of a host's aggregate over its runs ``(name, gate or None)``, as an alias's
+    is: the worst member's, ``unavailable`` where one did not run (tox's closing aggregate
+    under ``ckdn_gate``)."""
+    # lazy: a host's entry point; only a run judged by its gate loads the baseline's module
+    from ckdn.identity import worst_gate
+
+    return worst_gate(gates)
 
 
 def coverage_worst_files(path: str, *, cwd: str, top: int,

@@ -320,6 +320,30 @@ def test_stored_records_from_the_newest_stored_run_without_running_the_check(
     assert (doc["gate"]["status"], code) == ("pass", 0)
 
 
+def test_stored_reads_the_newer_of_ckdn_runs_run_and_one_hosts(dirty: Project) -> None:
+    """An old ``ckdn run ruff`` (made before the tools moved into a tox env) does not hide
+    the env's newer run, nor the env's an even newer ``ckdn run``."""
+    def backdate(suffix: str, stamp: str) -> None:
+        """Run dir names order the runs (whole seconds): give one an earlier stamp."""
+        made, = (path for path in dirty.run_dirs() if path.name.endswith(f"Z-{suffix}")
+                 and not path.name.startswith("2000"))
+        made.rename(made.with_name(f"{stamp}-{suffix}"))
+
+    config = app.load_config(dirty.root)
+    assert dirty.ckdn("run", "ruff").returncode == 1
+    backdate("ruff", "20000101T000000Z")
+    app.run(config, "ruff", run_name=lambda name: f"{name}@lint")
+    proc = dirty.ckdn("baseline", "ruff", "--stored")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["checks"]["ruff"]["from"].endswith("-ruff@lint")
+    backdate("ruff@lint", "20000101T000001Z")
+    assert dirty.ckdn("run", "ruff").returncode == 1
+    proc = dirty.ckdn("baseline", "ruff", "--stored")
+    shown = json.loads(proc.stdout)["checks"]["ruff"]["from"]
+    assert shown.endswith("Z-ruff")
+    assert not shown.startswith(".agent-runs/2000")
+
+
 def test_stored_reads_a_hosts_run_of_the_check_and_refuses_two_hosts_or_a_partial_run(
         dirty: Project) -> None:
     config = app.load_config(dirty.root)  # the host's door, as tox calls it: runs NAME@ENV
@@ -331,6 +355,17 @@ def test_stored_reads_a_hosts_run_of_the_check_and_refuses_two_hosts_or_a_partia
     proc = dirty.ckdn("baseline", "ruff", "--stored")
     assert proc.returncode == 2
     assert proc.stderr.startswith("ckdn: ruff: runs of ruff@lint, ruff@py311 are stored;")
+    assert "`ckdn baseline ruff@lint --stored`" in proc.stderr
+    proc = dirty.ckdn("baseline", "ruff@py311", "--stored")  # the env named: its run
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["checks"]["ruff"]["from"].endswith("-ruff@py311")
+    proc = dirty.ckdn("baseline", "ruff@py311")  # running is the env's job, not ckdn's
+    assert proc.returncode == 2
+    assert proc.stderr == ("ckdn: ruff@py311 is a run a tox env or nox session made: add "
+                           "--stored to record from it (`ckdn baseline ruff@py311 --stored`)\n")
+    proc = dirty.ckdn("baseline", "ruff@py312", "--stored")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ckdn: ruff@py312: no stored run to record from")
     (dirty.root / "app.py").write_text("def broken(:\n")  # ruff's syntax error: still fail
     dirty.config((dirty.root / "ckdn.toml").read_text().replace(
         '[check.fine]', '[check.missing]\ncommand = "no-such-program-here"\nparser = "generic"\n'

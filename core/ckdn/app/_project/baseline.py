@@ -40,6 +40,7 @@ def record_baseline(config: Config, name: str, *, prune: bool = False,
         raise UsageError("no baseline is configured: add baseline = \"ckdn.baseline.json\" "
                          "under [run] in ckdn.toml")
     shown = shown_path(path, config.cwd)
+    name, env = _host_of(name, stored)
     target = config.get(name)
     checks = ([config.checks[m] for m in target.members] if isinstance(target, Alias)
               else [target])
@@ -53,7 +54,8 @@ def record_baseline(config: Config, name: str, *, prune: bool = False,
     recorded: dict[str, list[str]] = {}
     report: dict[str, Any] = {}
     for check in checks:
-        doc, run_dir = _newest_stored(config, check.name) if stored else _ran(config, check)
+        doc, run_dir = (_newest_stored(config, check.name, env) if stored
+                        else _ran(config, check))
         prints, identities = _every_fingerprint(config, check, shown, doc, run_dir)
         if prune:
             old = existing.get(check.name, [])
@@ -84,26 +86,45 @@ def record_baseline(config: Config, name: str, *, prune: bool = False,
     return out
 
 
+def _host_of(name: str, stored: bool) -> tuple[str, str | None]:
+    """``NAME@ENV`` (a tox env's or nox session's run of NAME) -> (NAME, ENV); read only
+    from the store, since running it is the host's job."""
+    check, sep, env = name.partition(HOST_SEPARATOR)
+    if not sep:
+        return name, None
+    if not stored:
+        raise UsageError(f"{name} is a run a tox env or nox session made: add --stored to "
+                         f"record from it (`ckdn baseline {name} --stored`)")
+    if not check or not env:
+        raise UsageError(f"{name}: expected NAME@ENV, a check (or alias) and the env that "
+                         "ran it")
+    return check, env
+
+
 def _ran(config: Config, check: Check) -> tuple[dict[str, Any], str]:
     outcome = run_check(config, check)
     return dict(outcome.digest), outcome.run_dir or ""
 
 
-def _newest_stored(config: Config, name: str) -> tuple[dict[str, Any], str]:
+def _newest_stored(config: Config, name: str, env: str | None) -> tuple[dict[str, Any], str]:
     """The digest and dir of ``name``'s newest run, finished or not (an unfinished one is
-    refused, never skipped back past); else of its one host name (``NAME@ENV``)."""
+    refused, never skipped back past): ``ckdn run``'s or one host's (``NAME@ENV``),
+    whichever is newer; ``env`` names the host whose run to read."""
     store = Store(config.run.runs_dir, config.cwd, private=config.run.private)
-    runs = store.runs(name)
+    hosted_prefix = name + HOST_SEPARATOR
+    if env is not None:
+        runs = store.runs(hosted_prefix + env)
+    else:
+        runs = [info for info in store.runs(None)
+                if info.check == name or info.check.startswith(hosted_prefix)]
+        hosts = sorted({info.check for info in runs if info.check != name})
+        if len(hosts) > 1:
+            raise UsageError(f"{name}: runs of {', '.join(hosts[:5])} are stored; a baseline"
+                             " holds one set of findings a check: name the env to record "
+                             f"from, e.g. `ckdn baseline {hosts[0]} --stored`")
     if not runs:
-        hosted = sorted({info.check for info in store.runs(None)
-                         if info.check.startswith(name + HOST_SEPARATOR)})
-        if len(hosted) > 1:
-            raise UsageError(f"{name}: runs of {', '.join(hosted[:5])} are stored; a baseline"
-                             f" holds one set of findings a check: run `ckdn baseline {name}"
-                             " --stored` after the env whose findings it should hold alone")
-        runs = store.runs(hosted[0]) if hosted else []
-    if not runs:
-        raise UsageError(f"{name}: no stored run to record from; run it first (`ckdn run "
+        where = f"{hosted_prefix}{env}" if env is not None else name
+        raise UsageError(f"{where}: no stored run to record from; run it first (`ckdn run "
                          f"{name}`, or the nox session or tox env that runs it)")
     doc = dict(read_stored(runs[0].path, store.display))
     if "check" not in doc:
