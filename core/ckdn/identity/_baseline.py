@@ -566,7 +566,8 @@ _RANK = {"pass": 0, "unavailable": 1, "fail": 2}
 def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
     """An alias's gate: its worst member's (fail, then unavailable, then pass), the
     reason naming that member; a member that did not run (``None``: fail-fast skipped
-    it) leaves at least ``unavailable``: the gate never passes what was not checked. The
+    it) leaves at least ``unavailable``: the gate never passes what was not checked (a
+    member that ran unjudged is named first: fail-fast stopped there). The
     policy is the members' (``diff:SCOPE`` for a diff-scoped run)."""
     skipped = [name for name, gate in members if gate is None]
     ran = [(name, gate) for name, gate in members if gate is not None]
@@ -575,11 +576,12 @@ def worst_gate(members: list[tuple[str, GateDoc | None]]) -> GateDoc:
     if worst is not None and worst[1]["status"] == "fail":
         return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', 'gate failed')}",
                      policy)
+    if worst is not None and worst[1]["status"] != "pass":
+        # a member that ran and could not be judged is why fail-fast skipped the rest
+        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}", policy)
     if skipped:
         return _gate("unavailable", f"{len(skipped)} member(s) did not run "
                                     f"(first: {skipped[0]})", policy)
-    if worst is not None and worst[1]["status"] != "pass":
-        return _gate(worst[1]["status"], f"{worst[0]}: {worst[1].get('reason', '')}", policy)
     return {"status": "pass", "policy": policy}
 
 

@@ -251,6 +251,11 @@ def test_an_alias_gate_never_passes_a_member_that_did_not_run() -> None:
     failed: GateDoc = {"status": "fail", "policy": "no_new_findings", "reason": "1 new"}
     assert worst_gate([("a", failed), ("b", None)]) == {
         "status": "fail", "policy": "no_new_findings", "reason": "a: 1 new"}
+    unjudged: GateDoc = {"status": "unavailable", "policy": "no_new_findings",
+                         "reason": "status is error"}
+    # the member fail-fast stopped at is the reason, not the ones it then skipped
+    assert worst_gate([("a", unjudged), ("b", None)]) == {
+        "status": "unavailable", "policy": "no_new_findings", "reason": "a: status is error"}
 
 
 def test_a_symlinked_baseline_has_its_target_rewritten(dirty: Project) -> None:
