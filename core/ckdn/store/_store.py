@@ -971,6 +971,10 @@ class Store:
         except OSError as exc:
             raise self._unreadable(exc) from exc
 
+    def finished(self, run_dir: str) -> bool:
+        """Whether ``run_dir`` holds its finished marker (its entry looked at, never followed)."""
+        return kind_of(run_dir) != "unfinished"
+
     def _unreadable(self, exc: OSError) -> RefusedError:
         return RefusedError(
             f"cannot read runs dir {self.display(self.runs_dir)}: {os_reason(exc)};"
