@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import errno
-import operator
 import os
 import sys
+from _operator import attrgetter  # the C module under operator: no operator.py to load
 
 try:  # the escaper json.dumps(ensure_ascii=False) uses; json.encoder has it in Python too
     from _json import encode_basestring as _quote
@@ -203,7 +203,7 @@ def record(cls: type[R] | None = None, /, *, frozen: bool = True
                             f"are {sorted(slots)}; one slot per parameter")
         cls._fields = fields
         if len(fields) > 1:  # one name would give the value itself, not a tuple
-            cls._values_of = staticmethod(operator.attrgetter(*fields))
+            cls._values_of = staticmethod(attrgetter(*fields))
         else:
             cls._values_of = staticmethod(lambda obj: tuple(getattr(obj, n) for n in fields))
         type.__setattr__(cls, "__match_args__", fields)

@@ -116,8 +116,8 @@ RUN_PATH = frozenset({
 #: The standard library modules it may load beyond an empty interpreter's (`python -S`).
 STDLIB_RUN_PATH = frozenset({
     "__future__", "_collections_abc", "_json", "_operator", "_sha256", "_sha2", "_signal",
-    "_stat", "errno", "fcntl", "genericpath", "itertools", "math", "operator", "os", "os.path",
-    "posixpath", "select", "stat", "types",
+    "_stat", "errno", "fcntl", "genericpath", "itertools", "os", "os.path", "posixpath",
+    "select", "stat",  # no math, operator or types: their few names are had without them
     "gc",  # built in; ckdn.cli imports it to run without the cyclic collector
 })
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from types import SimpleNamespace
 
 from ckdn.errors import CkdnError, UsageError, one_line
 
@@ -17,8 +16,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run t
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from types import ModuleType
+    from types import ModuleType, SimpleNamespace
     from typing import NoReturn
+else:  # types.SimpleNamespace without importing types, a module of its own
+    SimpleNamespace = type(sys.implementation)
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "VERBS", "build_parser", "load_verb", "main"]
 

@@ -7,7 +7,7 @@ without argparse too (:func:`read_quickly`), held to argparse by a differential 
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
+import sys
 
 from ckdn import app
 from ckdn.cli._verb_io import (
@@ -23,6 +23,9 @@ from ckdn.errors import UsageError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import argparse
+    from types import SimpleNamespace
+else:  # types.SimpleNamespace without importing types, a module of its own
+    SimpleNamespace = type(sys.implementation)
 
 __all__ = ["GLOBAL_OPTIONS", "add_options", "change_request", "handle", "read_quickly"]
 

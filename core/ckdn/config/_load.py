@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import os
-from types import MappingProxyType
 
 from ckdn._lite import Record, read_plain, record, split_command
 from ckdn.errors import ConfigError, UsageError, suggest
@@ -33,6 +31,10 @@ CONFIG_ENV = "CKDN_CONFIG"
 #: ``pytest@py312``); never part of a check's name (``_NAME_CHARS``).
 HOST_SEPARATOR = "@"
 
+if TYPE_CHECKING:
+    from types import MappingProxyType
+else:  # types.MappingProxyType without importing types, a module of its own on the run path
+    MappingProxyType = type(type.__dict__)
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
@@ -382,7 +384,7 @@ class Tables:
         if ok and isinstance(value, int):
             ok = 0 < value <= _TIMEOUT_MAX
         elif ok:
-            ok = math.isfinite(value) and 0 < value <= _TIMEOUT_MAX
+            ok = 0 < value <= _TIMEOUT_MAX  # false for NaN and infinity too
         if not ok:
             raise self.error(where, f"timeout: must be a number > 0 (seconds, at most "
                                     f"{_TIMEOUT_MAX}), not {show(value)}")

@@ -3,7 +3,6 @@ the digest leaves out on purpose; and the change a diff-scoped gate judged (``ck
 
 from __future__ import annotations
 
-import math
 import time
 from itertools import islice
 
@@ -102,6 +101,7 @@ _MAX_ITEMS = MAX_DIGEST_BYTES // 3
 _MAX_DEPTH = 16
 #: Python refuses to print ints past ~4300 digits; JSON readers lose precision past 2**53.
 _INT_LIMIT = 2**63
+_INF = float("inf")
 
 
 @record
@@ -409,7 +409,7 @@ class _SummaryWalk:
         if isinstance(raw, int):
             return raw if -_INT_LIMIT < raw < _INT_LIMIT else f"<int of {raw.bit_length()} bits>"
         if isinstance(raw, float):
-            return raw if math.isfinite(raw) else repr(raw)
+            return raw if -_INF < raw < _INF else repr(raw)  # NaN compares false
         if isinstance(raw, list | tuple | set | frozenset):
             return self.sequence(raw, depth)
         if not isinstance(raw, str | bytes) and _is_mapping(raw):

@@ -7,7 +7,6 @@ so a confused parser says ``parser_ok=False``; ``ckdn run`` imports this on ever
 from __future__ import annotations
 
 import abc
-import math
 import os
 
 from ckdn._lite import Record, record
@@ -442,8 +441,11 @@ class Option(Record):
             raise OptionError(key, f"option '{key}' must be one of {allowed}, not {value!r}")
 
 
+_INF = float("inf")
+
+
 def _finite(value: float) -> bool:
-    return math.isfinite(value)
+    return -_INF < value < _INF  # math.isfinite without loading math; NaN compares false
 
 
 def first_bad_name(value: Any) -> str | None:

@@ -604,6 +604,74 @@ def test_a_reader_sees_the_whole_old_or_the_whole_new_document(tmp_path: Path) -
     assert set(seen) <= versions
 
 
+def _recording_syncs(monkeypatch: pytest.MonkeyPatch, failing: str | None = None) -> list[str]:
+    """Every fsync (the file it synced) and rename (``->`` its target), in order, from any
+    thread; an fsync of a file named ``failing`` fails with EIO."""
+    events: list[str] = []
+    fsync, replace = os.fsync, os.replace
+
+    def synced(fd: int) -> None:
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        if name == failing:
+            raise OSError(5, "Input/output error")
+        fsync(fd)
+        events.append(name)
+
+    def renamed(src: str, dst: str) -> None:
+        replace(src, dst)
+        events.append("->" + os.path.basename(dst))
+
+    monkeypatch.setattr(os, "fsync", synced)
+    monkeypatch.setattr(os, "replace", renamed)
+    return events
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an fd through /proc")
+def test_documents_written_beside_are_durable_before_the_next_one_is_renamed_in(
+    store: Store, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_dir = store.new_dir("ruff")
+    events = _recording_syncs(monkeypatch)
+    store.write_atomic(os.path.join(run_dir, "facts.json"), b"{}\n", beside=True)
+    store.write_atomic(os.path.join(run_dir, "meta.json"), b"{}\n", beside=True)
+    assert events == ["->facts.json", "->meta.json"]  # readable at once, not yet synced
+    store.write_atomic(os.path.join(run_dir, "digest.json"), b"{}\n")
+
+    marker = events.index("->digest.json")
+    assert sorted(events[2:marker]) == sorted(
+        ["facts.json", "meta.json", next(e for e in events[2:marker] if ".digest.json." in e)])
+    assert events[marker + 1:] == []
+    assert sorted(os.listdir(run_dir)) == ["digest.json", "facts.json", "meta.json"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an fd through /proc")
+def test_a_document_beside_that_cannot_be_synced_keeps_the_marker_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_dir = store.new_dir("ruff")
+    events = _recording_syncs(monkeypatch, failing="meta.json")
+    store.write_atomic(os.path.join(run_dir, "meta.json"), b"{}\n", beside=True)
+
+    assert_refused_in_one_line(
+        lambda: store.write_atomic(os.path.join(run_dir, "digest.json"), b"{}\n"),
+        "cannot write", "meta.json", "Errno 5",
+    )
+    assert "->digest.json" not in events
+    assert os.listdir(run_dir) == ["meta.json"]  # an unfinished run: no marker, no temp file
+
+
+def test_a_store_that_is_not_durable_syncs_nothing_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = Store(tmp_path / "runs", tmp_path, durable=False)
+    run_dir = store.new_dir("ruff")
+    events = _recording_syncs(monkeypatch)
+    store.write_atomic(os.path.join(run_dir, "meta.json"), b"{}\n", beside=True)
+    store.write_atomic(os.path.join(run_dir, "digest.json"), b"{}\n")
+
+    assert events == ["->meta.json", "->digest.json"]
+
+
 def test_write_atomic_over_a_directory_is_refused_and_leaves_no_temp_file(
     store: Store,
 ) -> None:

@@ -474,15 +474,18 @@ def _loads(data: bytes) -> Any:
 
 def reference(store: Store, name: str, this_run: str, branch: str | None
               ) -> tuple[str, dict[str, Any]] | None:
-    """The newest earlier green run of ``name`` on ``branch`` and its facts."""
+    """The newest earlier green run of ``name`` on ``branch`` and its facts: the runs'
+    order from their names alone (the check's lock serializes them), each looked at only
+    until one answers (not a stat of every run dir, every run)."""
     try:
-        runs = store.runs(name)
+        names = store.run_names(name)
     except CkdnError:  # an unreadable runs dir: nothing to compare with
         return None
-    for info in runs[:_LOOKBACK]:
-        if info.path == this_run or not info.finished:
-            continue
-        facts = read_facts(info.path)
+    for run_name in names[:_LOOKBACK]:
+        path = os.path.join(store.runs_dir, run_name)
+        if path == this_run or not store.finished(path):
+            continue  # an unfinished run's facts.json may not be durable: never read
+        facts = read_facts(path)
         if facts is not None and facts.get("branch") == branch:
-            return info.name, facts
+            return run_name, facts
     return None

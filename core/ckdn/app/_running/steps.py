@@ -439,7 +439,8 @@ def note_weakening(run: Run) -> Run:
             facts["reference"] = earlier[0]
             run.notes.append(weakening_note(earlier[0], phrases))
     try:
-        run.store.write_atomic(os.path.join(run.path, FACTS_FILE), canonical(facts) + b"\n")
+        run.store.write_atomic(os.path.join(run.path, FACTS_FILE), canonical(facts) + b"\n",
+                               beside=True)  # fsynced with the digest
     except CkdnError as exc:  # evidence beside the digest: the digest is never lost for it
         del exc
     return run
@@ -458,12 +459,13 @@ def build_documents(run: Run) -> Run:
     run.log_sha256, run.log_bytes = redaction.sealed_log(log_path, store.write_atomic,
                                                          run.log_sha256, run.log_bytes)
     if run.change_doc is not None:  # the diff-scoped gate's sidecar: meta.json is closed
-        store.write_atomic(os.path.join(path, CHANGE_FILE), canonical(run.change_doc) + b"\n")
+        store.write_atomic(os.path.join(path, CHANGE_FILE), canonical(run.change_doc) + b"\n",
+                           beside=True)
     meta = build_meta(check=run.name, argv=redaction.argv(run.argv), exit=run.exit,
                       started_at=run.started_at, finished_at=run.finished_at,
                       log_sha256=run.log_sha256, log_bytes=run.log_bytes, parser=run.parser,
                       env_keys=run.env_keys)
-    store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n")
+    store.write_atomic(os.path.join(path, "meta.json"), canonical(meta) + b"\n", beside=True)
     bounds = Bounds(top=run.top or settings.top, max_snippet_lines=settings.max_snippet_lines,
                     log_tail_lines=settings.log_tail_lines)
     artifacts, omitted = list_artifacts(path)
@@ -478,6 +480,7 @@ def build_documents(run: Run) -> Run:
                           redaction=redaction,
                           imported=run.imported.facts if run.imported is not None else None,
                           diff_scope=gated.scope if gated is not None else None)
+    # the finished marker: renamed in once it and the documents beside it are durable
     store.write_atomic(os.path.join(path, "digest.json"), canonical(digest) + b"\n")
     run.document = digest
     return run
