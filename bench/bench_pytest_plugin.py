@@ -211,7 +211,8 @@ def interleaved(variants: dict[str, Callable[[], tuple[float, float, int]]], rou
 
 def project(root: Path, python: Path, rounds: int) -> None:
     """A real project's suite, run by ``python`` (its venv, with checkdown installed): plain
-    pytest, ``pytest --ckdn-digest``, ``ckdn run pytest`` (the starter recipe: pytest with
+    pytest, ``pytest --ckdn-digest``, ``pytest --junitxml`` (pytest's own writer, what the
+    starter recipe adds to plain pytest), ``ckdn run pytest`` (the starter recipe: pytest with
     ``--junitxml``) and ``ckdn run pytest-plugin`` (pytest with ``--ckdn-digest``, the
     plugin's digest read by the run), interleaved. A ``ckdn.toml`` is written for the last
     two if the project has none, and removed after."""
@@ -230,7 +231,10 @@ def project(root: Path, python: Path, rounds: int) -> None:
 
         run(pytest)()  # warm the page cache and pyc files
         print(f"project {root}: {rounds} interleaved rounds, run by {python}")
+        junit = root / ".agent-runs" / "bench-junit.xml"
+        junit.parent.mkdir(exist_ok=True)
         interleaved({"plain": run(pytest), "--ckdn-digest": run([*pytest, "--ckdn-digest"]),
+                     "--junitxml": run([*pytest, "--junitxml", str(junit)]),
                      "ckdn run pytest": run(["python", "-m", "ckdn", "run", "pytest"]),
                      "ckdn run (plugin)": run(["python", "-m", "ckdn", "run", "pytest-plugin"])},
                     rounds)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -106,7 +108,9 @@ def test_the_cli_pages_checks_examples_are_what_ckdn_prints_after_init(
     def example(name: str) -> str:
         return page.split(f"<!-- example: {name}")[1].split("```", 2)[1].split("\n", 1)[1]
 
-    assert project.ckdn("init").returncode == 0
+    # this venv's pytest first: the plugin is beside it, so init writes the plugin's recipe
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    assert project.ckdn("init", env={"PATH": path}).returncode == 0
     assert project.ckdn("checks").stdout == example("ckdn checks after ckdn init")
     shown = json.loads(example("ckdn checks --json after ckdn init"))
     real = json.loads(project.ckdn("checks", "--json").stdout)

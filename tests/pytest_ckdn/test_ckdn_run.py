@@ -7,7 +7,9 @@ it starts.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +268,47 @@ def test_ckdn_digest_where_the_plugin_is_missing_says_what_is_missing_and_how_to
         "pytest does not know --ckdn-digest: the ckdn pytest plugin is not installed in the "
         "environment that ran pytest; install checkdown there")
     assert "--junitxml" not in json.dumps(digest)
+
+
+# -- the starter's pytest check (ckdn init) ----------------------------------------------------
+
+#: This venv's scripts first: its pytest loads the plugin (checkdown is installed in it).
+VENV_PATH = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+
+def init_and_run(project: Project, path: str) -> tuple[str, dict[str, Any], Path]:
+    """``ckdn init`` then ``ckdn run pytest`` with ``path``: the starter's pytest command,
+    the run's digest and run dir."""
+    assert project.ckdn("init", env={"PATH": path}).returncode == 0
+    command = tomllib.loads((project.root / "ckdn.toml").read_text())["check"]["pytest"]["command"]
+    write_tests(project, "def test_bad():\n    assert 1 == 2\n\ndef test_ok():\n    pass\n")
+    proc = project.ckdn("run", "pytest", env={"PATH": path, "PYTEST_ADDOPTS": "-p no:randomly"})
+    digest = valid_digest(project.digest(proc))
+    return command, digest, project.root / digest["run_dir"]
+
+
+def test_init_beside_a_pytest_with_the_plugin_writes_the_plugin_recipe_and_it_runs(
+        project: Project) -> None:
+    command, digest, run_dir = init_and_run(project, VENV_PATH)
+    assert command == "pytest -q --ckdn-digest"
+    assert (digest["status"], digest["summary"]["counts"]) == (
+        "fail", {"tests": 2, "passed": 1, "failures": 1})
+    assert [f["id"] for f in digest["findings"]] == ["test_sample_outer.py::test_bad"]
+    assert (run_dir / EVIDENCE_FILE).is_file()
+    assert not (run_dir / "junit.xml").exists()
+
+
+def test_init_where_pytest_is_another_environments_writes_the_junit_recipe_and_it_runs(
+        project: Project, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A ``pytest`` first on PATH that is not this environment's script (pipx's ckdn, the
+    project's own venv): the plugin may not be there, so the report is pytest's JUnit XML."""
+    other = tmp_path_factory.mktemp("other-env")
+    script = other / "pytest"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m pytest -p no:ckdn \"$@\"\n")
+    script.chmod(0o755)
+    command, digest, run_dir = init_and_run(project, os.pathsep.join([str(other), VENV_PATH]))
+    assert command == "pytest -q --junitxml {run_dir}/junit.xml"
+    assert digest["status"] == "fail"
+    assert [f["id"] for f in digest["findings"]] == ["test_sample_outer.py::test_bad"]
+    assert (run_dir / "junit.xml").is_file()
+    assert not (run_dir / EVIDENCE_FILE).exists()

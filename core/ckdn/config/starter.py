@@ -45,6 +45,14 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("pre_commit", "pre_commit", "pre-commit run --all-files"),
 )
 
+#: The pytest recipe where ckdn's pytest plugin runs inside that pytest: the plugin's evidence
+#: instead of pytest's JUnit writer, about half the CPU on a suite of fast tests
+#: (docs/performance.md). ``ckdn init`` writes it only where the plugin is there to run.
+PLUGIN_PYTEST = Recipe("pytest", "pytest", "pytest -q --ckdn-digest", enabled=True,
+                       comment="tests; ckdn's pytest plugin records them (checkdown is installed "
+                               "beside pytest); without it: pytest -q --junitxml "
+                               "{run_dir}/junit.xml")
+
 _HEADER = """\
 # ckdn.toml: every check runs through `ckdn run NAME`; read the digest, not the log.
 # Commands are split with shlex and run without a shell; {run_dir} is the run directory,
@@ -88,3 +96,11 @@ def render(recipes: tuple[Recipe, ...] = RECIPES) -> str:
 
 
 STARTER = render()
+
+
+def starter(*, plugin: bool) -> str:
+    """The starter file text; ``plugin``: its pytest check runs ckdn's plugin (not JUnit XML)."""
+    if not plugin:
+        return STARTER
+    return render(tuple(PLUGIN_PYTEST if recipe.name == "pytest" else recipe
+                        for recipe in RECIPES))

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ckdn.config.starter import RECIPES, STARTER, Recipe
+from ckdn.app._install import setup
+from ckdn.config.starter import PLUGIN_PYTEST, RECIPES, STARTER, Recipe, starter
 from tests.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,8 +93,33 @@ def test_the_starter_holds_every_recipe_and_loads() -> None:
         assert recipe.command in STARTER
 
 
+def test_the_plugin_starter_differs_only_in_its_pytest_command_and_loads() -> None:
+    text = starter(plugin=True)
+    doc, plain = tomllib.loads(text), tomllib.loads(STARTER)
+    assert doc["check"]["pytest"]["command"] == "pytest -q --ckdn-digest"
+    assert doc["check"]["pytest"]["parser"] == "pytest"
+    del doc["check"]["pytest"]["command"], plain["check"]["pytest"]["command"]
+    assert doc == plain
+    assert "--junitxml {run_dir}/junit.xml" in text.split("[check.pytest]")[0]  # the way back
+    assert starter(plugin=False) == STARTER
+
+
+def test_the_plugin_is_beside_this_environments_own_pytest_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = str(Path(sys.executable).parent)
+    assert setup.plugin_beside_pytest(ours)
+    assert not setup.plugin_beside_pytest(str(tmp_path))  # no pytest at all
+    other = tmp_path / "pytest"
+    other.write_text("#!/bin/sh\nexit 0\n")
+    other.chmod(0o755)
+    assert not setup.plugin_beside_pytest(os.pathsep.join([str(tmp_path), ours]))
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [])
+    assert not setup.plugin_beside_pytest(ours)  # pytest here, the plugin not registered
+
+
 @pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
-@pytest.mark.parametrize("recipe", RECIPES, ids=[r.name for r in RECIPES])
+@pytest.mark.parametrize("recipe", [*RECIPES, PLUGIN_PYTEST],
+                         ids=[*(r.name for r in RECIPES), "pytest-plugin"])
 def test_each_recipe_runs_green_on_a_clean_project(recipe: Recipe, project: Project) -> None:
     if shutil.which(tool_of(recipe), path=SEARCH_PATH) is None:
         pytest.skip(f"{tool_of(recipe)} is not installed")

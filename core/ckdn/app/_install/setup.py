@@ -7,15 +7,21 @@ from __future__ import annotations
 import json
 import os
 import re
-from importlib import metadata
+import shutil
+import sysconfig
+from importlib import metadata, util
 
 from ckdn import DISTRIBUTION
 from ckdn.config import config_path
-from ckdn.config.starter import STARTER
+from ckdn.config.starter import starter
 from ckdn.errors import UsageError
 from ckdn.store import write_atomic
 
-__all__ = ["SKILLS", "names_checkdown", "this_checkdown", "write_skills", "write_starter"]
+__all__ = ["SKILLS", "names_checkdown", "plugin_beside_pytest", "this_checkdown", "write_skills",
+           "write_starter"]
+
+#: The entry point (group pytest11) by which pytest loads ckdn's plugin.
+_PLUGIN_MODULE = "pytest_ckdn.plugin"
 
 
 def names_checkdown(requirement: str) -> bool:
@@ -48,16 +54,36 @@ def this_checkdown() -> str | None:
     return f"{DISTRIBUTION} @ {url}"
 
 
+def plugin_beside_pytest(path: str | None = None) -> bool:
+    """Whether the ``pytest`` a check starts (first on ``path``, default ``$PATH``) loads
+    ckdn's plugin: it is this environment's own script, and this environment has pytest and
+    the plugin's entry point. Anything else (pipx, another venv, no pytest): False."""
+    found = shutil.which("pytest", path=path)
+    if found is None:
+        return False
+    scripts = os.path.realpath(sysconfig.get_path("scripts"))
+    if os.path.realpath(os.path.dirname(os.path.abspath(found))) != scripts:
+        return False
+    if util.find_spec("pytest") is None:
+        return False
+    return any(entry.value == _PLUGIN_MODULE
+               for entry in metadata.entry_points(group="pytest11"))
+
+
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
-    """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path."""
+    """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path.
+
+    Its pytest check runs ckdn's plugin where the plugin runs inside that pytest
+    (:func:`plugin_beside_pytest`), else writes a JUnit report (docs/configuration.md)."""
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
         raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
 
+    text = starter(plugin=plugin_beside_pytest())
     try:  # atomically (a failed --force leaves no half config); a symlink's target is written
-        write_atomic(os.path.realpath(path), STARTER.encode("utf-8"))
+        write_atomic(os.path.realpath(path), text.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
