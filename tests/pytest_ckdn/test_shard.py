@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import Project, clean_env
+from tests.project import LEAN_PYTEST, Project, clean_env
 from tests.shard_suite import sharded_project, write_ledger
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
-          "-p", "no:cacheprovider"]
+          "-p", "no:cacheprovider", *LEAN_PYTEST]
 
 
 def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None
@@ -96,9 +96,9 @@ def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the
     for k in (1, 2):
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-             "-n", "2", "--ckdn-digest", "--ckdn-check", "tests", "--ckdn-shard", f"{k}/2",
-             "--ckdn-plan", "plan.json"], cwd=project.root, env=clean_env(),
-            capture_output=True, text=True, timeout=120, check=False)
+             *LEAN_PYTEST, "-n", "2", "--ckdn-digest", "--ckdn-check", "tests",
+             "--ckdn-shard", f"{k}/2", "--ckdn-plan", "plan.json"], cwd=project.root,
+            env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         digest = json.loads(proc.stdout.strip().splitlines()[-1])
         assert any(note.startswith(f"shard {k}/2 (plan ") for note in digest["notes"])
