@@ -16,6 +16,11 @@ from typing import Any
 #: ``CI`` or ``BUILD_NUMBER`` is set): a tool a test starts behaves the same in either.
 CI_MARKERS = ("CI", "BUILD_NUMBER")
 
+#: The plugins an inner pytest session of a test does without, as ``-p`` options:
+#: hypothesis's imports hypothesis for its summary (a second of CPU a session) and anyio's
+#: imports anyio (a quarter of one); the suite starts hundreds of sessions using neither.
+LEAN_PYTEST = ("-p", "no:hypothesispytest", "-p", "no:anyio")
+
 
 def clean_env() -> dict[str, str]:
     """This process's environment without ``CKDN_*``: a ckdn started by a test must not

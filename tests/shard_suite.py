@@ -12,7 +12,8 @@ from tests.project import Project
 CKDN_TOML = f"""
 [check.tests]
 command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
-           "-p", "no:cacheprovider", "--junitxml", "{{run_dir}}/junit.xml"]
+           "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
+           "--junitxml", "{{run_dir}}/junit.xml"]
 parser = "pytest"
 
 [check.lint]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.project import Project, clean_env
+from tests.project import LEAN_PYTEST, Project, clean_env
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-          "-p", "no:xdist", "-q", "--ckdn-digest"]
+          "-p", "no:xdist", *LEAN_PYTEST, "-q", "--ckdn-digest"]
 TESTS = """
 import os
 

@@ -5,17 +5,18 @@ checks. Real pytest sessions on a real suite."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.project import Project, clean_env
+from tests.project import LEAN_PYTEST, Project, clean_env
 from tests.shard_suite import sharded_project, write_ledger
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
-          "-p", "no:cacheprovider"]
+          "-p", "no:cacheprovider", *LEAN_PYTEST]
 
 
 def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None
@@ -30,12 +31,22 @@ def suite(tmp_path: Path) -> Project:
     return sharded_project(tmp_path / "p")
 
 
-@pytest.fixture
-def project(suite: Project) -> Project:
-    """The suite after one recorded whole session: the run a first plan reads."""
+@pytest.fixture(scope="module")
+def recorded_suite(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The suite after one recorded whole session, once a module (one session less a test)."""
+    suite = sharded_project(tmp_path_factory.mktemp("recorded") / "p")
     whole = pytest_run(suite.root, "--ckdn-digest", "--ckdn-check", "tests")
     assert whole.returncode == 0, whole.stdout + whole.stderr
     return suite
+
+
+@pytest.fixture
+def project(recorded_suite: Project, tmp_path: Path) -> Project:
+    """A copy of the recorded suite: the run a first plan reads, and no other test's runs
+    (a merged run is a whole run too, and the newest would be the one planned from)."""
+    root = tmp_path / "p"
+    shutil.copytree(recorded_suite.root, root, symlinks=True)
+    return Project(root)
 
 
 @pytest.mark.parametrize("shards", [2, 4])
@@ -61,8 +72,18 @@ def test_recorded_shard_sessions_merge_green_with_their_plan(project: Project,
     assert dropped["status"] != "pass"
 
 
-def test_a_plain_session_runs_its_shard_and_says_so(suite: Project) -> None:
-    proc = pytest_run(suite.root, "--ckdn-shard", "1/2", "-q")
+@pytest.fixture(scope="module")
+def first_shard(tmp_path_factory: pytest.TempPathFactory
+                ) -> tuple[Project, subprocess.CompletedProcess[str]]:
+    """The suite and a plain session of its shard 1/2, once a module: what the session says
+    and the tests it ran (``-v``), which ``--ckdn-shard auto`` must also run."""
+    suite = sharded_project(tmp_path_factory.mktemp("plain") / "p")
+    return suite, pytest_run(suite.root, "--ckdn-shard", "1/2", "-v")
+
+
+def test_a_plain_session_runs_its_shard_and_says_so(
+        first_shard: tuple[Project, subprocess.CompletedProcess[str]]) -> None:
+    suite, proc = first_shard
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ckdn: shard 1/2 (no plan: every test by hash)" in proc.stdout
     ran = int(proc.stdout.split(" passed")[0].split()[-1])
@@ -78,11 +99,13 @@ def test_shard_auto_without_ci_variables_stops_pytest_in_one_line(suite: Project
     assert "passed" not in proc.stdout
 
 
-def test_shard_auto_reads_circlecis_zero_based_index(suite: Project) -> None:
-    one = pytest_run(suite.root, "--ckdn-shard", "1/2", "-q", "--co")
-    auto = pytest_run(suite.root, "--ckdn-shard", "auto", "-q", "--co",
+def test_shard_auto_reads_circlecis_zero_based_index(
+        first_shard: tuple[Project, subprocess.CompletedProcess[str]]) -> None:
+    suite, one = first_shard
+    auto = pytest_run(suite.root, "--ckdn-shard", "auto", "-v",
                       env={"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "2"})
     assert auto.returncode == 0, auto.stderr
+    assert " PASSED " in auto.stdout
     assert auto.stdout.splitlines()[:-1] == one.stdout.splitlines()[:-1]  # but the time
 
 
@@ -96,9 +119,9 @@ def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the
     for k in (1, 2):
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-             "-n", "2", "--ckdn-digest", "--ckdn-check", "tests", "--ckdn-shard", f"{k}/2",
-             "--ckdn-plan", "plan.json"], cwd=project.root, env=clean_env(),
-            capture_output=True, text=True, timeout=120, check=False)
+             *LEAN_PYTEST, "-n", "2", "--ckdn-digest", "--ckdn-check", "tests",
+             "--ckdn-shard", f"{k}/2", "--ckdn-plan", "plan.json"], cwd=project.root,
+            env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         digest = json.loads(proc.stdout.strip().splitlines()[-1])
         assert any(note.startswith(f"shard {k}/2 (plan ") for note in digest["notes"])

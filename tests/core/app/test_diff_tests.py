@@ -25,7 +25,8 @@ from tests.project import Project
 CONFIG = f"""
 [check.tests]
 command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
-           "-p", "no:cacheprovider", "--junitxml", "{{run_dir}}/junit.xml"]
+           "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
+           "--junitxml", "{{run_dir}}/junit.xml"]
 parser = "pytest"
 """
 TESTS = """\

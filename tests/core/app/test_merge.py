@@ -23,7 +23,8 @@ RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent))
 CONFIG = f"""
 [check.tests]
 command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
-           "-p", "no:cacheprovider", "--junitxml", "{{{{run_dir}}}}/junit.xml", "--cov=calc",
+           "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
+           "--junitxml", "{{{{run_dir}}}}/junit.xml", "--cov=calc",
            "--cov-report=json:{{{{run_dir}}}}/coverage.json"]
 parser = "coverage"
 fail_under = 95

@@ -91,7 +91,7 @@ def test_a_pytest_run_stopped_while_a_test_hangs_keeps_that_tests_last_words(
         "def test_hangs():\n    print('waiting for the server on port 8080')\n"
         "    pathlib.Path('hanging').touch()\n    time.sleep(30)\n")
     command = json.dumps(f"{sys.executable} -m pytest -q -s -p no:cacheprovider -p no:randomly"
-                         " test_demo.py")
+                         " -p no:hypothesispytest -p no:anyio test_demo.py")
     (tmp_path / "ckdn.toml").write_text(f'[check.tests]\ncommand = {command}\nparser = "generic"\n')
 
     def stop_once_hanging(stop: StopRequest) -> None:

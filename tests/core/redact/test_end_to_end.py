@@ -151,7 +151,7 @@ def test_a_real_pytest_runs_junit_messages_and_findings_file_are_redacted(
         project: Project) -> None:
     (project.root / "test_login.py").write_text(TEST_FILE)
     command = (f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p no:randomly"
-               " --junitxml={run_dir}/junit.xml test_login.py")
+               " -p no:hypothesispytest -p no:anyio --junitxml={run_dir}/junit.xml test_login.py")
     project.config(f'[check.tests]\ncommand = {json.dumps(command)}\nparser = "pytest"\n'
                    'junit = "{run_dir}/junit.xml"\n')
     proc = project.ckdn("run", "tests")
@@ -249,7 +249,7 @@ def test_ckdn_diff_shows_no_secret_of_findings_recorded_without_redaction(
         project: Project) -> None:
     (project.root / "test_login.py").write_text(TEST_FILE)
     command = (f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p no:randomly"
-               " --junitxml={run_dir}/junit.xml test_login.py")
+               " -p no:hypothesispytest -p no:anyio --junitxml={run_dir}/junit.xml test_login.py")
     check = (f'[check.tests]\ncommand = {json.dumps(command)}\nparser = "pytest"\n'
              'junit = "{run_dir}/junit.xml"\n')
     token = "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"

@@ -66,15 +66,23 @@ def record(project: Project, site: Path, case: str, *, source: str, dest: Path,
     (dest / case / "case.json").write_text(json.dumps(case_json))
 
 
-@pytest.fixture
-def plugin_suite(project: Project, pytester: pytest.Pytester,
-                 monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+@pytest.fixture(scope="module")
+def recorded_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The clean and the failing case, recorded once a module: each test reads a copy."""
+    project = Project(tmp_path_factory.mktemp("kit"))
     site = project.root / "site"
     install(site, "mytool_ckdn", "mytool = mytool_ckdn:MyToolParser",
             {"mytool_ckdn.py": documented_plugin()})
-    recorded = pytester.path / "recorded"
+    recorded = project.root / "recorded"
     record(project, site, "clean", source="x = 1\n", dest=recorded, status="pass")
     record(project, site, "issue", source="y = eval('1')\n", dest=recorded, status="fail")
+    return recorded
+
+
+@pytest.fixture
+def plugin_suite(recorded_cases: Path, pytester: pytest.Pytester,
+                 monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    shutil.copytree(recorded_cases, pytester.path / "recorded")
     pytester.makepyfile(test_mytool_parser=documented("kit-example: test_mytool_parser.py",
                                                       "python"))
     pytester.makeconftest(documented("kit-example: conftest.py", "python"))
