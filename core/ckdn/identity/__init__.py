@@ -40,6 +40,7 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
+from ckdn.identity._table_spool import TableSpool
 from ckdn.identity._writer import FindingsWriter
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "Matched",
     "Rowed",
     "SourceLines",
+    "TableSpool",
     "decide",
     "encode_baseline",
     "encode_findings",

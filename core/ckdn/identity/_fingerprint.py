@@ -472,6 +472,16 @@ class IdentityTable:
 
     def add(self, finding: FindingLike) -> None:
         key, path, line = self._hasher.hashes(finding)
+        self._row(key, path, line)
+
+    def located(self, path: str, line: int, rule: str, message: str) -> bytes:
+        """:meth:`add` of a finding known by its parts (a parser's fields, no Finding built:
+        see :meth:`Hasher.located`); its key, whose first 16 bytes are the line hash."""
+        key = self._hasher.located(path, line, rule, message)
+        self._row(key, path, line)
+        return key
+
+    def _row(self, key: bytes, path: str, line: int) -> None:
         number = self._path_numbers.get(path)
         if number is None:
             number = self._path_numbers[path] = len(self._paths)
