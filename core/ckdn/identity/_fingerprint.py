@@ -9,7 +9,7 @@ import stat
 import struct
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -434,6 +434,12 @@ _MAX_LINE = (1 << 32) - 1
 _PACK = struct.Struct(">II").pack
 #: A row without its inner hash: primary, secondary, line, path number.
 _COLUMNS = struct.Struct(">16x12s6sII")
+#: A row's primary hash alone, its two hashes, and a key made of primary and occurrence.
+_PRIMARY_OF = struct.Struct(">16x12s14x")
+_HASHES_OF = struct.Struct(">16x12s6s8x")
+_KEY_PACK = struct.Struct(">12sI").pack
+_PRIMARY_PATH = struct.Struct(">16x12s10xI")
+_PATH_OF = struct.Struct(">38xI")
 
 
 class IdentityTable:
@@ -446,7 +452,7 @@ class IdentityTable:
         self._rows = bytearray()
         self._paths: list[str] = []
         self._path_numbers: dict[str, int] = {}
-        self._occurrences: list[int] | None = None
+        self._occurrences: array[int] | None = None
 
     def __len__(self) -> int:
         return len(self._rows) // ROW
@@ -492,22 +498,47 @@ class IdentityTable:
     def number(self) -> None:
         """Give each finding its occurrence among those sharing its primary hash, in line
         order (the tool's order for equal lines), as :func:`fingerprints` does."""
+        # A primary hash includes the path, so only one file's rows can share one. A report
+        # lists a file's findings together: each run of one file's rows is numbered as it
+        # ends, remembering its primaries alone; a file met again in a later run is
+        # numbered again at the end, file by file (a million findings sorted together were
+        # 60 MB of keys). Occurrences are 4 bytes each (an array, not a list of ints).
+        occurrences = array("I", bytes(4 * len(self)))
+        ended: set[int] = set()  # path numbers whose run of rows ended
+        split: set[int] = set()  # those met again
+        firsts: dict[bytes, int] = {}
+        shared: dict[bytes, list[int]] = {}
+        current = -1
+        for index, (primary, number) in enumerate(_PRIMARY_PATH.iter_unpack(self._rows)):
+            if number != current:
+                if shared:
+                    self._numbered(shared, occurrences)
+                    shared = {}
+                ended.add(current)
+                if number in ended:
+                    split.add(number)
+                firsts = {}
+                current = number
+            first = firsts.setdefault(primary, index)
+            if first != index:
+                shared.setdefault(primary, [first]).append(index)
+        if shared:
+            self._numbered(shared, occurrences)
+        if split:
+            self._number_again(split, occurrences)
+        self._occurrences = occurrences
+
+    def _number_again(self, split: set[int], occurrences: array[int]) -> None:
+        """The rows of the files in ``split`` (path numbers) numbered over all their rows."""
         rows = self._rows
-        count = len(self)
-        occurrences = [0] * count
-        # A primary hash includes the path, so only one file's rows can share one: each
-        # file's rows are numbered apart, and the sort keys held at once are one file's
-        # (a million findings sorted together were 60 MB of keys).
         by_path: dict[int, array[int]] = {}
-        for index, at in enumerate(range(38, count * ROW, ROW)):
-            number = int.from_bytes(rows[at:at + 4], "big")
-            members = by_path.get(number)
-            if members is None:
-                members = by_path[number] = array("I")
-            members.append(index)
+        for index, (number,) in enumerate(_PATH_OF.iter_unpack(rows)):
+            if number in split:
+                members = by_path.get(number)
+                if members is None:
+                    members = by_path[number] = array("I")
+                members.append(index)
         for members in by_path.values():
-            if len(members) < 2:
-                continue
             # primary, line, position: sorting these orders each group by line, stably
             keys = sorted(rows[at + 16:at + _PRIMARY_END] + rows[at + 34:at + 38]
                           + index.to_bytes(4, "big")
@@ -519,7 +550,15 @@ class IdentityTable:
                 run = run + 1 if primary == previous else 0
                 previous = primary
                 occurrences[int.from_bytes(key[-4:], "big")] = run
-        self._occurrences = occurrences
+
+    def _numbered(self, shared: dict[bytes, list[int]], occurrences: array[int]) -> None:
+        """Each group of rows sharing a primary hash numbered in line order (stable)."""
+        rows = self._rows
+        for members in shared.values():
+            members.sort(key=lambda index: int.from_bytes(rows[index * ROW + 34:
+                                                               index * ROW + 38], "big"))
+            for occurrence, index in enumerate(members):
+                occurrences[index] = occurrence
 
     def _occurrence(self, index: int) -> int:
         if self._occurrences is None:
@@ -573,6 +612,24 @@ class IdentityTable:
                         + rows[at + _PRIMARY_END:at + _SECONDARY_END]
                         for at, occurrence in zip(range(0, len(rows), ROW), self._occurrences,
                                                   strict=True))
+
+    def keys(self) -> Iterator[bytes]:
+        """Every row's :meth:`key`, in order, unpacked in C (the exact pass reads them all)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        pack = _KEY_PACK
+        return (pack(primary, occurrence) for (primary,), occurrence
+                in zip(_PRIMARY_OF.iter_unpack(self._rows), self._occurrences, strict=True))
+
+    def fingerprints(self) -> Iterator[str]:
+        """Every row's :meth:`fingerprint`, in order (``findings.jsonl`` writes them all)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        return (f"{primary.hex()}:{occurrence}:{secondary.hex()}" for (primary, secondary),
+                occurrence in zip(_HASHES_OF.iter_unpack(self._rows), self._occurrences,
+                                  strict=True))
 
     def fingerprint(self, index: int) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, as :attr:`Fingerprinted.fingerprint`."""

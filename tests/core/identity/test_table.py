@@ -101,7 +101,7 @@ def test_the_spool_writes_the_bytes_the_list_encoder_writes(
         table = table_of(findings)
         for index, item in enumerate(findings):
             spool.add(item, table.line_hash(index))
-        assert b"".join(spool.encode("ruff", table.fingerprint, known)) == expected
+        assert b"".join(spool.encode("ruff", table.fingerprints(), known)) == expected
         spool.discard()
         assert os.listdir(where) == []
 
@@ -113,7 +113,7 @@ def test_a_spool_that_cannot_be_made_says_why_and_writes_nothing(tmp_path: Path)
     assert "cannot write .spool" in spool.problem
     assert not (tmp_path / "elsewhere").exists()
     with pytest.raises(OSError, match=r"cannot write \.spool"):
-        b"".join(spool.encode("ruff", lambda i: "0" * 24 + ":0:" + "0" * 12))
+        b"".join(spool.encode("ruff", ["0" * 24 + ":0:" + "0" * 12]))
 
 
 @pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
