@@ -32,6 +32,9 @@ __all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "p
 ALL_FINDINGS = 1_000_000
 #: The spool of ``findings.jsonl``'s lines in the run dir, removed when the run is sealed.
 SPOOL = ".findings.spool"
+#: The identity table's line hashes, in the run dir while it runs (removed when opened
+#: where the system allows, else with the spool).
+LINE_HASHES = ".line-hashes.spool"
 #: Findings the tap holds that may be new, in ``top``s (see :meth:`FindingTap._likely_new`).
 _HELD = 4
 #: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
@@ -232,9 +235,10 @@ class FindingTap:
         )
 
         spooled = os.path.join(self._run_dir, SPOOL)
+        spill_path = os.path.join(self._run_dir, LINE_HASHES)
         if self.baseline is None:
             if self.identities:
-                return (IdentityTable(SourceLines(self._cwd)),
+                return (IdentityTable(SourceLines(self._cwd), spill_path),
                         TableSpool(spooled, message_screen(self._redaction)), None)
             return None, FindingsWriter(spooled, SourceLines(self._cwd),
                                         message_screen(self._redaction)), None
@@ -244,7 +248,7 @@ class FindingTap:
         except ConfigError as exc:
             index = str(exc)
         spool = TableSpool(spooled, message_screen(self._redaction))
-        return IdentityTable(SourceLines(self._cwd)), spool, index
+        return IdentityTable(SourceLines(self._cwd), spill_path), spool, index
 
     def located(self) -> Callable[[str, int, int, str, str, str, int | None], None] | None:
         """Once the first ``top`` findings are in, a way to take the next ones as a parser's
@@ -292,6 +296,8 @@ class FindingTap:
     def discard(self) -> None:
         if self._parts is not None:
             self._parts[1].discard()
+            if self._parts[0] is not None:
+                self._parts[0].discard()
 
 
 def _finding_of(fields: Finding | _Fields) -> Finding:
