@@ -40,8 +40,7 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
-from ckdn.identity._table_spool import TableSpool
-from ckdn.identity._writer import FindingsWriter
+from ckdn.identity._writer import FindingsWriter, TableSpool
 
 __all__ = [
     "FINDINGS_FILE",
