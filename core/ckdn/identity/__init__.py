@@ -40,7 +40,7 @@ from ckdn.identity._fingerprint import (
     rule_of,
     split_location,
 )
-from ckdn.identity._writer import FindingsWriter
+from ckdn.identity._writer import FindingsWriter, TableSpool
 
 __all__ = [
     "FINDINGS_FILE",
@@ -58,6 +58,7 @@ __all__ = [
     "Matched",
     "Rowed",
     "SourceLines",
+    "TableSpool",
     "decide",
     "encode_baseline",
     "encode_findings",

@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # a type checker's alone: the two shapes are never told apart
         :class:`Fingerprinted` or an :class:`~ckdn.identity.IdentityTable`."""
 
         def __len__(self) -> int: ...
+        def keys(self) -> Iterable[bytes]: ...
         def key(self, index: int) -> bytes: ...
         def secondary(self, index: int) -> bytes: ...
         def path(self, index: int) -> str: ...
@@ -66,6 +67,9 @@ class Listed:
     def key(self, index: int) -> bytes:
         item = self.items[index]
         return bytes.fromhex(item.primary) + item.occurrence.to_bytes(4, "big")
+
+    def keys(self) -> Iterable[bytes]:
+        return map(self.key, range(len(self.items)))
 
     def secondary(self, index: int) -> bytes:
         return bytes.fromhex(self.items[index].secondary)
@@ -105,6 +109,9 @@ class Rowed:
     def key(self, index: int) -> bytes:
         primary, occurrence, _ = self.rows[index].fingerprint.split(":")
         return bytes.fromhex(primary) + int(occurrence).to_bytes(4, "big")
+
+    def keys(self) -> Iterable[bytes]:
+        return map(self.key, range(len(self.rows)))
 
     def secondary(self, index: int) -> bytes:
         return bytes.fromhex(self.rows[index].fingerprint.rpartition(":")[2])
@@ -405,8 +412,8 @@ def match(entries: Iterable[str] | BaselineIndex,
     by_pass = {"exact": 0, "renamed": 0, "message": 0}
     take = index.take
     exact = 0
-    for position in range(count):
-        if take(found.key(position)):
+    for position, key in enumerate(found.keys()):
+        if take(key):
             known[position] = 1
             exact += 1
     by_pass["exact"] = exact

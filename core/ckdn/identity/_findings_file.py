@@ -78,7 +78,7 @@ class FindingRow:
 
 def encode_findings(check: str, findings: Sequence[FindingLike],
                     identities: Sequence[Fingerprinted] | Sequence[FindingRow],
-                    known: Sequence[bool] | None = None,
+                    known: Sequence[int] | None = None,
                     shown: Callable[[str], str] | None = None) -> Iterator[bytes]:
     """The file's bytes, in chunks of a few thousand lines (for a streaming writer);
     ``known``: which findings the baseline gate matched (each marked ``baselined``);
@@ -214,21 +214,24 @@ class FindingsSpool(SpoolFile):
             return
         self._spool(self._tail(finding, line_hash))
 
-    def encode(self, check: str, fingerprint: Callable[[int], str],
-               known: Sequence[bool] | None = None) -> Iterator[bytes]:
-        """The whole file, in order: each spooled line with its fingerprint (and mark)."""
+    def encode(self, check: str, fingerprints: Iterable[str],
+               known: Sequence[int] | None = None) -> Iterator[bytes]:
+        """The whole file, in order: each spooled line with its fingerprint (one of
+        ``fingerprints`` each, in order) and its mark (``known``: true or 1 for baselined)."""
         self._flush()
         self.close()
         if self.problem:
             raise OSError(self.problem)
 
         yield _header_line(check, self.count)
-        marks = known if known is not None else (False,) * self.count
+        marks = known if known is not None else bytes(self.count)
+        heads = _HEADS
+        prints = iter(fingerprints)
         with open(open_regular(self.path), "rb") as handle:
             index = 0
             lines: list[str] = []
             for raw in handle:
-                lines.append(f"{_HEADS[bool(marks[index])]}{fingerprint(index)}"
+                lines.append(f"{heads[bool(marks[index])]}{next(prints)}"
                              f"{raw[:-1].decode('ascii')}")
                 index += 1
                 if len(lines) >= 4096:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -9,7 +10,7 @@ import stat
 import struct
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -414,39 +415,53 @@ def _number(items: Iterable[Fingerprinted]) -> None:
             item.occurrence = index
 
 
-# -- the identity table: every finding packed, 42 bytes a finding ----------------------------
+# -- the identity table: every finding packed, 26 bytes a finding ----------------------------
 
 # A report of 100,000 findings must not be held whole to be matched against a
 # baseline or written to ``findings.jsonl``: a :class:`Finding` is about 200 bytes
 # and its :class:`~ckdn.identity.Fingerprinted` 160 more. The table takes each
 # finding as the parser reports it (:meth:`IdentityTable.add`, the parse's tap),
-# keeps only its hashes, line and path number in one ``bytearray``, and numbers
+# keeps only its hashes, line and path number in one ``bytearray`` (its line hash, read
+# only for a renamed file, apart: in a private file beside the spool when given one), numbers
 # the occurrences once every finding is in (:meth:`IdentityTable.number`:
 # occurrences are counted in location order, so the last finding of a file can
 # change the first one's index). Rows are read back by position; the hex forms
 # are made only when a fingerprint is written.
 
-#: inner (16), primary (12), secondary (6), line (4), path number (4)
-ROW = 42
-_PRIMARY_END = _SECONDARY_AT
-_SECONDARY_END = 34
+#: primary (12), secondary (6), line (4), path number (4); the line hash (16) kept apart
+ROW = 26
+_PRIMARY_END = _PRIMARY_BYTES
+_SECONDARY_END = _PRIMARY_END + _SECONDARY_BYTES
+_LINE_AT = _SECONDARY_END
+_PATH_AT = _LINE_AT + 4
+_INNER = 16
 _MAX_LINE = (1 << 32) - 1
 _PACK = struct.Struct(">II").pack
 #: A row without its inner hash: primary, secondary, line, path number.
-_COLUMNS = struct.Struct(">16x12s6sII")
+_COLUMNS = struct.Struct(">12s6sII")
+#: A row's primary hash alone, its two hashes, and a key made of primary and occurrence.
+_PRIMARY_OF = struct.Struct(">12s14x")
+_HASHES_OF = struct.Struct(">12s6s8x")
+_KEY_PACK = struct.Struct(">12sI").pack
+_PRIMARY_PATH = struct.Struct(">12s10xI")
+_PATH_OF = struct.Struct(">22xI")
 
 
 class IdentityTable:
     """The identities of a run's findings, in the order they were added."""
 
-    __slots__ = ("_hasher", "_occurrences", "_path_numbers", "_paths", "_rows")
+    __slots__ = ("_hasher", "_inners", "_occurrences", "_path_numbers", "_paths", "_rows")
 
-    def __init__(self, source: SourceLines) -> None:
+    def __init__(self, source: SourceLines, spill: str | None = None) -> None:
+        """``spill``: a path for the line hashes (created new, owner-only, removed at once
+        where the system allows, else by :meth:`discard`); none, or one that cannot be
+        written, keeps them in memory."""
         self._hasher = Hasher(source)
         self._rows = bytearray()
+        self._inners = _LineHashes(spill)
         self._paths: list[str] = []
         self._path_numbers: dict[str, int] = {}
-        self._occurrences: list[int] | None = None
+        self._occurrences: array[int] | None = None
 
     def __len__(self) -> int:
         return len(self._rows) // ROW
@@ -472,34 +487,70 @@ class IdentityTable:
 
     def add(self, finding: FindingLike) -> None:
         key, path, line = self._hasher.hashes(finding)
+        self._row(key, path, line)
+
+    def located(self, path: str, line: int, rule: str, message: str) -> bytes:
+        """:meth:`add` of a finding known by its parts (a parser's fields, no Finding built:
+        see :meth:`Hasher.located`); its key, whose first 16 bytes are the line hash."""
+        key = self._hasher.located(path, line, rule, message)
+        self._row(key, path, line)
+        return key
+
+    def _row(self, key: bytes, path: str, line: int) -> None:
         number = self._path_numbers.get(path)
         if number is None:
             number = self._path_numbers[path] = len(self._paths)
             self._paths.append(path)
-        self._rows += key + _PACK(min(line, _MAX_LINE), number)
+        self._rows += key[_INNER:] + _PACK(min(line, _MAX_LINE), number)
+        self._inners.add(key[:_INNER])
         self._occurrences = None
 
     def number(self) -> None:
         """Give each finding its occurrence among those sharing its primary hash, in line
         order (the tool's order for equal lines), as :func:`fingerprints` does."""
+        # A primary hash includes the path, so only one file's rows can share one. A report
+        # lists a file's findings together: each run of one file's rows is numbered as it
+        # ends, remembering its primaries alone; a file met again in a later run is
+        # numbered again at the end, file by file (a million findings sorted together were
+        # 60 MB of keys). Occurrences are 4 bytes each (an array, not a list of ints).
+        occurrences = array("I", bytes(4 * len(self)))
+        ended: set[int] = set()  # path numbers whose run of rows ended
+        split: set[int] = set()  # those met again
+        firsts: dict[bytes, int] = {}
+        shared: dict[bytes, list[int]] = {}
+        current = -1
+        for index, (primary, number) in enumerate(_PRIMARY_PATH.iter_unpack(self._rows)):
+            if number != current:
+                if shared:
+                    self._numbered(shared, occurrences)
+                    shared = {}
+                ended.add(current)
+                if number in ended:
+                    split.add(number)
+                firsts = {}
+                current = number
+            first = firsts.setdefault(primary, index)
+            if first != index:
+                shared.setdefault(primary, [first]).append(index)
+        if shared:
+            self._numbered(shared, occurrences)
+        if split:
+            self._number_again(split, occurrences)
+        self._occurrences = occurrences
+
+    def _number_again(self, split: set[int], occurrences: array[int]) -> None:
+        """The rows of the files in ``split`` (path numbers) numbered over all their rows."""
         rows = self._rows
-        count = len(self)
-        occurrences = [0] * count
-        # A primary hash includes the path, so only one file's rows can share one: each
-        # file's rows are numbered apart, and the sort keys held at once are one file's
-        # (a million findings sorted together were 60 MB of keys).
         by_path: dict[int, array[int]] = {}
-        for index, at in enumerate(range(38, count * ROW, ROW)):
-            number = int.from_bytes(rows[at:at + 4], "big")
-            members = by_path.get(number)
-            if members is None:
-                members = by_path[number] = array("I")
-            members.append(index)
+        for index, (number,) in enumerate(_PATH_OF.iter_unpack(rows)):
+            if number in split:
+                members = by_path.get(number)
+                if members is None:
+                    members = by_path[number] = array("I")
+                members.append(index)
         for members in by_path.values():
-            if len(members) < 2:
-                continue
             # primary, line, position: sorting these orders each group by line, stably
-            keys = sorted(rows[at + 16:at + _PRIMARY_END] + rows[at + 34:at + 38]
+            keys = sorted(rows[at:at + _PRIMARY_END] + rows[at + _LINE_AT:at + _PATH_AT]
                           + index.to_bytes(4, "big")
                           for index, at in ((index, index * ROW) for index in members))
             previous: bytes | bytearray = b""
@@ -509,7 +560,15 @@ class IdentityTable:
                 run = run + 1 if primary == previous else 0
                 previous = primary
                 occurrences[int.from_bytes(key[-4:], "big")] = run
-        self._occurrences = occurrences
+
+    def _numbered(self, shared: dict[bytes, list[int]], occurrences: array[int]) -> None:
+        """Each group of rows sharing a primary hash numbered in line order (stable)."""
+        rows = self._rows
+        for members in shared.values():
+            members.sort(key=lambda index: int.from_bytes(rows[index * ROW + _LINE_AT:
+                                                               index * ROW + _PATH_AT], "big"))
+            for occurrence, index in enumerate(members):
+                occurrences[index] = occurrence
 
     def _occurrence(self, index: int) -> int:
         if self._occurrences is None:
@@ -520,37 +579,35 @@ class IdentityTable:
     def key(self, index: int) -> bytes:
         """Primary hash and occurrence: what the exact matching pass looks up."""
         at = index * ROW
-        return bytes(self._rows[at + 16:at + _PRIMARY_END]) + self._occurrence(index).to_bytes(
+        return bytes(self._rows[at:at + _PRIMARY_END]) + self._occurrence(index).to_bytes(
             4, "big")
 
     def key_at_zero(self, index: int) -> bytes:
         """The key of the first occurrence of this finding's primary hash (known before
         the occurrences are numbered: whether a baseline has any entry like it)."""
         at = index * ROW
-        return bytes(self._rows[at + 16:at + _PRIMARY_END]) + bytes(4)
+        return bytes(self._rows[at:at + _PRIMARY_END]) + bytes(4)
 
     def secondary(self, index: int) -> bytes:
         at = index * ROW
         return bytes(self._rows[at + _PRIMARY_END:at + _SECONDARY_END])
 
     def path(self, index: int) -> str:
-        at = index * ROW + 38
+        at = index * ROW + _PATH_AT
         return self._paths[int.from_bytes(self._rows[at:at + 4], "big")]
 
     def line(self, index: int) -> int:
-        at = index * ROW + 34
+        at = index * ROW + _LINE_AT
         return int.from_bytes(self._rows[at:at + 4], "big")
 
     def retried(self, index: int, path: str) -> bytes:
         """The key this finding would have had at ``path`` (a renamed file)."""
-        at = index * ROW
-        return _primary(bytes(self._rows[at:at + 16]), path) + self._occurrence(index).to_bytes(
+        return _primary(self._inners.get(index), path) + self._occurrence(index).to_bytes(
             4, "big")
 
     def line_hash(self, index: int) -> str:
         """The hash of rule and content without the path (:attr:`FindingRow.line_hash`)."""
-        at = index * ROW
-        return self._rows[at:at + 16].hex()
+        return self._inners.get(index).hex()
 
     def records(self) -> bytes:
         """Every row's fingerprint packed (primary, occurrence, secondary: 22 bytes), what a
@@ -559,14 +616,114 @@ class IdentityTable:
             self.number()
         assert self._occurrences is not None
         rows = self._rows
-        return b"".join(rows[at + 16:at + _PRIMARY_END] + occurrence.to_bytes(4, "big")
+        return b"".join(rows[at:at + _PRIMARY_END] + occurrence.to_bytes(4, "big")
                         + rows[at + _PRIMARY_END:at + _SECONDARY_END]
                         for at, occurrence in zip(range(0, len(rows), ROW), self._occurrences,
                                                   strict=True))
+
+    def keys(self) -> Iterator[bytes]:
+        """Every row's :meth:`key`, in order, unpacked in C (the exact pass reads them all)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        pack = _KEY_PACK
+        return (pack(primary, occurrence) for (primary,), occurrence
+                in zip(_PRIMARY_OF.iter_unpack(self._rows), self._occurrences, strict=True))
+
+    def fingerprints(self) -> Iterator[str]:
+        """Every row's :meth:`fingerprint`, in order (``findings.jsonl`` writes them all)."""
+        if self._occurrences is None:
+            self.number()
+        assert self._occurrences is not None
+        return (f"{primary.hex()}:{occurrence}:{secondary.hex()}" for (primary, secondary),
+                occurrence in zip(_HASHES_OF.iter_unpack(self._rows), self._occurrences,
+                                  strict=True))
 
     def fingerprint(self, index: int) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, as :attr:`Fingerprinted.fingerprint`."""
         at = index * ROW
         rows = self._rows
-        return (f"{rows[at + 16:at + _PRIMARY_END].hex()}:{self._occurrence(index)}:"
+        return (f"{rows[at:at + _PRIMARY_END].hex()}:{self._occurrence(index)}:"
                 f"{rows[at + _PRIMARY_END:at + _SECONDARY_END].hex()}")
+
+    def discard(self) -> None:
+        """Close (and remove) the line hashes' file, if there is one."""
+        self._inners.discard()
+
+
+#: Line hashes held in memory before they are written to the spill file.
+_SPILL_BLOCK = 1 << 16
+
+
+class _LineHashes:
+    """A table's line hashes (16 bytes a finding) in a private file, a block at a time
+    (a million were 16 MB), or in memory without one; read back one at a time."""
+
+    __slots__ = ("_buffer", "_fd", "_on_disk", "path")
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._buffer = bytearray()
+        self._on_disk = 0  # bytes written to the file
+        self._fd = -1
+        if path is None:
+            return
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+            | getattr(os, "O_BINARY", 0)
+        try:
+            self._fd = os.open(path, flags, 0o600)
+        except (OSError, ValueError):
+            return
+        try:
+            os.unlink(path)  # gone with its descriptor (where a system cannot, discard does)
+            self.path = None
+        except OSError:
+            return
+
+    def add(self, inner: bytes) -> None:
+        buffer = self._buffer
+        buffer += inner
+        if len(buffer) >= _SPILL_BLOCK and self._fd >= 0:
+            self._spill()
+
+    def _spill(self) -> None:
+        before = self._on_disk
+        try:
+            with memoryview(self._buffer) as view:
+                at = 0
+                while at < len(view):
+                    at += os.write(self._fd, view[at:])
+        except OSError:  # a full disk: what the file holds comes back into memory
+            held = os.pread(self._fd, before, 0)
+            if len(held) != before:
+                raise
+            self._buffer[:0] = held
+            self._close()
+            return
+        self._on_disk = before + len(self._buffer)
+        self._buffer.clear()
+
+    def get(self, index: int) -> bytes:
+        at = index * _INNER
+        if at >= self._on_disk:
+            at -= self._on_disk
+            return bytes(self._buffer[at:at + _INNER])
+        inner = os.pread(self._fd, _INNER, at)
+        if len(inner) != _INNER:
+            raise OSError(f"the line hashes' file is short at finding {index}")
+        return inner
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, -1
+        self._on_disk = 0
+        if fd >= 0:
+            os.close(fd)
+
+    def discard(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self.path is not None:
+            with contextlib.suppress(OSError):  # the run dir went: nothing to remove
+                os.unlink(self.path)
+            self.path = None

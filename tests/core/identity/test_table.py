@@ -101,7 +101,7 @@ def test_the_spool_writes_the_bytes_the_list_encoder_writes(
         table = table_of(findings)
         for index, item in enumerate(findings):
             spool.add(item, table.line_hash(index))
-        assert b"".join(spool.encode("ruff", table.fingerprint, known)) == expected
+        assert b"".join(spool.encode("ruff", table.fingerprints(), known)) == expected
         spool.discard()
         assert os.listdir(where) == []
 
@@ -113,7 +113,7 @@ def test_a_spool_that_cannot_be_made_says_why_and_writes_nothing(tmp_path: Path)
     assert "cannot write .spool" in spool.problem
     assert not (tmp_path / "elsewhere").exists()
     with pytest.raises(OSError, match=r"cannot write \.spool"):
-        b"".join(spool.encode("ruff", lambda i: "0" * 24 + ":0:" + "0" * 12))
+        b"".join(spool.encode("ruff", ["0" * 24 + ":0:" + "0" * 12]))
 
 
 @pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)
@@ -134,6 +134,56 @@ def test_a_table_holds_about_42_bytes_a_finding() -> None:
     tracemalloc.stop()
     assert len(table) == 20_000
     assert grown < 20_000 * 60  # 42 bytes a row, and the bytearray's slack
+
+
+def test_a_table_spilling_its_line_hashes_holds_26_bytes_a_finding_at_n_and_4n(
+        tmp_path: Path) -> None:
+    """The line hashes (16 bytes a finding, read only for a renamed file) go to a private
+    file: what stays in memory is primary, secondary, line and path number, at any size;
+    each line hash and renamed key still reads back as a table in memory gives it."""
+    import tracemalloc
+
+    def grown(count: int, spill: Path | None) -> tuple[int, IdentityTable]:
+        items = [Finding(f"f{i // 50}.py:{i % 5 + 1}:1:F{i % 7}", "lint_violation", f"m{i % 3}",
+                         f"f{i // 50}.py:{i % 5 + 1}:1") for i in range(count)]
+        table_of(items[:1])  # warm the caches' types
+        tracemalloc.start()
+        start = tracemalloc.take_snapshot()
+        table = IdentityTable(SourceLines(SOURCE), None if spill is None else str(spill))
+        for item in items:
+            table.add(item)
+        size = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(
+            start, "filename"))
+        tracemalloc.stop()
+        return size, table
+
+    small, _ = grown(5_000, tmp_path / "small")
+    large, table = grown(20_000, tmp_path / "large")
+    in_memory, kept = grown(20_000, None)
+    assert large - small < 15_000 * 40, (small, large)  # 26 bytes a row, slack, paths
+    assert large < in_memory - 20_000 * 14, (large, in_memory)  # the line hashes are not
+    assert not (tmp_path / "large").exists()  # removed at once, the descriptor kept
+    for index in (0, 1, 4_095, 4_096, 12_345, 19_999):
+        assert table.line_hash(index) == kept.line_hash(index)
+        assert table.retried(index, "old.py") == kept.retried(index, "old.py")
+        assert table.fingerprint(index) == kept.fingerprint(index)
+    table.discard()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_spill_file_that_cannot_be_made_keeps_the_line_hashes_in_memory(
+        tmp_path: Path) -> None:
+    (tmp_path / "spill").symlink_to(tmp_path / "elsewhere")
+    table = IdentityTable(SourceLines(SOURCE), str(tmp_path / "spill"))
+    items = [Finding(f"a.py:{i % 3 + 1}:1:F401", "k", f"m{i}", f"a.py:{i % 3 + 1}:1")
+             for i in range(5_000)]
+    for item in items:
+        table.add(item)
+    assert not (tmp_path / "elsewhere").exists()
+    listed = fingerprints(items, SourceLines(SOURCE))
+    assert [table.line_hash(i) for i in range(len(table))] == [
+        item.inner.hex() for item in listed]
+    table.discard()
 
 
 @pytest.mark.slow  # command 1 leaves it to the whole suite (ckdn.toml)

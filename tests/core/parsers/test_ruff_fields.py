@@ -72,3 +72,60 @@ def test_findings_past_the_top_are_not_built_and_write_the_same_bytes(
     assert shown == shown_built
     assert fields.count(b"\n") == len(report) + 1
     assert b'"line_hash"' in fields
+
+
+def parse_gated(cwd: Path, run_dir: Path, top: int,
+                baseline: Path) -> tuple[bytes, dict[int, tuple[str, str, str | None]], bytes]:
+    """The findings file a baseline run writes (the gate's marks in it), the findings the
+    tap held as maybe new, and the gate's flags."""
+    from ckdn.identity import BaselineIndex, match
+
+    tap = FindingTap(str(run_dir), str(cwd), check="ruff", top=top, baseline=str(baseline))
+    ctx = ParseContext("ruff", run_dir, cwd, 1, top=top, tap=tap)
+    result = RuffParser().parse(ctx)
+    assert result.parser_ok
+    assert tap.covers(result)
+    table, index = tap.table, tap.index
+    assert table is not None
+    assert isinstance(index, BaselineIndex)
+    flags = match(index, table).flags
+    held = {p: (f.id, f.message, f.location) for p, f in tap.held.items()}
+    spool = tap.spool
+    assert not isinstance(spool, FindingsWriter)  # a baseline: a table, and a spool
+    try:
+        return b"".join(spool.encode("ruff", table.fingerprints(), flags)), held, bytes(flags)
+    finally:
+        tap.discard()
+
+
+@pytest.mark.parametrize("top", [1, 2, 7])
+def test_a_baseline_run_builds_no_finding_past_the_top_and_writes_the_same_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, top: int) -> None:
+    """The gate's path: past the digest's findings, each diagnostic goes into the identity
+    table and the spool as its fields; only one held as maybe new is built (by the tap)."""
+    from ckdn.identity import write_baseline
+
+    cwd, run_dir, report = checkout(tmp_path)
+    fields, _ = parse(cwd, run_dir, len(report))
+    prints = [json.loads(line)["fingerprint"] for line in fields.splitlines()[1:]]
+    baseline = tmp_path / "ckdn.baseline.json"
+    write_baseline(str(baseline), {"ruff": prints[::2]})  # half known
+    built: list[str] = []
+
+    def counted(*args: object) -> Finding:
+        built.append(str(args[0]))
+        return Finding(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ruff_json, "Finding", counted)
+    gated, held, flags = parse_gated(cwd, run_dir, top, baseline)
+    assert len(built) == top < len(report)  # the parser built the digest's findings alone
+    assert held  # the new ones past the top, built by the tap from their fields
+    monkeypatch.setattr(FindingTap, "located", lambda self: None)  # every finding built
+    built.clear()
+    every, held_built, flags_built = parse_gated(cwd, run_dir, top, baseline)
+    assert len(built) == len(report)
+    assert gated == every
+    assert held == held_built
+    assert flags == flags_built
+    assert 0 < flags.count(1) < len(report)
+    assert gated.count(b'"baselined":true') == flags.count(1)

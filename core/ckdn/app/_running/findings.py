@@ -66,13 +66,13 @@ def _lines(check: str, cwd: str, result: ParseResult, *, gated: Gated | None,
            tap: FindingTap | None) -> Iterable[bytes] | list[str]:
     """The file's bytes, or the notes saying why there is no file (none: a host's own
     facts kept to ``top``, with nothing to read again, get no file and no note)."""
-    known: Sequence[bool] | None = gated.known if gated is not None else None
+    known: Sequence[int] | None = gated.known if gated is not None else None
     if tap is not None and tap.covers(result):
         spool, table = tap.spool, tap.table
         if isinstance(spool, FindingsWriter):  # no baseline: numbered as the lines came
             return spool.encode(check)
         if table is not None:
-            return spool.encode(check, table.fingerprint, known)
+            return spool.encode(check, table.fingerprints(), known)
     total = result.total
     rows: Sequence[Fingerprinted] | Sequence[FindingRow]
     if identities is not None and len(identities) == len(result.findings) == total:

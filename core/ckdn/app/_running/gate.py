@@ -31,15 +31,15 @@ class Gated:
     """What the digest shows of the gate: the reordered facts, ``gate``, ``baseline``;
     ``identities``, every finding (in the parser's order) with its fingerprint, when
     the gate computed them (``findings.jsonl`` reuses them), and ``known``, which of them
-    the baseline matched (the file marks those ``baselined``); ``scope``, a diff-scoped
-    gate's facts (the digest's ``summary.diff_scope``, ``change.json``)."""
+    the baseline matched (1 or true each: the file marks those ``baselined``); ``scope``, a
+    diff-scoped gate's facts (the digest's ``summary.diff_scope``, ``change.json``)."""
 
     __slots__ = ("baseline", "baselined", "gate", "identities", "known", "result", "scope")
 
     def __init__(self, result: ParseResult, gate: GateDoc,
                  baseline: BaselineCounts | None = None, baselined: range = range(0),
                  identities: tuple[list[Finding], list[Fingerprinted]] | None = None,
-                 *, known: list[bool] | None = None) -> None:
+                 *, known: Sequence[int] | None = None) -> None:
         self.result = result
         self.gate = gate
         self.baseline = baseline
@@ -126,7 +126,7 @@ def _tapped(result: ParseResult, tap: FindingTap, index: BaselineIndex, *, cwd: 
     gate = decide(status, rc, total=total, classified=len(flags), new=count_new,
                   gate_failures=failures, first_new=new[0].id if new else "")
     return Gated(ordered, gate, {"known": len(flags) - count_new, "new": count_new},
-                 range(len(new), len(new) + len(old)), None, known=matched.known)
+                 range(len(new), len(new) + len(old)), None, known=flags)
 
 
 def _reordered(result: ParseResult, new: list[Finding], old: list[Finding],

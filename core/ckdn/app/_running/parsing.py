@@ -9,7 +9,7 @@ import os
 from ckdn.documents.textcap import marked, parts
 from ckdn.errors import ConfigError
 from ckdn.parsers import get_parser
-from ckdn.parsers.base import ParseContext, ParseResult, guarded
+from ckdn.parsers.base import Finding, ParseContext, ParseResult, guarded
 from ckdn.store import shown_path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
@@ -18,9 +18,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ckdn.config import Check, Config
-    from ckdn.identity import BaselineIndex, FindingsSpool, FindingsWriter, IdentityTable
-    from ckdn.parsers.base import Finding
+    from ckdn.identity import BaselineIndex, FindingsWriter, IdentityTable, TableSpool
     from ckdn.redact import Redaction
+
+    #: A finding as :meth:`FindingTap.located`'s fields: path, row, column, code, kind,
+    #: message, cell.
+    _Fields = tuple[str, int, int, str, str, str, int | None]
 
 __all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "parse_safely",
            "pick_again", "read_again", "substitute"]
@@ -29,6 +32,9 @@ __all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "p
 ALL_FINDINGS = 1_000_000
 #: The spool of ``findings.jsonl``'s lines in the run dir, removed when the run is sealed.
 SPOOL = ".findings.spool"
+#: The identity table's line hashes, in the run dir while it runs (removed when opened
+#: where the system allows, else with the spool).
+LINE_HASHES = ".line-hashes.spool"
 #: Findings the tap holds that may be new, in ``top``s (see :meth:`FindingTap._likely_new`).
 _HELD = 4
 #: Messages remembered as holding nothing to redact (bounded: a report can vary them all).
@@ -153,8 +159,9 @@ class FindingTap:
         #: position -> finding, for the first ``top`` the baseline has no entry like
         self.held: dict[int, Finding] = {}
         #: the primary hashes seen in the current file, each with its first copy (until a
-        #: second comes): a second copy, or the first, may be a new one
-        self._copies: tuple[str, dict[bytes, tuple[int, Finding] | None]] = ("", {})
+        #: second comes; a copy handed over as its fields kept as them): a second copy, or
+        #: the first, may be a new one
+        self._copies: tuple[str, dict[bytes, tuple[int, Finding | _Fields] | None]] = ("", {})
 
     def __call__(self, finding: Finding) -> None:
         parts = self._parts
@@ -175,7 +182,23 @@ class FindingTap:
         if position < self.top:
             self.first.append(finding)
 
-    def _hold_if_new(self, table: IdentityTable, position: int, finding: Finding,
+    def _located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
+                 kind: str, message: str, cell: int | None = None) -> None:
+        """A finding past the first ``top`` handed over as its fields (see :meth:`located`):
+        its identity into the table and its line into the spool, a Finding built only
+        for one held as maybe new (or for fields the spool does not write itself)."""
+        table, spool, index = self._parts
+        position = len(table)
+        if cell is not None or spool.located(table, path, row, col, code, kind,
+                                             message) is None:
+            self(_finding_of((path, row, col, code, kind, message, cell)))
+            return
+        if index is not None and not isinstance(index, str) \
+                and len(self.held) < _HELD * self.top:
+            self._hold_if_new(table, position, (path, row, col, code, kind, message, cell),
+                              index)
+
+    def _hold_if_new(self, table: IdentityTable, position: int, finding: Finding | _Fields,
                      index: BaselineIndex) -> None:
         """Hold this finding if it may be new: the baseline has no entry for its primary
         hash at occurrence 0, or it is another copy of one seen in its file. Occurrences
@@ -192,30 +215,31 @@ class FindingTap:
             if earlier is not None:
                 copies[key] = None
                 if earlier[0] >= self.top:
-                    self.held[earlier[0]] = earlier[1]
+                    self.held[earlier[0]] = _finding_of(earlier[1])
             new = True
         else:
             # the first copy is remembered (a bounded number a file) in case a second comes
             copies[key] = (position, finding) if len(copies) < _HELD * self.top else None
             new = key not in index
         if new and position >= self.top:
-            self.held[position] = finding
+            self.held[position] = _finding_of(finding)
 
     def _start(self) -> tuple[Any, Any, Any]:
         # lazy: the identity room loads at a run's first finding; a green run never needs it
         from ckdn.identity import (
-            FindingsSpool,
             FindingsWriter,
             IdentityTable,
             SourceLines,
+            TableSpool,
             read_index,
         )
 
         spooled = os.path.join(self._run_dir, SPOOL)
+        spill_path = os.path.join(self._run_dir, LINE_HASHES)
         if self.baseline is None:
             if self.identities:
-                return (IdentityTable(SourceLines(self._cwd)),
-                        FindingsSpool(spooled, message_screen(self._redaction)), None)
+                return (IdentityTable(SourceLines(self._cwd), spill_path),
+                        TableSpool(spooled, message_screen(self._redaction)), None)
             return None, FindingsWriter(spooled, SourceLines(self._cwd),
                                         message_screen(self._redaction)), None
         index: BaselineIndex | str
@@ -223,20 +247,23 @@ class FindingTap:
             index = read_index(self.baseline, shown_path(self.baseline, self._cwd), self.check)
         except ConfigError as exc:
             index = str(exc)
-        spool = FindingsSpool(spooled, message_screen(self._redaction))
-        return IdentityTable(SourceLines(self._cwd)), spool, index
+        spool = TableSpool(spooled, message_screen(self._redaction))
+        return IdentityTable(SourceLines(self._cwd), spill_path), spool, index
 
     def located(self) -> Callable[[str, int, int, str, str, str, int | None], None] | None:
-        """The writer's :meth:`~ckdn.identity.FindingsWriter.located` once the first ``top``
-        findings are in and no table is kept: a parser's fields go straight to the file's
-        line (:meth:`~ckdn.parsers.base.FindingSink.located`); else None."""
+        """Once the first ``top`` findings are in, a way to take the next ones as a parser's
+        fields (:meth:`~ckdn.parsers.base.FindingSink.located`): the writer's
+        :meth:`~ckdn.identity.FindingsWriter.located` without a table, else the table's and
+        spool's (:meth:`_located`); None before."""
         parts = self._parts
         if parts is None:
             parts = self._parts = self._start()
         table, spool, _ = parts
-        if table is not None or spool.count < self.top:
+        if spool.count < self.top:
             return None
-        return spool.located  # type: ignore[no-any-return]
+        if table is None:
+            return spool.located  # type: ignore[no-any-return]
+        return self._located
 
     @property
     def count(self) -> int:
@@ -248,7 +275,7 @@ class FindingTap:
         return self._parts[0]  # type: ignore[no-any-return]
 
     @property
-    def spool(self) -> FindingsSpool | FindingsWriter:
+    def spool(self) -> TableSpool | FindingsWriter:
         return self._parts[1]  # type: ignore[no-any-return]
 
     @property
@@ -269,6 +296,20 @@ class FindingTap:
     def discard(self) -> None:
         if self._parts is not None:
             self._parts[1].discard()
+            if self._parts[0] is not None:
+                self._parts[0].discard()
+
+
+def _finding_of(fields: Finding | _Fields) -> Finding:
+    """The Finding a parser makes of these fields past the digest's top (no detail): id
+    ``path:row:col:code`` at ``path:row:col``, a notebook cell's ``path:cellN:row:col:code``
+    at ``path``."""
+    if isinstance(fields, Finding):
+        return fields
+    path, row, col, code, kind, message, cell = fields
+    if cell is None:
+        return Finding(f"{path}:{row}:{col}:{code}", kind, message, f"{path}:{row}:{col}")
+    return Finding(f"{path}:cell{cell}:{row}:{col}:{code}", kind, message, path)
 
 
 def message_screen(redaction: Redaction | None) -> Callable[[str], str] | None:
