@@ -45,8 +45,9 @@ class FindingsWriter(SpoolFile):
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_all_again", "_group", "_group_path", "_hasher", "_messages", "_quoted_path",
-                 "_ranges", "_rules", "_shown", "_split", "_tail", "_written", "count")
+    __slots__ = ("_all_again", "_copies", "_group", "_group_path", "_hasher", "_messages",
+                 "_quoted_path", "_ranges", "_reordered", "_rules", "_shown", "_split", "_tail",
+                 "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -56,15 +57,21 @@ class FindingsWriter(SpoolFile):
         self._tail = _tailer(shown)
         self._shown = shown
         #: for :meth:`located`: code -> (kind, rule, quoted kind, code's JSON escape), the
-        #: rule None for a code its id would not give back; the last path and its escape, or None
-        #: for a path too long to be kept whole; messages as the file writes them (bounded)
+        #: rule None for a code its id would not give back; the last path, its escape (None
+        #: for a path too long to be kept whole) and whether it is a location without a line
+        #: (a cell's); messages as the file writes them (bounded)
         self._rules: dict[str, tuple[str, str | None, str, str]] = {}
-        self._quoted_path: tuple[str, str | None] = ("", None)
+        self._quoted_path: tuple[str, str | None, bool] = ("", None, False)
         self._messages: dict[str, str] = {}
-        #: the current file's findings: (primary hash in hex, line, the file's line as it is
-        #: at occurrence 0: most are, so the line is made once, and only a copy made again)
+        #: the current file's findings: (primary hash in hex, line, the file's line with its
+        #: occurrence counted in the report's order: in line order, as a report lists a file's
+        #: findings, that is the line's own, and the line is made once)
         self._group: list[tuple[str, int, str]] = []
         self._group_path: str | None = None
+        #: primary hash -> (its findings in the current group so far, the last one's line);
+        #: the hashes whose line went back (their findings are then counted again)
+        self._copies: dict[str, tuple[int, int]] = {}
+        self._reordered: set[str] = set()
         #: file -> the row ranges its findings were written in (one per run of them)
         self._ranges: dict[str, list[tuple[int, int]]] = {}
         self._split: set[str] = set()  # files written in more than one run: numbered again
@@ -78,8 +85,10 @@ class FindingsWriter(SpoolFile):
             self._close_group()
             self._group_path = path
         digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
-        self._group.append((digits[32:56], line, f"{_HEAD}{digits[32:56]}:0:{digits[56:]}"
-                                                 f"{self._tail(finding, digits[:32])}"))
+        primary = digits[32:56]
+        occurrence = self._occurrence(primary, line)
+        self._group.append((primary, line, f"{_HEAD}{primary}:{occurrence}:{digits[56:]}"
+                                           f"{self._tail(finding, digits[:32])}"))
 
     def located(self, path: str, row: int, col: int, code: str,  # noqa: PLR0917
                 kind: str, message: str, cell: int | None = None) -> None:
@@ -93,10 +102,9 @@ class FindingsWriter(SpoolFile):
         rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
             rule = self._rule(kind, code)
-        seen, escaped = self._quoted_path
+        seen, escaped, _ = self._quoted_path
         if path != seen:
-            escaped = _path_escape(path)
-            self._quoted_path = (path, escaped)
+            escaped = self._quote(path)
         _, ruled, kind_json, code_json = rule
         if ruled is None or escaped is None or type(row) is not int or type(col) is not int \
                 or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
@@ -112,8 +120,18 @@ class FindingsWriter(SpoolFile):
         if message_json is None:
             message_json = self._message_json(message)
         digits = key.hex()
-        self._group.append((digits[32:56], row,
-                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:{row}:'
+        primary = digits[32:56]
+        copies = self._copies  # _occurrence's body: a call less a finding
+        counted = copies.get(primary)
+        if counted is None:
+            occurrence = 0
+        else:
+            occurrence = counted[0]
+            if row < counted[1]:
+                self._reordered.add(primary)
+        copies[primary] = (occurrence + 1, row)
+        self._group.append((primary, row,
+                            f'{_HEAD}{primary}:{occurrence}:{digits[56:]}","id":"{escaped}:{row}:'
                             f'{col}:{code_json}",'
                             f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
                             f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
@@ -126,11 +144,11 @@ class FindingsWriter(SpoolFile):
         if rule is None or rule[0] is not kind:
             rule = self._rule(kind, code)
         _, ruled, kind_json, code_json = rule
-        seen, escaped = self._quoted_path
+        seen, escaped, lineless = self._quoted_path
         if path != seen:
-            escaped = _path_escape(path)
-            self._quoted_path = (path, escaped)
-        if ruled is None or escaped is None or split_location(path) != (path, 0) \
+            escaped = self._quote(path)
+            lineless = self._quoted_path[2]
+        if ruled is None or escaped is None or not lineless \
                 or type(cell) is not int or type(row) is not int or type(col) is not int \
                 or not (0 <= cell < _POSITION_LIMIT and 0 <= row < _POSITION_LIMIT
                         and 0 <= col < _POSITION_LIMIT):
@@ -141,12 +159,40 @@ class FindingsWriter(SpoolFile):
         if path != self._group_path or len(self._group) >= GROUP:
             self._close_group()
             self._group_path = path
+        message_json = self._messages.get(message)  # as in located: a call less a finding
+        if message_json is None:
+            message_json = self._message_json(message)
         digits = key.hex()
-        self._group.append((digits[32:56], 0,
-                            f'{_HEAD}{digits[32:56]}:0:{digits[56:]}","id":"{escaped}:cell'
+        primary = digits[32:56]
+        occurrence = self._occurrence(primary, 0)
+        self._group.append((primary, 0,
+                            f'{_HEAD}{primary}:{occurrence}:{digits[56:]}","id":"{escaped}:cell'
                             f'{cell}:{row}:{col}:{code_json}","kind":{kind_json},'
                             f'"line_hash":"{digits[:32]}","location":"{escaped}",'
-                            f'"message":{self._message_json(message)}}}'))
+                            f'"message":{message_json}}}'))
+
+    def _occurrence(self, primary: str, line: int) -> int:
+        """The finding's occurrence among the group's earlier ones sharing ``primary``: its
+        own while their lines never go back (else :meth:`_close_group` counts them again)."""
+        copies = self._copies
+        counted = copies.get(primary)
+        if counted is None:
+            occurrence = 0
+        else:
+            occurrence = counted[0]
+            if line < counted[1]:
+                self._reordered.add(primary)
+        copies[primary] = (occurrence + 1, line)
+        return occurrence
+
+    def _quote(self, path: str) -> str | None:
+        """A new path's escape (:func:`_path_escape`), remembered with whether the path is
+        a location without a line (a cell's, :func:`split_location`): once a file, not once
+        a finding."""
+        escaped = _path_escape(path)
+        self._quoted_path = (path, escaped,
+                             escaped is not None and split_location(path) == (path, 0))
+        return escaped
 
     def _message_json(self, message: str) -> str:
         """The message as the file writes it: redacted, cut, quoted (a short one cached, a
@@ -173,10 +219,14 @@ class FindingsWriter(SpoolFile):
         return rule
 
     def _close_group(self) -> None:
-        group, path = self._group, self._group_path
+        group, path, reordered = self._group, self._group_path, self._reordered
         if not group or path is None:
             return
         self._group = []
+        self._copies = {}
+        if reordered:
+            self._reordered = set()
+            _count_again(group, reordered)
         start = self._written
         self._written += len(group)
         ranges = self._ranges.setdefault(path, [])
@@ -187,12 +237,7 @@ class FindingsWriter(SpoolFile):
         else:  # a file met over and over: every row is numbered again, all together
             self._all_again = True
         buffer = self._buffer
-        if len({entry[0] for entry in group}) == len(group):  # no copies: all at occurrence 0
-            buffer.extend([entry[2] for entry in group])
-        else:
-            for (primary, _, text), occurrence in zip(group, occurrences(group), strict=True):
-                buffer.append(f"{_HEAD}{primary}:{occurrence}{text[_REST_AT:]}"
-                              if occurrence else text)
+        buffer.extend([entry[2] for entry in group])
         if len(buffer) >= 4096:
             self._flush()
 
@@ -234,9 +279,9 @@ class FindingsWriter(SpoolFile):
 
 
 _quoted = json.encoder.encode_basestring_ascii
-#: A line's start, and where what follows its ``PRIMARY:0`` starts.
+#: A line's start, and where its occurrence (after ``PRIMARY:``) starts.
 _HEAD = _HEADS[0]
-_REST_AT = len(_HEAD) + PRIMARY_HEX + 2
+_OCCURRENCE_AT = len(_HEAD) + PRIMARY_HEX + 1
 #: A row or column :func:`~ckdn.identity.split_location` reads as one (at most 18 digits).
 _POSITION_LIMIT = 10 ** 18
 #: Codes and messages remembered by :meth:`FindingsWriter.located`, each set cleared when
@@ -280,6 +325,22 @@ def _path_escape(path: str) -> str | None:
 GROUP = 4096
 #: Row ranges remembered per file; past them every row is numbered again at the end.
 _RANGES_KEPT = 64
+
+
+def _count_again(group: list[tuple[str, int, str]], hashes: set[str]) -> None:
+    """The lines of ``group`` (one file's) that share one of ``hashes`` given their
+    occurrences in line order (the tool's order for equal lines), as :func:`occurrences`
+    counts: those findings were counted in the report's order, and their lines went back."""
+    shared: dict[str, list[int]] = {}
+    for position, entry in enumerate(group):
+        if entry[0] in hashes:
+            shared.setdefault(entry[0], []).append(position)
+    for positions in shared.values():
+        positions.sort(key=lambda p: group[p][1])  # stable: equal lines keep the tool's order
+        for occurrence, position in enumerate(positions):
+            primary, line, text = group[position]
+            group[position] = (primary, line, f"{_HEAD}{primary}:{occurrence}"
+                                              f"{text[text.index(':', _OCCURRENCE_AT):]}")
 
 
 def occurrences(group: Sequence[tuple[str, int, str]]) -> list[int]:

@@ -61,6 +61,11 @@ _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 _CONTROL = re.compile(r"[\x00-\x1f]")
 #: How close to the buffer's end a decoding error must be to mean "the value goes on".
 _NEAR_END = 8
+#: An array's items are read on past this many characters left in the buffer (at most a
+#: chunk's), so an item is seldom cut at the buffer's end: a decode that fails there costs
+#: a count of the buffer's newlines (``JSONDecodeError``'s line number), twice an item,
+#: a tenth of a 100,000-finding ruff report.
+_READ_AHEAD = 1 << 16
 
 
 class TooLarge(ValueError):
@@ -321,11 +326,16 @@ class JsonStream:
         if not self._open("[", "an array"):
             return
         decode, cap, comma = self._scan, self.cap, _COMMA.match
+        ahead = min(self._chunk, _READ_AHEAD)
         start = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
         while True:
             # The usual item, inline (the loop of a million-item report): an object or a
             # string wholly in the buffer, then a comma. Anything else: the general way.
             buf = self._buf
+            if len(buf) - start < ahead and not self._eof:
+                self._pos = start
+                self._more()  # drops what was read: the item then starts the buffer
+                buf, start = self._buf, self._pos
             if start < len(buf) and buf[start] in '{"':
                 try:
                     value, end = decode(buf, start)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ckdn.identity import FindingsWriter, SourceLines, _writer, encode_findings, fingerprints
 from ckdn.parsers.base import Finding
@@ -157,3 +159,37 @@ def test_a_run_without_a_baseline_builds_no_identity_table(
     tap.discard()
     assert (tmp_path / "findings.jsonl").read_bytes() == listed(tmp_path, ORDERS["by rule"])
     assert not (tmp_path / ".findings.spool").exists()
+
+
+@given(lines=st.lists(st.integers(1, 20), max_size=40), files=st.integers(1, 3))
+def test_copies_in_any_order_are_numbered_in_line_order(lines: list[int], files: int) -> None:
+    """Occurrences are counted as the findings come, and again only for a hash whose lines
+    went back: whatever the order, the bytes of the listed file."""
+    import tempfile
+
+    found = [finding(index % files, line) for index, line in enumerate(lines)]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project(root, 3)
+        assert streamed(root, found) == listed(root, found)
+
+
+def test_a_file_listed_in_line_order_is_never_counted_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A report lists a file's findings by line: their occurrences, copies and all, are
+    # right as they come, and counting a group again was a sixth of the writer's time.
+    project(tmp_path, 4)
+    again: list[int] = []
+    count_again = _writer._count_again
+
+    def counted(group: list[tuple[str, int, str]], hashes: set[str]) -> None:
+        again.append(len(hashes))
+        count_again(group, hashes)
+
+    monkeypatch.setattr(_writer, "_count_again", counted)
+    in_order = [finding(f, line) for f in range(4) for line in (1, 2, 2, 4, 5, 5, 5, 7, 8)]
+    assert streamed(tmp_path, in_order) == listed(tmp_path, in_order)
+    assert again == []
+    back = [finding(0, line) for line in (12, 3, 5, 5)]  # lines 12 and 5 alike: one goes back
+    assert streamed(tmp_path, back) == listed(tmp_path, back)
+    assert again == [1]
