@@ -17,6 +17,13 @@ from typing import Any
 CI_MARKERS = ("CI", "BUILD_NUMBER")
 
 
+#: ``-p no:NAME`` for the suite's own pytest plugins that an inner suite of plain tests
+#: started with this interpreter never uses: pytest imports every installed plugin, and
+#: these (hypothesis's above all) are about half of such an inner run's CPU.
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:pytest_mock",
+                  "-p", "no:platformdirs")
+
+
 def clean_env() -> dict[str, str]:
     """This process's environment without ``CKDN_*``: a ckdn started by a test must not
     believe it runs inside the ckdn that may be running this suite; nor in the GitHub job
