@@ -16,10 +16,12 @@ from typing import Any
 #: ``CI`` or ``BUILD_NUMBER`` is set): a tool a test starts behaves the same in either.
 CI_MARKERS = ("CI", "BUILD_NUMBER")
 
-#: The plugins an inner pytest session of a test does without, as ``-p`` options:
-#: hypothesis's imports hypothesis for its summary (a second of CPU a session) and anyio's
-#: imports anyio (a quarter of one); the suite starts hundreds of sessions using neither.
-LEAN_PYTEST = ("-p", "no:hypothesispytest", "-p", "no:anyio")
+#: ``-p no:NAME`` for the suite's own pytest plugins that an inner suite of plain tests
+#: started with this interpreter never uses: pytest imports every installed plugin, and
+#: these are about half of such an inner run's CPU (hypothesis's imports hypothesis for its
+#: summary, a second a session; anyio's a quarter of one).
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:pytest_mock",
+                  "-p", "no:platformdirs")
 
 
 def clean_env() -> dict[str, str]:

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.project import Project
+from tests.project import UNUSED_PLUGINS, Project
 
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
+          "-p", "no:cacheprovider", *UNUSED_PLUGINS, "--junitxml", "{run_dir}/junit.xml"]
 CKDN_TOML = f"""
 [check.tests]
-command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
-           "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
-           "--junitxml", "{{run_dir}}/junit.xml"]
+command = {json.dumps(PYTEST)}
 parser = "pytest"
 
 [check.lint]

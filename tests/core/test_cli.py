@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import LEAN_PYTEST, PY, Project, clean_env, py
+from tests.project import PY, UNUSED_PLUGINS, Project, clean_env, py
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -662,7 +662,7 @@ def test_show_after_a_pytest_session_died_with_os_exit_names_it_unfinished(
     (project.root / "test_dies.py").write_text(
         "import os\n\ndef test_dies():\n    os._exit(3)\n")
     proc = subprocess.run([PY, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           *LEAN_PYTEST, "--ckdn-digest", "test_dies.py"], cwd=project.root,
+                           *UNUSED_PLUGINS, "--ckdn-digest", "test_dies.py"], cwd=project.root,
                           env=clean_env(), capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 3, proc.stdout + proc.stderr

@@ -22,6 +22,11 @@ NOX = str(Path(sys.executable).parent / "nox")
 #: markers, nox's session/python/parallel selection.
 _HOST_VARIABLES = ("CKDN_", "NOX")
 
+#: virtualenv links each new env to its precompiled seed packages (pip, setuptools), as
+#: tox's test harness makes every tox run do: a copied pip has no bytecode (the sandbox
+#: sets PYTHONDONTWRITEBYTECODE), so each pip run in a new env compiled pip again first.
+_VIRTUALENV = {"VIRTUALENV_SYMLINK_APP_DATA": "1", "VIRTUALENV_SYMLINKS": "1"}
+
 SCHEMAS = {name: Draft202012Validator(load_schema(name))
            for name in ("ckdn.digest/2", "ckdn.aggregate/1")}
 
@@ -42,6 +47,7 @@ class NoxProject(Project):
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_HOST_VARIABLES)}
+        env.update(_VIRTUALENV)
         env.update(extra or {})
         return env
 

@@ -3,20 +3,26 @@
 Without it, a check ran against whatever the virtualenv happened to hold: for
 a library that its own test tools depend on (packaging, pulled in by pytest),
 the release from the index instead of the code in the checkout. Real virtualenvs
-and real pip installs (from the configured index), so these are slow tests.
+and real pip installs, so these are slow tests; the project builds with its own
+in-tree backend (:mod:`tests.nox_ckdn.inplace_backend`), so building it takes
+nothing from an index.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
+from tests.nox_ckdn import inplace_backend
 from tests.nox_ckdn.noxproject import NoxProject, failed_line
 
 #: A src-layout project: importable only once installed, and only as the checkout's code.
 PYPROJECT = """\
 [build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
+requires = []
+build-backend = "backend"
+backend-path = ["."]
 
 [project]
 name = "mypkg"
@@ -35,6 +41,7 @@ def project(nox_project: NoxProject, noxfile: str) -> None:
     nox_project.config(CONFIG)
     nox_project.noxfile(noxfile)
     (nox_project.root / "pyproject.toml").write_text(PYPROJECT)
+    shutil.copyfile(Path(inplace_backend.__file__), nox_project.root / "backend.py")
     package = nox_project.root / "src" / "mypkg"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('VERSION = "from the checkout"\n')

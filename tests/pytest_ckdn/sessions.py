@@ -11,14 +11,14 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ckdn.schema import load_schema
-from tests.project import LEAN_PYTEST
+from tests.project import UNUSED_PLUGINS
 
 #: Plugins the inner sessions do without: the cache would write into the
 #: pytester dir, hypothesis's plugin costs seconds per in-process run
 #: (its modules are re-imported and assertion-rewritten every time), and
 #: pytest-randomly is asked for only by the tests about order (and
-#: :data:`~tests.project.LEAN_PYTEST`).
-QUIET = ("-p", "no:cacheprovider", *LEAN_PYTEST, "-p", "no:randomly")
+#: :data:`~tests.project.UNUSED_PLUGINS`).
+QUIET = ("-p", "no:cacheprovider", *UNUSED_PLUGINS, "-p", "no:randomly")
 
 DIGEST_SCHEMA = Draft202012Validator(load_schema("ckdn.digest/2"))
 META_SCHEMA = Draft202012Validator(load_schema("ckdn.meta/1"))

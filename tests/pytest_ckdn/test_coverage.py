@@ -149,11 +149,11 @@ def test_the_plugin_and_the_coverage_parser_word_a_missed_gate_alike(
     import subprocess
     import sys
 
-    from tests.project import LEAN_PYTEST, clean_env
+    from tests.project import UNUSED_PLUGINS, clean_env
 
     pytester.makepyfile(measured_mod=MODULE, test_sample_cov=TESTS)
     pytest_argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p",
-                   "no:cacheprovider", *LEAN_PYTEST, "--cov=measured_mod"]
+                   "no:cacheprovider", *UNUSED_PLUGINS, "--cov=measured_mod"]
     pytester.path.joinpath("ckdn.toml").write_text(
         "[check.cov]\n"
         f"command = {json.dumps([*pytest_argv, '--cov-report=json:{run_dir}/coverage.json'])}\n"

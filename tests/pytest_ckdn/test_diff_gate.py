@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.diffgate_repo import gate_facts, git
-from tests.project import LEAN_PYTEST, Project, clean_env
+from tests.project import UNUSED_PLUGINS, Project, clean_env
 
 TESTS = "def test_area():\n    from mod import area\n    assert area() == 1\n\n" \
         "def test_known_broken():\n    assert 0\n"
-LEAN = " ".join(LEAN_PYTEST)
+LEAN = " ".join(UNUSED_PLUGINS)
 CONFIG = f"""\
 [check.tests]
 command = "{sys.executable} -m pytest -q -p no:randomly -p no:cacheprovider {LEAN} --ckdn-digest"
@@ -24,7 +24,7 @@ parser = "pytest"
 
 def pytest_digest(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p",
-                           "no:cacheprovider", *LEAN_PYTEST, "--ckdn-digest", *args], cwd=root,
+                           "no:cacheprovider", *UNUSED_PLUGINS, "--ckdn-digest", *args], cwd=root,
                           env=clean_env(), capture_output=True, text=True, check=False,
                           timeout=120)
     return proc.returncode, Project(root).digest(
@@ -70,7 +70,8 @@ def test_diff_base_under_ckdn_run_is_refused(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     env = {**clean_env(), "CKDN_RUN_DIR": str(tmp_path), "CKDN_CHECK": "tests"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "--ckdn-digest", "--ckdn-diff-base",
-                           "HEAD", "-p", "no:cacheprovider", *LEAN_PYTEST], cwd=tmp_path, env=env,
+                           "HEAD", "-p", "no:cacheprovider", *UNUSED_PLUGINS], cwd=tmp_path,
+                          env=env,
                           capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 4
     assert "--ckdn-diff-base under ckdn run: pass --diff-base to ckdn run instead" in proc.stderr

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from typing import Any
 
-from tests.project import LEAN_PYTEST, Project, clean_env
+from tests.project import UNUSED_PLUGINS, Project, clean_env
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-          *LEAN_PYTEST, "-q"]
+          *UNUSED_PLUGINS, "-q"]
 TESTS = """
 def test_known_failure():
     assert 1 + 1 == 3

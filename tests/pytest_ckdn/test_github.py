@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import LEAN_PYTEST
+from tests.project import UNUSED_PLUGINS
 
 TESTS = """
 def test_fine():
@@ -33,7 +33,7 @@ def test_a_session_in_a_github_job_annotates_and_summarises_its_failures(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     summary = github_job(monkeypatch, tmp_path)
     pytester.makepyfile(test_sample_github=TESTS)
-    result = pytester.runpytest_subprocess("--ckdn-digest", "-p", "no:randomly", *LEAN_PYTEST)
+    result = pytester.runpytest_subprocess("--ckdn-digest", "-p", "no:randomly", *UNUSED_PLUGINS)
     assert result.ret == 1
     lines = result.outlines
     annotations = [line for line in lines if line.startswith("::")]
@@ -52,7 +52,7 @@ def test_the_github_report_can_be_switched_off(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         switch: str) -> None:
     summary = github_job(monkeypatch, tmp_path)
-    args = ["--ckdn-digest", "-p", "no:randomly", *LEAN_PYTEST]
+    args = ["--ckdn-digest", "-p", "no:randomly", *UNUSED_PLUGINS]
     if switch.startswith("--"):
         args.append(switch)
     elif switch == "CKDN_GITHUB=0":

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.project import LEAN_PYTEST, Project, clean_env
+from tests.project import UNUSED_PLUGINS, Project, clean_env
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-          "-p", "no:xdist", *LEAN_PYTEST, "-q", "--ckdn-digest"]
+          "-p", "no:xdist", *UNUSED_PLUGINS, "-q", "--ckdn-digest"]
 TESTS = """
 import os
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import LEAN_PYTEST, Project, clean_env
+from tests.project import UNUSED_PLUGINS, Project, clean_env
 from tests.shard_suite import sharded_project, write_ledger
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
-          "-p", "no:cacheprovider", *LEAN_PYTEST]
+          "-p", "no:cacheprovider", *UNUSED_PLUGINS]
 
 
 def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None
@@ -119,7 +119,7 @@ def test_pytest_xdist_workers_select_the_same_shard_and_the_controller_keeps_the
     for k in (1, 2):
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-             *LEAN_PYTEST, "-n", "2", "--ckdn-digest", "--ckdn-check", "tests",
+             *UNUSED_PLUGINS, "-n", "2", "--ckdn-digest", "--ckdn-check", "tests",
              "--ckdn-shard", f"{k}/2", "--ckdn-plan", "plan.json"], cwd=project.root,
             env=clean_env(), capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -8,14 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.project import Project
+from tests.project import UNUSED_PLUGINS, Project
 from tests.tox_ckdn.realtox import run_tox
 
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
+          "-p", "no:cacheprovider", *UNUSED_PLUGINS, "--junitxml", "{run_dir}/junit.xml",
+          "--cov=calc", "--cov-report=json:{run_dir}/coverage.json"]
 CKDN_TOML = f"""
 [check.tests]
-command = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
-           "-p", "no:cacheprovider", "--junitxml", "{{run_dir}}/junit.xml", "--cov=calc",
-           "--cov-report=json:{{run_dir}}/coverage.json"]
+command = {json.dumps(PYTEST)}
 parser = "coverage"
 fail_under = 95
 env = {{ COVERAGE_FILE = "{{run_dir}}/.coverage" }}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import LEAN_PYTEST, Project
+from tests.project import UNUSED_PLUGINS, Project
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -25,7 +25,7 @@ PY = sys.executable
 RUFF_OUT = "--output-file {run_dir}/ruff.json"
 JUNIT = "--junitxml {run_dir}/junit.xml"
 TESTS = "tests/check_failing.py"
-LEAN = " ".join(LEAN_PYTEST)
+LEAN = " ".join(UNUSED_PLUGINS)
 #: name -> (fixture project, the ckdn.toml check table)
 RUNS = {
     "ruff": ("ruff/projects/violations", f"""
