@@ -106,6 +106,7 @@ def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
     assert sorted(opened) == sorted({f"m{f}.py" for f in range(101)})
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 def test_no_table_grows_with_the_findings_when_no_baseline_is_set(tmp_path: Path) -> None:
     """Ten times the findings (in the same 200 files) cost no more memory: none is held past
     its file, and nothing is kept per finding (a 42-byte table row would be 1.5 MB here)."""

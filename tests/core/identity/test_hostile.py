@@ -38,6 +38,7 @@ def test_any_bytes_are_a_baseline_or_one_line_refusal(
         assert all(isinstance(v, list) for v in got.checks.values())
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 @given(findings=st.lists(st.builds(
     Finding, st.text(max_size=40), st.text(max_size=10), st.text(max_size=200),
     st.one_of(st.none(), st.text(max_size=40),

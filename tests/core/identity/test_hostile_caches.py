@@ -10,6 +10,8 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from ckdn.app._running.parsing import message_screen
 from ckdn.identity._fingerprint import Hasher, SourceLines
 from ckdn.redact import Redaction, RedactSettings
@@ -30,6 +32,7 @@ def test_a_long_message_is_not_remembered_and_short_ones_only_within_a_budget(
     assert len(hasher._messages) < 30_000
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 def test_the_screens_memory_is_bounded_on_distinct_messages() -> None:
     shown = message_screen(Redaction(RedactSettings()))
     assert shown is not None

@@ -220,6 +220,7 @@ def mutate(plan: Plan, shards: list[tuple[str, ShardRecord | None, dict[str, str
 
 # Over the profile's budget on purpose: the claim is a thousand mutations, and each is a
 # pure plan check of a few ms (no process, no file). Deadline and order: the profile's.
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 @settings(max_examples=1000)
 @given(st.integers(0, 2**32), st.integers(2, 6), st.integers(0, 2**32),
        st.sampled_from(MUTATIONS))

@@ -136,6 +136,7 @@ def test_a_table_holds_about_42_bytes_a_finding() -> None:
     assert grown < 20_000 * 60  # 42 bytes a row, and the bytearray's slack
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 def test_a_table_spilling_its_line_hashes_holds_26_bytes_a_finding_at_n_and_4n(
         tmp_path: Path) -> None:
     """The line hashes (16 bytes a finding, read only for a renamed file) go to a private

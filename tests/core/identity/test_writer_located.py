@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,6 +63,7 @@ def written(root: Path, entries: list[Entry], *, fields: bool,
         writer.discard()
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 @given(entries=ENTRIES, shown=st.booleans())
 def test_fields_write_the_line_a_built_finding_writes(
         entries: list[Entry], shown: bool) -> None:

@@ -603,6 +603,7 @@ def peak_memory(run_dir: Path) -> int:
     return peak
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 def test_memory_does_not_grow_with_the_number_of_testcases(tmp_path: Path) -> None:
     small, big = tmp_path / "small", tmp_path / "big"
     small.mkdir()

@@ -205,6 +205,7 @@ _json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
 @given(items=st.lists(_json_values, max_size=8), indent=st.sampled_from([None, 0, 2, 4]),
        chunk=st.integers(min_value=1, max_value=64))
 def test_streamed_array_equals_json_loads(items: list[object], indent: int | None,
