@@ -89,6 +89,7 @@ def test_a_missing_executable_names_the_checks_requires_to_install(project: Proj
                    '"extra[plugin]>=2; python_version>\'3\'"]\n')
     doc = project.digest(project.ckdn("run", "ghost"))
     assert doc["status"] == "error"
+    assert len(doc["notes"]) == 2
     assert doc["notes"][-1] == (
         "pip install no-such-tool-ckdn==1.0 \"extra[plugin]>=2; python_version>'3'\" (the "
         "check's requires), or run the check through tox or nox, which install them")

@@ -296,7 +296,8 @@ def parse(run: Run) -> Run:
         return run
     if not run.exit.started:
         run.result = ParseResult()
-        if run.check is not None and run.check.requires and run.exit.rc == RC_NOT_FOUND:
+        if run.check is not None and run.check.requires and run.exit.rc == RC_NOT_FOUND \
+                and any(note.startswith("command not found") for note in run.exit.notes):
             run.result.notes.append(requires_hint(run.check.requires))
         return run
     config, check, path = run.config, run.check, run.path
