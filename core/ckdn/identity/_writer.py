@@ -101,7 +101,7 @@ class FindingsWriter(SpoolFile):
             return
         rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
-            rule = self._rule(kind, code)
+            rule = _rule(self._rules, kind, code)
         seen, escaped, _ = self._quoted_path
         if path != seen:
             escaped = self._quote(path)
@@ -116,9 +116,9 @@ class FindingsWriter(SpoolFile):
         if path != self._group_path or len(self._group) >= GROUP:
             self._close_group()
             self._group_path = path
-        message_json = self._messages.get(message)  # _message_json's, a call less a finding
+        message_json = self._messages.get(message)  # the cache first: a call less a finding
         if message_json is None:
-            message_json = self._message_json(message)
+            message_json = _message_json(self._messages, self._shown, message)
         digits = key.hex()
         primary = digits[32:56]
         copies = self._copies  # _occurrence's body: a call less a finding
@@ -142,7 +142,7 @@ class FindingsWriter(SpoolFile):
         so its line hash is of its message."""
         rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
-            rule = self._rule(kind, code)
+            rule = _rule(self._rules, kind, code)
         _, ruled, kind_json, code_json = rule
         seen, escaped, lineless = self._quoted_path
         if path != seen:
@@ -161,7 +161,7 @@ class FindingsWriter(SpoolFile):
             self._group_path = path
         message_json = self._messages.get(message)  # as in located: a call less a finding
         if message_json is None:
-            message_json = self._message_json(message)
+            message_json = _message_json(self._messages, self._shown, message)
         digits = key.hex()
         primary = digits[32:56]
         occurrence = self._occurrence(primary, 0)
@@ -193,30 +193,6 @@ class FindingsWriter(SpoolFile):
         self._quoted_path = (path, escaped,
                              escaped is not None and split_location(path) == (path, 0))
         return escaped
-
-    def _message_json(self, message: str) -> str:
-        """The message as the file writes it: redacted, cut, quoted (a short one cached, a
-        bounded number of them: a report can vary them all)."""
-        messages = self._messages
-        message_json = messages.get(message)
-        if message_json is None:
-            shown = message if self._shown is None else self._shown(message)
-            message_json = _quoted(shown[:MAX_TEXT])
-            if len(message) <= _MESSAGE_KEPT:
-                if len(messages) >= _MESSAGES_KEPT:
-                    messages.clear()
-                messages[message] = message_json
-        return message_json
-
-    def _rule(self, kind: str, code: str) -> tuple[str, str | None, str, str]:
-        """:func:`_rule_parts`, a short code's cached (a bounded number of them)."""
-        rule = _rule_parts(kind, code)
-        if len(code) <= _CODE_KEPT:
-            rules = self._rules
-            if len(rules) >= _RULES_KEPT:
-                rules.clear()
-            rules[code] = rule
-        return rule
 
     def _close_group(self) -> None:
         group, path, reordered = self._group, self._group_path, self._reordered
@@ -302,6 +278,30 @@ class _Fields:
 
     def __init__(self, id: str, kind: str, message: str, location: str) -> None:
         self.id, self.kind, self.message, self.location = id, kind, message, location
+
+
+def _message_json(messages: dict[str, str], shown: Callable[[str], str] | None,
+                  message: str) -> str:
+    """A message not in ``messages`` as the file writes it: redacted, cut, quoted; a short
+    one kept there (a bounded number of them: a report can vary them all)."""
+    text = message if shown is None else shown(message)
+    message_json = _quoted(text[:MAX_TEXT])
+    if len(message) <= _MESSAGE_KEPT:
+        if len(messages) >= _MESSAGES_KEPT:
+            messages.clear()
+        messages[message] = message_json
+    return message_json
+
+
+def _rule(rules: dict[str, tuple[str, str | None, str, str]], kind: str,
+          code: str) -> tuple[str, str | None, str, str]:
+    """:func:`_rule_parts`, a short code's kept in ``rules`` (a bounded number of them)."""
+    rule = _rule_parts(kind, code)
+    if len(code) <= _CODE_KEPT:
+        if len(rules) >= _RULES_KEPT:
+            rules.clear()
+        rules[code] = rule
+    return rule
 
 
 def _rule_parts(kind: str, code: str) -> tuple[str, str | None, str, str]:
@@ -410,7 +410,7 @@ class TableSpool(FindingsSpool):
         path must take as a Finding (a code or path the id would not give back)."""
         rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
-            rule = self._rule(kind, code)
+            rule = _rule(self._rules, kind, code)
         seen, escaped = self._quoted_path
         if path != seen:
             escaped = _path_escape(path)
@@ -425,7 +425,7 @@ class TableSpool(FindingsSpool):
             return key
         message_json = self._messages.get(message)
         if message_json is None:
-            message_json = self._message_json(message)
+            message_json = _message_json(self._messages, self._shown, message)
         buffer = self._buffer
         buffer.append(f'","id":"{escaped}:{row}:{col}:{code_json}","kind":{kind_json},'
                       f'"line_hash":"{key[:16].hex()}","location":"{escaped}:{row}:{col}",'
@@ -433,24 +433,3 @@ class TableSpool(FindingsSpool):
         if len(buffer) >= 4096:
             self._flush()
         return key
-
-    def _message_json(self, message: str) -> str:
-        """The message as the file writes it: redacted, cut, quoted (a short one cached, a
-        bounded number of them: a report can vary them all)."""
-        messages = self._messages
-        shown = message if self._shown is None else self._shown(message)
-        message_json = _quoted(shown[:MAX_TEXT])
-        if len(message) <= _MESSAGE_KEPT:
-            if len(messages) >= _MESSAGES_KEPT:
-                messages.clear()
-            messages[message] = message_json
-        return message_json
-
-    def _rule(self, kind: str, code: str) -> tuple[str, str | None, str, str]:
-        rule = _rule_parts(kind, code)
-        if len(code) <= _CODE_KEPT:
-            rules = self._rules
-            if len(rules) >= _RULES_KEPT:
-                rules.clear()
-            rules[code] = rule
-        return rule
