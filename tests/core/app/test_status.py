@@ -141,6 +141,23 @@ def test_an_untracked_file_makes_it_stale_and_an_ignored_one_does_not(repo: Proj
     assert (tests["state"], tests["changed"]) == ("stale", ["conftest.py"])
 
 
+def test_pythons_bytecode_cache_is_no_change_of_the_tree_even_where_git_does_not_ignore_it(
+        repo: Project) -> None:
+    # The interpreter writes __pycache__ on import: the run itself would make its tree stale
+    # in a repo whose .gitignore forgets it (and a flaky test would read as a regression).
+    (repo.root / ".gitignore").write_text("build/\n")
+    git(repo.root, "commit", "-qam", "no pycache rule")
+    run(repo, "tests")
+    for cache in ("__pycache__/test_it.cpython-311.pyc", "pkg/__pycache__/m.cpython-311.pyc",
+                  "legacy.pyc", "old.pyo"):
+        (repo.root / cache).parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / cache).write_bytes(b"\xa7\r\r\n" + os.urandom(16))
+    assert entry(status(repo, "tests", code=0), "tests")["state"] == "fresh"
+    (repo.root / "pkg" / "__pycache__.py").write_text("# a module, not a cache\n")
+    tests = entry(status(repo, "tests", code=1), "tests")
+    assert (tests["state"], tests["changed"]) == ("stale", ["pkg/__pycache__.py"])
+
+
 def test_an_edit_before_the_run_is_fresh_after_it_and_after_a_commit_of_it(
         repo: Project) -> None:
     (repo.root / "test_it.py").write_text(TESTS + "\n\ndef test_three():\n    assert True\n")

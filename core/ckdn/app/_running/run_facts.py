@@ -230,8 +230,8 @@ _ZERO = frozenset("0")
 
 def parse_status(out: bytes) -> tuple[str | None, str | None, dict[str, str | None]]:
     """The commit, the branch and each named path with ``HEAD``'s blob for it (None: not in
-    ``HEAD``; ``"?"``: unmerged, not known) from ``git status --porcelain=v2 -z``. Paths are
-    the repository's, relative to its top."""
+    ``HEAD``; ``"?"``: unmerged, not known) from ``git status --porcelain=v2 -z``, bytecode
+    caches left out. Paths are the repository's, relative to its top."""
     head: str | None = None
     branch: str | None = None
     entries: dict[str, str | None] = {}
@@ -251,9 +251,16 @@ def parse_status(out: bytes) -> tuple[str | None, str | None, dict[str, str | No
             fields = entry.split(" ", 10)
             if len(fields) == 11:
                 entries[fields[10]] = "?"
-        elif entry[:2] == "? ":
+        elif entry[:2] == "? " and not _bytecode(entry[2:]):
             entries[entry[2:]] = None
     return head, branch, entries
+
+
+def _bytecode(path: str) -> bool:
+    """Whether an untracked path is Python's own bytecode cache, which the interpreter writes
+    on import, so a run would change the tree it ran on (a repo that does not ignore it)."""
+    return (path.endswith((".pyc", ".pyo")) or path.startswith("__pycache__/")
+            or "/__pycache__/" in path)
 
 
 def _hasher(*, sha256: bool) -> _Hash:
