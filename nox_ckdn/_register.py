@@ -42,6 +42,8 @@ Python = str | Sequence[str] | bool | None
 BROKEN_CONFIG_SESSION = "ckdn"
 
 _TAG = "ckdn"
+#: The refusal session this process registered, with the messages already logged.
+_REFUSALS: dict[str, tuple[Callable[[nox.Session], None], list[str]]] = {}
 #: ``install`` arguments that name the project directory itself.
 _PROJECT_ARGS = frozenset({".", "./", "-e.", "-e./", "--editable=.", "--editable=./"})
 
@@ -96,7 +98,7 @@ def sessions(*, config: ConfigPath = None, only: Iterable[str] | None = None,
                              unique([*install, *requirements(loaded, [target.name],
                                                              have=install)]),
                              False if _installs_project(install) else install_project, gate,
-                             github=github)
+                             session_name=session_name, github=github)
         _named(body, session_name, _description(target))
         nox.session(name=session_name, tags=[_TAG, kind, *tags], **options)(body)
         names.append(session_name)
@@ -115,14 +117,27 @@ def _targets(config: Config, only: Iterable[str] | None) -> list[Check | Alias]:
 
 
 def _session_body(config: Config, name: str, requirements: list[str],
-                  project: ProjectInstall, gate: bool | None, *,
+                  project: ProjectInstall, gate: bool | None, *, session_name: str,
                   github: bool | None = None) -> Callable[[nox.Session], None]:
     def body(session: nox.Session) -> None:
         install_requirements(session, requirements)
         install_the_project(session, project)
-        execute(session, config, name, session.posargs, gate=gate, github=github)
+        execute(session, config, name, session.posargs, gate=gate, github=github,
+                env_label=_python_label(session, session_name))
 
     return body
+
+
+def _python_label(session: nox.Session, session_name: str) -> str | None:
+    """The Python a session was parametrized over (``tests-3.12``: ``3.12``), else None.
+
+    Its runs are then stored as ``NAME@3.12``: two interpreters' runs of one check are
+    two histories (``ckdn diff``, ``merge``, the lock under ``nox -j``), as in tox.
+    """
+    if session.name == session_name:
+        return None
+    python = session.python
+    return python if isinstance(python, str) and python else session.name
 
 
 def _description(target: Check | Alias) -> str:
@@ -142,9 +157,24 @@ def _named(func: Callable[..., Any], name: str, doc: str) -> None:
 
 def _register_refusal(nox_module: Any, message: str, tags: list[str],
                       options: dict[str, Any]) -> str:
+    """Register the failing ``ckdn`` session once, however many ``sessions()`` calls refuse.
+
+    A noxfile that calls ``sessions()`` per Python or per group read the same broken file
+    each time: it logged the error each time, and nox warned that ``ckdn`` was redefined
+    (a future nox makes that an error, breaking the noxfile's own sessions).
+    """
+    ours = _REFUSALS.get(BROKEN_CONFIG_SESSION)
+    existing = registered().get(BROKEN_CONFIG_SESSION)
+    if ours is not None and getattr(existing, "func", None) is ours[0]:
+        if message not in ours[1]:
+            ours[1].append(message)
+            _logger().error(f"ckdn: {message}")
+        return BROKEN_CONFIG_SESSION
+
     def body(session: nox.Session) -> None:
         session.error(f"ckdn: {message}")
 
+    _REFUSALS[BROKEN_CONFIG_SESSION] = (body, [message])
     _logger().error(f"ckdn: {message}")
     _named(body, BROKEN_CONFIG_SESSION, f"ckdn.toml was refused: {message}")
     # No virtualenv: there is nothing to install and nothing will run.

@@ -12,14 +12,23 @@ nox stops too.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from nox.command import CommandFailed
 from nox.logger import logger
 
-from ckdn.app import PASS, Config, change_requested, encode, gate_requested, green, load_config
+from ckdn.app import (
+    HOST_SEPARATOR,
+    PASS,
+    Config,
+    change_requested,
+    encode,
+    gate_requested,
+    green,
+    load_config,
+)
 from ckdn.app import run as run_target
 from ckdn.app.host import github_reporting, report_to_github
 from ckdn.app.queries import headline, red_members, render, requirements
@@ -81,8 +90,11 @@ def load(session: nox.Session, config: ConfigPath) -> Config:
 
 def execute(session: nox.Session, config: Config, name: str, extra_args: Sequence[str], *,
             fail: bool = True, gate: bool | None = None,
-            github: bool | None = None) -> Document:
-    """Hand the session's context to ckdn and report the outcome the nox way."""
+            github: bool | None = None, env_label: str | None = None) -> Document:
+    """Hand the session's context to ckdn and report the outcome the nox way.
+
+    ``env_label`` (a Python version) stores the runs as ``NAME@LABEL``, as tox names its envs'.
+    """
     change = change_requested()  # CKDN_DIFF_BASE: judged by the diff-scoped gate
     by_gate = (gate_requested() if gate is None else gate) or change is not None
     if by_gate and config.run.baseline is None and change is None:
@@ -91,7 +103,8 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
 
     try:
         outcome = run_target(config, name, extra_args=extra_args, env=base_env(session),
-                             host_bins=session.bin_paths, change=change, by_gate=by_gate)
+                             run_name=_labelled(env_label), host_bins=session.bin_paths,
+                             change=change, by_gate=by_gate)
     except CkdnError as exc:
         session.error(f"ckdn: {exc.message}")
     doc = outcome.document
@@ -112,6 +125,13 @@ def execute(session: nox.Session, config: Config, name: str, extra_args: Sequenc
     if fail:
         _fail(f"ckdn: {headline(doc)}", int(doc["rc"] or 1))  # rc null: an import
     return doc
+
+
+def _labelled(label: str | None) -> Callable[[str], str]:
+    """The name a check or alias is stored under: ``NAME@LABEL`` with a label, else its own."""
+    if label is None:
+        return str
+    return lambda name: f"{name}{HOST_SEPARATOR}{label}"
 
 
 def _fail(message: str, rc: int) -> NoReturn:

@@ -69,6 +69,18 @@ def _gates(result: ParseResult) -> str:
     return "; ".join(result.gate_failures)
 
 
+#: Signals whose numbers are the same on Linux, macOS and the BSDs, by name in a reason.
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV",
+            13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM"}
+
+
+def _code(rc: int) -> str:
+    """``exit code -9 (killed by SIGKILL)``: a negative code is a signal, not the tool's word."""
+    if rc >= 0:
+        return f"exit code {rc}"
+    return f"exit code {rc} (killed by {_SIGNALS.get(-rc, f'signal {-rc}')})"
+
+
 def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the domain word
     """Decide the status of one run. Pure: same inputs, same verdict."""
     rc = exit.rc
@@ -85,7 +97,7 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
         # cause in the reason itself, not "could not interpret" beside a correct finding.
         why = f": {result.notes[0]}" if result.notes else ""
         if rc != 0:
-            return Verdict(ERROR, f"exit code {rc} and the parser's evidence is incomplete{why}")
+            return Verdict(ERROR, f"{_code(rc)} and the parser's evidence is incomplete{why}")
         if result.unrun:
             return Verdict(ERROR, f"exit code 0 but part of the check never ran{why}")
         return Verdict(PARSE_MISMATCH, f"exit code 0 but the parser's evidence is incomplete{why}")
@@ -96,13 +108,13 @@ def reconcile(exit: Exit, result: ParseResult) -> Verdict:  # "exit" is the doma
             return Verdict(FAIL, f"exit code 0 but gate failed: {_gates(result)}")
         return Verdict(PASS, None)
     if total:
-        return Verdict(FAIL, f"exit code {rc} with {total} finding(s)")
+        return Verdict(FAIL, f"{_code(rc)} with {total} finding(s)")
     if result.gate_failures:
-        return Verdict(FAIL, f"exit code {rc}; gate failed: {_gates(result)}")
+        return Verdict(FAIL, f"{_code(rc)}; gate failed: {_gates(result)}")
     if result.evidence_expected:
         return Verdict(
-            ERROR, f"exit code {rc} with no finding(s) although the parser expects evidence")
-    return Verdict(FAIL, f"exit code {rc}")
+            ERROR, f"{_code(rc)} with no finding(s) although the parser expects evidence")
+    return Verdict(FAIL, _code(rc))
 
 
 # An imported run had no process ckdn saw, so no exit code speaks for it; its file's own

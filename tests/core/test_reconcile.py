@@ -135,3 +135,15 @@ def test_a_run_with_a_part_that_never_ran_is_an_error_even_at_exit_code_0() -> N
     assert "never ran: no shard ran shard(s) 2/2" in (reconcile(Exit(0), absent).reason or "")
     assert reconcile(Exit(0), contradicted).status == PARSE_MISMATCH
     assert reconcile(Exit(1), absent).status == ERROR
+
+
+@pytest.mark.parametrize(("rc", "words"), [(-9, "killed by SIGKILL"), (-11, "killed by SIGSEGV"),
+                                           (-64, "killed by signal 64")])
+def test_a_negative_exit_code_is_named_as_the_signal_that_ended_the_tool(
+        rc: int, words: str) -> None:
+    """A check that crashed read "exit code -9": Python's way to say a signal killed it."""
+    assert reconcile(Exit(rc), ParseResult(evidence_expected=False)).reason == (
+        f"exit code {rc} ({words})")
+    found = ParseResult(findings=[FINDING])
+    assert reconcile(Exit(rc), found).reason == f"exit code {rc} ({words}) with 1 finding(s)"
+    assert reconcile(Exit(3), ParseResult(evidence_expected=False)).reason == "exit code 3"

@@ -8,6 +8,7 @@ after the other would never finish (and would time out as ckdn checks do).
 from __future__ import annotations
 
 import re
+import sys
 
 from tests.nox_ckdn.checks import check
 from tests.nox_ckdn.noxproject import NoxProject, aborted_line
@@ -64,3 +65,24 @@ def test_the_same_check_in_two_parallel_sessions_is_refused_once_in_one_line(
     assert re.fullmatch(
         rf"ckdn: check 'hold' is already running \(pid \d+, run dir {where}\);"
         r" wait for it to finish or stop that process\.", aborted_line(proc.stdout, session))
+
+
+def test_a_check_parametrized_over_two_pythons_runs_at_once_as_two_histories(
+        nox_project: NoxProject) -> None:
+    # Two spellings of this interpreter: two sessions, two virtualenvs, no other Python needed.
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    nox_project.config(check("hold", (
+        "import os, pathlib, sys, time; pathlib.Path(f'up-{os.getpid()}').touch();"
+        " deadline = time.monotonic() + 20\n"
+        "while len(list(pathlib.Path().glob('up-*'))) < 2:\n"
+        "    time.sleep(0.02)\n"
+        "    if time.monotonic() > deadline: sys.exit('no overlap')"), extra="timeout = 30"))
+    nox_project.noxfile("import nox_ckdn\n"
+                        f"nox_ckdn.sessions(python=[{version!r}, 'python{version}'],"
+                        " allow_parallel=True)\n")
+    proc = nox_project.nox("-j", "2", "-t", "ckdn", timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for label in (version, f"python{version}"):
+        digest = nox_project.digest_of(f"hold@{label}")
+        assert (digest["check"], digest["status"]) == (f"hold@{label}", "pass")
+    assert nox_project.run_dirs_of("hold") == []

@@ -239,3 +239,18 @@ def test_python_versions_parametrize_every_session_as_nox_does(
     listing = json.loads(nox_project.nox("-l", "--json", "-t", "ckdn").stdout)
     assert [(s["session"], s["python"], s["tags"]) for s in listing] == [
         ("ok-3.11", "3.11", ["ckdn", "check"]), ("ok-3.12", "3.12", ["ckdn", "check"])]
+
+
+def test_a_refused_config_read_by_several_sessions_calls_is_one_session_logged_once(
+        nox_project: NoxProject) -> None:
+    # A noxfile calling sessions() per group or per Python: nox warned that `ckdn` was
+    # registered again (an error in a future nox) and the line was logged each time.
+    nox_project.config(OK + "[check.typo]\ncommand = 'true'\nparser = 'nope'\n")
+    nox_project.noxfile("import nox_ckdn\n"
+                        "nox_ckdn.sessions(python=False, only=['ok'])\n"
+                        "nox_ckdn.sessions(python=False, prefix='again-')\n")
+    proc = nox_project.nox("-l", "--json", "-t", "ckdn")
+    assert [s["session"] for s in json.loads(proc.stdout)] == ["ckdn"]
+    assert "FutureWarning" not in proc.stderr
+    logged = [line for line in proc.stderr.splitlines() if "unknown parser 'nope'" in line]
+    assert len(logged) == 1, proc.stderr

@@ -1,4 +1,4 @@
-"""``ckdn diff A B``: two runs of one check compared by fingerprint (exit 1 on new findings)."""
+"""``ckdn diff [A] B``: two runs of one check compared by fingerprint (exit 1 on new findings)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,17 @@ __all__ = ["add_options", "handle"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", help="earlier run: dir name or path, check name, latest,"
-                        " or -N (N runs before B)")
-    parser.add_argument("b", help="later run: dir name or path, check name (its newest run),"
-                        " or latest")
+    parser.add_argument("a", metavar="A", help="earlier run: dir name or path, check name,"
+                        " latest, or -N (N runs before B); alone, it is B and A is -1")
+    parser.add_argument("b", metavar="B", nargs="?", help="later run: dir name or path, check"
+                        " name (its newest run), or latest")
     parser.add_argument("--json", action="store_true", help="the ckdn.diff/1 document")
 
 
 def handle(args: SimpleNamespace, extra: list[str]) -> int:
-    doc = diff_runs(load_config(args, required=False), args.a, args.b)
+    # One run named (`ckdn diff tests`): it against the run of its check just before it.
+    earlier, later = ("-1", args.a) if args.b is None else (args.a, args.b)
+    doc = diff_runs(load_config(args, required=False), earlier, later)
     if args.json:
         print_document(doc)
     else:

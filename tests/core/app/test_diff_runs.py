@@ -121,6 +121,9 @@ def test_the_text_summary_names_the_counts_and_each_changed_finding(
     second = run_ruff(ruff_project)
     proc = ruff_project.ckdn("diff", "-1", "latest")
     assert proc.returncode == 1
+    # One run named is that run against the one before it: `ckdn diff ruff` said
+    # "the following arguments are required: b".
+    assert ruff_project.ckdn("diff", "ruff").stdout == proc.stdout
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("ruff: 1 new, 1 fixed, 1 moved, 2 unchanged (")
     assert lines[0].endswith(f" -> {second['run_dir']})")

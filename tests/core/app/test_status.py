@@ -409,3 +409,33 @@ def test_a_check_that_reads_no_files_records_no_tree_and_is_never_stale(repo: Pr
     (repo.root / "test_it.py").write_text("# edited\n")
     probe = entry(status(repo, "probe", code=0), "probe")
     assert (probe["state"], probe["green"]) == ("fresh", True)
+
+
+def test_files_a_check_writes_into_the_tree_are_named_as_new_and_untracked(
+        repo: Project) -> None:
+    # towncrier's suite under pytest leaves its temporary projects in the checkout: its
+    # run was stale at once, with nothing saying the files were new, nor what to do.
+    litter = "import pathlib; [pathlib.Path(f'tmp-{i}.txt').write_text('x') for i in range(3)]"
+    repo.config(CONFIG + f"""
+[check.litter]
+command = [{json.dumps(sys.executable)}, "-c", {json.dumps(litter)}]
+parser = "generic"
+""")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "litter")
+    run(repo, "litter")
+    found = entry(status(repo, "litter", code=1), "litter")
+    assert (found["state"], found["changed"]) == ("stale", ["tmp-0.txt", "tmp-1.txt",
+                                                            "tmp-2.txt"])
+    assert found["reason"].startswith("all of them untracked and not ignored, new since the"
+                                       " run: if a check writes them")
+    (repo.root / "test_it.py").write_text(TESTS + "\n# edited\n")
+    text = repo.ckdn("status", "litter").stdout.splitlines()[0]
+    assert text.endswith("4 file(s) changed: test_it.py, tmp-0.txt, tmp-1.txt, tmp-2.txt"
+                         " (3 of them untracked and not ignored, new since the run: if a check"
+                         " writes them (its tests' temporary files, a report), ignore them in"
+                         " .gitignore or write them into {run_dir})")
+    (repo.root / "test_it.py").write_text(TESTS)
+    (repo.root / ".gitignore").write_text("__pycache__/\nbuild/\ntmp-*\n")
+    git(repo.root, "commit", "-qam", "ignore the litter")
+    assert "reason" not in entry(status(repo, "litter"), "litter")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from coverage.results import should_fail_under as coverage_should_fail_under
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ckdn.parsers.base import ParseContext
 from ckdn.parsers.coverage_report import CoverageParser, Totals
 from ckdn.parsers.gates import FileTally, WorstFiles, fail_under_message, should_fail_under
 from ckdn.parsers.gates import display_covered as ckdn_display_covered
@@ -421,6 +424,50 @@ def test_a_json_file_whose_lines_disagree_with_its_summary_is_loud(
         "coverage.json: file 'calc/shop.py' lists 7 executed and 6 missing lines, 2 taken and "
         "4 missed branches, but its summary counts (statements, covered, branches, covered "
         "branches) = (14, 7, 6, 2)"]
+
+
+NO_BRANCH_MODULE = """\
+def first_even(numbers):
+    for n in numbers:  # pragma: no branch
+        if n % 2 == 0:
+            return n
+    raise ValueError(numbers)
+
+
+def unused():
+    return 1
+
+
+first_even([1, 2])
+"""
+
+
+@pytest.mark.parametrize("reports", ["both", "xml_only", "json_only"])
+def test_a_no_branch_pragma_keeps_coverage_pys_counts(tmp_path: Path, reports: str) -> None:
+    # coverage.py counts the loop's untaken exit as covered and lists it nowhere in its
+    # JSON report: towncrier's suite (a `# pragma: no branch` loop) read as parse_mismatch.
+    (tmp_path / "nobranch.py").write_text(NO_BRANCH_MODULE)
+    coverage = [sys.executable, "-m", "coverage"]
+    for argv in (["run", "--branch", "nobranch.py"], ["json", "-o", "coverage.json"],
+                 ["xml", "-o", "coverage.xml"], ["report", "--format=total", "--precision=6"]):
+        done = subprocess.run([*coverage, *argv], cwd=tmp_path, capture_output=True,
+                              text=True, check=True)
+    declared = json.loads((tmp_path / "coverage.json").read_text())
+    assert declared["files"]["nobranch.py"]["summary"]["covered_branches"] == 4
+    assert len(declared["files"]["nobranch.py"]["executed_branches"]) == 3
+    for name in {"xml_only": ["coverage.json"], "json_only": ["coverage.xml"]}.get(reports, []):
+        (tmp_path / name).unlink()
+    ctx = ParseContext(check="coverage", run_dir=tmp_path, cwd=tmp_path, rc=0,
+                       options={"fail_under": 50}, top=5)
+    result = PARSER.parse(ctx)
+    assert status(ctx, result) == PASS, result.notes
+    summary = result.summary
+    assert summary["counts"] == {"lines_valid": 8, "lines_covered": 6, "branches_valid": 4,
+                                 "branches_covered": 4}
+    assert summary["coverage"]["percent"] == pytest.approx(float(done.stdout))
+    [file] = summary["top_uncovered_files"]
+    assert (file["file"], file["percent"], file.get("partial_branches", 0)) == (
+        "nobranch.py", 100.0 * 10 / 12, 0)
 
 
 def test_a_report_of_many_files_keeps_the_top_and_counts_them_all(

@@ -273,11 +273,24 @@ def _freshness(check: Check, run_dir: str, facts: Mapping[str, Any] | None, *,
         return {"state": FRESH}
     out: dict[str, Any] = {"state": STALE, "changed": changed[:MAX_CHANGED],
                            "changed_total": len(changed)}
-    if not complete:
-        out["reason"] = "more files changed than the run recorded one by one"
+    reasons = [] if complete else ["more files changed than the run recorded one by one"]
+    appeared = sum(1 for p in changed if p not in then.paths and _untracked(now, p))
+    if appeared:
+        reasons.append(f"{'all' if appeared == len(changed) else appeared} of them untracked"
+                       " and not ignored, new since the run: if a check writes them (its"
+                       " tests' temporary files, a report), ignore them in .gitignore or"
+                       " write them into {run_dir}")
+    if reasons:
+        out["reason"] = "; ".join(reasons)
     if not changed:
         del out["changed"]
     return out
+
+
+def _untracked(state: SourceState, path: str) -> bool:
+    """Whether ``path`` is a file in the work tree that ``HEAD`` does not have."""
+    blobs = state.paths.get(path)
+    return blobs is not None and blobs[0] is not None and blobs[1] is None
 
 
 def render_status(doc: Mapping[str, Any]) -> str:
@@ -288,7 +301,8 @@ def render_status(doc: Mapping[str, Any]) -> str:
         if "changed" in e:
             more = e["changed_total"] - len(e["changed"])
             parts.append(f"{e['changed_total']} file(s) changed: " + ", ".join(e["changed"])
-                         + (f" (+{more} more)" if more else ""))
+                         + (f" (+{more} more)" if more else "")
+                         + (f" ({e['reason']})" if "reason" in e else ""))
         elif "reason" in e and e["state"] != FRESH:
             parts.append(e["reason"])
         if "weakened" in e:
