@@ -105,7 +105,7 @@ RUN_PATH = frozenset({
     "ckdn.config", "ckdn.config._load",
     "ckdn.documents", "ckdn.documents._digest",
     "ckdn.documents.textcap",
-    "ckdn.parsers", "ckdn.parsers.base", "ckdn.parsers.generic",
+    "ckdn.parsers", "ckdn.parsers.base",  # base holds the generic parser (no module of its own)
     "ckdn.parsers._loglines",  # generic counts the log's lines (summary log_lines)
     # meta.json's command is screened for secrets on every run (string searches; the
     # redactor itself, and `re`, load only for a command or a text that may hold one)
@@ -176,7 +176,7 @@ GREEN_CEILING = 30
 RED_CEILING = 40
 #: What they load today (2026-12-03): pinned so that neither can grow (the green run's exact
 #: set is RUN_PATH).
-GREEN_REACHED = 30
+GREEN_REACHED = 29
 RED_REACHED = 40
 #: The app's own share of them (the door and the running room; a red run adds the findings
 #: file's writer), which this room pins exactly: the other rooms own the rest.

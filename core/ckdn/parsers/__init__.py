@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
     from ckdn.parsers.base import Parser
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers",
+           "ready"]
 
 # Built-ins are named by import path and imported only when a check uses them, so
 # ``ckdn run`` pays for exactly the parsers its config names. Entry points are
@@ -26,7 +27,7 @@ TEST_PARSERS = ("pytest", "coverage")
 
 #: name -> "module:Class" of every built-in parser.
 BUILTIN: dict[str, str] = {
-    "generic": "ckdn.parsers.generic:GenericParser",
+    "generic": "ckdn.parsers.base:GenericParser",  # the default: no module of its own
     "pytest": "ckdn.parsers.junit:PytestParser",
     "coverage": "ckdn.parsers.coverage_report:CoverageParser",
     "ruff": "ckdn.parsers.ruff_json:RuffParser",
@@ -65,6 +66,16 @@ def get_parser(name: str) -> Parser:
     parser = _load_builtin(name, target) if target else _load_plugin(name)
     _cache[name] = parser
     return parser
+
+
+def ready(name: str) -> None:
+    """Load the built-in parser ``name`` ahead of the parse (``ckdn run`` asks while the
+    check's command runs); a failure is left for :func:`get_parser` to raise then."""
+    if name in BUILTIN and name not in _cache:
+        try:
+            get_parser(name)
+        except (ConfigError, ImportError):
+            return
 
 
 def _instantiate(obj: Any) -> Any:

@@ -337,20 +337,9 @@ def settings_hash(check: Check | None, extra_args: Sequence[str] = (),
     value: Any = (["host", list(argv)] if check is None else
                   [list(check.argv), check.parser, dict(check.options), dict(check.env),
                    list(extra_args)])
-    digest = _sha256()
+    digest = _hasher(sha256=True)  # its module's name first: a failed import costs a path scan
     digest.update(canonical(value))
     return str(digest.hexdigest())
-
-
-def _sha256() -> Any:
-    for name in ("_sha2", "_sha256"):  # the builtin module: OpenSSL costs more to load
-        try:
-            return __import__(name).sha256()
-        except ImportError:
-            continue
-    import hashlib  # here: a Python built without the builtin modules
-
-    return hashlib.sha256()
 
 
 def facts_of(*, check: str, parser: str, branch: str | None, settings: str,

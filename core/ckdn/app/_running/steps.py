@@ -25,6 +25,7 @@ from ckdn.app._running.run_facts import (
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_change, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
+from ckdn.parsers import ready as ready_parser
 from ckdn.parsers.base import ParseResult
 from ckdn.process import RC_NOT_FOUND, Exit, run_process, stop_left_running
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile, reconcile_import
@@ -247,11 +248,24 @@ def spawn(run: Run) -> Run:
         prepare_base(run)
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
            else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
-                            label=run.name, stop=run.stop, on_spawn=rd.record_child,
+                            label=run.name, stop=run.stop,
+                            on_spawn=_while_it_runs(rd.record_child, run.parser),
                             private=config.run.private))
     run.exit, run.log_sha256, run.log_bytes = ran.exit, ran.log_sha256, ran.log_bytes
     run.started_at, run.finished_at = ran.started_at, ran.finished_at
     return run
+
+
+def _while_it_runs(record_child: Callable[[dict[str, object]], None], parser: str
+                   ) -> Callable[[dict[str, object]], None]:
+    """The lock record of the child's tree, then the parser loaded while the child runs
+    (on a second core), not after it: the parse step finds it loaded."""
+
+    def started(record: dict[str, object]) -> None:
+        record_child(record)
+        ready_parser(parser)
+
+    return started
 
 
 def read_import(run: Run) -> Run:
