@@ -12,8 +12,7 @@ if TYPE_CHECKING:
 
     from ckdn.parsers.base import Parser
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers",
-           "ready"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "TEST_PARSERS", "get_parser", "known_parsers"]
 
 # Built-ins are named by import path and imported only when a check uses them, so
 # ``ckdn run`` pays for exactly the parsers its config names. Entry points are
@@ -66,16 +65,6 @@ def get_parser(name: str) -> Parser:
     parser = _load_builtin(name, target) if target else _load_plugin(name)
     _cache[name] = parser
     return parser
-
-
-def ready(name: str) -> None:
-    """Load the built-in parser ``name`` ahead of the parse (``ckdn run`` asks while the
-    check's command runs); a failure is left for :func:`get_parser` to raise then."""
-    if name in BUILTIN and name not in _cache:
-        try:
-            get_parser(name)
-        except (ConfigError, ImportError):
-            return
 
 
 def _instantiate(obj: Any) -> Any:

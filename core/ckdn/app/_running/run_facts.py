@@ -15,13 +15,6 @@ from ckdn.errors import CkdnError
 from ckdn.evidence_files import read_regular
 from ckdn.process import ended_beside, started_beside
 
-try:  # json's own C scanner: importing json costs a tenth of a trivial run (its decoder)
-    from _json import make_scanner as _c_scanner
-
-    _make_scanner: Any = _c_scanner
-except ImportError:  # pragma: no cover - CPython always has _json
-    _make_scanner = None
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -447,15 +440,33 @@ class _Decoding:
         return float(name.lower())  # NaN, Infinity: never written by ckdn; read as json would
 
 
+#: json's own C scanner once loaded (None where it is missing): importing json costs a
+#: tenth of a trivial run (its decoder), and ``_json`` is a shared library to load.
+_scanner: list[Any] = []
+
+
+def ready_reading() -> None:
+    """Load what reading ``facts.json`` takes (``_json``): a run asks while its check's
+    command runs, so the load uses a second core instead of following the exit."""
+    if not _scanner:
+        try:
+            from _json import make_scanner  # here: the load is what ready_reading times
+
+            _scanner.append(make_scanner)
+        except ImportError:  # pragma: no cover - CPython always has _json
+            _scanner.append(None)
+
+
 def _loads(data: bytes) -> Any:
     """``json.loads`` of a small document ckdn wrote, by json's scanner (None: not JSON)."""
+    ready_reading()
     try:
         text = data.decode("utf-8")
-        if _make_scanner is None:  # pragma: no cover - CPython always has _json
+        if _scanner[0] is None:  # pragma: no cover - CPython always has _json
             import json  # here: only where the C scanner is missing
 
             return json.loads(text)
-        value, end = _make_scanner(_Decoding())(text, 0)
+        value, end = _scanner[0](_Decoding())(text, 0)
     except (ValueError, StopIteration):  # not UTF-8, not JSON
         return None
     return value if not text[end:].strip() else None

@@ -16,6 +16,7 @@ from ckdn.app._running.run_facts import (
     SOURCE_FILE,
     SourceWatch,
     facts_of,
+    ready_reading,
     reference,
     settings_hash,
     source_document,
@@ -25,7 +26,6 @@ from ckdn.app._running.run_facts import (
 from ckdn.config import Alias, Check, Config
 from ckdn.documents import MAX_ARTIFACTS, Bounds, build_change, build_digest, build_meta
 from ckdn.errors import CkdnError, UsageError
-from ckdn.parsers import ready as ready_parser
 from ckdn.parsers.base import ParseResult
 from ckdn.process import RC_NOT_FOUND, Exit, run_process, stop_left_running
 from ckdn.reconcile import PASS, SKIPPED, exit_code, reconcile, reconcile_import
@@ -249,21 +249,21 @@ def spawn(run: Run) -> Run:
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
            else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
                             label=run.name, stop=run.stop,
-                            on_spawn=_while_it_runs(rd.record_child, run.parser),
+                            on_spawn=_while_it_runs(rd.record_child),
                             private=config.run.private))
     run.exit, run.log_sha256, run.log_bytes = ran.exit, ran.log_sha256, ran.log_bytes
     run.started_at, run.finished_at = ran.started_at, ran.finished_at
     return run
 
 
-def _while_it_runs(record_child: Callable[[dict[str, object]], None], parser: str
+def _while_it_runs(record_child: Callable[[dict[str, object]], None]
                    ) -> Callable[[dict[str, object]], None]:
-    """The lock record of the child's tree, then the parser loaded while the child runs
-    (on a second core), not after it: the parse step finds it loaded."""
+    """The lock record of the child's tree, then facts.json's reader (``_json``) loaded
+    while the child runs, on a second core: a trivial check's exit would wait for it."""
 
     def started(record: dict[str, object]) -> None:
         record_child(record)
-        ready_parser(parser)
+        ready_reading()
 
     return started
 
