@@ -17,7 +17,7 @@ from ckdn.process import ended_beside, started_beside
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
     from ckdn.config import Check
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
         def hexdigest(self) -> str: ...
 
 __all__ = ["FACTS_FILE", "MAX_NOTE", "MAX_PATHS", "SCHEMA_FACTS", "SCHEMA_SOURCE", "SOURCE_FILE",
-           "SourceState", "SourceWatch", "blob_id", "facts_of", "in_repository", "read_facts",
-           "reference", "settings_hash", "source_document", "weakened", "weakening_note"]
+           "SourceState", "SourceWatch", "blob_id", "facts_of", "in_repository", "newest_facts",
+           "read_facts", "ready_reading", "reference", "settings_hash", "source_document",
+           "weakened", "weakening_note"]
 
 # -- the tree the run saw: source.json ------------------------------------------------
 # The tree a run saw: one ``git status`` beside the tool, each path it names hashed as git hashes
@@ -472,11 +473,30 @@ def _loads(data: bytes) -> Any:
     return value if not text[end:].strip() else None
 
 
-def reference(store: Store, name: str, this_run: str, branch: str | None
+def reference(store: Store, name: str, this_run: str, branch: str | None,
+              newest: Sequence[tuple[str, dict[str, Any]] | None] = ()
               ) -> tuple[str, dict[str, Any]] | None:
     """The newest earlier green run of ``name`` on ``branch`` and its facts: the runs'
     order from their names alone (the check's lock serializes them), each looked at only
-    until one answers (not a stat of every run dir, every run)."""
+    until one answers (not a stat of every run dir, every run). ``newest``, when given,
+    holds what :func:`newest_facts` answered for this run: no run with facts (None), or
+    the first one, which is the answer when its branch is this one."""
+    if newest:
+        first = newest[0]
+        if first is None or first[1].get("branch") == branch:
+            return first
+    return _first_facts(store, name, this_run, lambda facts: facts.get("branch") == branch)
+
+
+def newest_facts(store: Store, name: str, this_run: str) -> tuple[str, dict[str, Any]] | None:
+    """The newest earlier run of ``name`` with facts, whatever its branch: read while the
+    check's command runs (it may not change them: the check's lock is held), so that
+    :func:`reference` need not read the runs dir again after it."""
+    return _first_facts(store, name, this_run, lambda facts: True)
+
+
+def _first_facts(store: Store, name: str, this_run: str,
+                 wanted: Callable[[dict[str, Any]], bool]) -> tuple[str, dict[str, Any]] | None:
     try:
         names = store.run_names(name)
     except CkdnError:  # an unreadable runs dir: nothing to compare with
@@ -486,6 +506,6 @@ def reference(store: Store, name: str, this_run: str, branch: str | None
         if path == this_run or not store.finished(path):
             continue  # an unfinished run's facts.json may not be durable: never read
         facts = read_facts(path)
-        if facts is not None and facts.get("branch") == branch:
+        if facts is not None and wanted(facts):
             return run_name, facts
     return None
