@@ -478,10 +478,10 @@ _escapers: list[Callable[[str], str]] = []
 
 def _escaper() -> Callable[[str], str]:
     if not _escapers:
-        try:  # here: the first string that needs escaping loads it (the notes above)
-            from _json import encode_basestring as found
+        try:
+            from _json import encode_basestring as found  # here: a string that needs it
         except ImportError:  # pragma: no cover - CPython always has _json
-            from json.encoder import encode_basestring as found
+            from json.encoder import encode_basestring as found  # its Python twin
         _escapers.append(found)
     return _escapers[0]
 

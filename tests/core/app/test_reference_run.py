@@ -89,3 +89,14 @@ def test_a_first_look_that_found_no_facts_answers_without_a_second(
     this_run = store.new_dir("unit")
     monkeypatch.setattr(Store, "run_names", lambda *args: pytest.fail("listed again"))
     assert reference(store, "unit", this_run, "main", [None]) is None
+
+
+def test_a_planted_facts_file_nested_too_deep_is_no_reference(tmp_path: Path) -> None:
+    """Hostile input: json's scanner recurses; a run (whose child is running meanwhile)
+    reads such a file as no facts, never as a traceback."""
+    store = Store(tmp_path / "runs", tmp_path, durable=False)
+    planted = finished_run(store, "main")
+    Path(planted, FACTS_FILE).write_text("[" * 60000)
+    this_run = store.new_dir("unit")
+    assert newest_facts(store, "unit", this_run) is None
+    assert reference(store, "unit", this_run, "main") is None

@@ -468,7 +468,7 @@ def _loads(data: bytes) -> Any:
 
             return json.loads(text)
         value, end = _scanner[0](_Decoding())(text, 0)
-    except (ValueError, StopIteration):  # not UTF-8, not JSON
+    except (ValueError, StopIteration, RecursionError):  # not UTF-8, not JSON, nested too deep
         return None
     return value if not text[end:].strip() else None
 
