@@ -7,11 +7,6 @@ import os
 import sys
 from _operator import attrgetter  # the C module under operator: no operator.py to load
 
-try:  # the escaper json.dumps(ensure_ascii=False) uses; json.encoder has it in Python too
-    from _json import encode_basestring as _quote
-except ImportError:  # pragma: no cover - CPython always has _json
-    from json.encoder import encode_basestring as _quote
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import signal
@@ -446,7 +441,10 @@ def _scalar(word: str) -> bool | int | float:
 # Why not json itself: importing it loads its decoder and scanner, about a tenth of
 # a trivial ``ckdn run``, which only writes. Strings, the bulk of every document,
 # go through the same C escaper ``json`` uses (``_json.encode_basestring``); where
-# it is missing, the fallback is json.encoder's own Python escaper.
+# it is missing, the fallback is json.encoder's own Python escaper. A string with
+# nothing to escape (printable, no quote, no backslash: nearly every one a green run
+# writes) is quoted as it is, so ``_json``, a shared library, is not loaded before
+# the check's command starts (``ckdn run`` loads it while the command runs).
 #
 # Lone surrogates (which the document builders already replace) become ``?``
 # rather than an exception: writing evidence must not fail on one odd character.
@@ -465,6 +463,27 @@ def canonical(value: Any) -> bytes:
 def encoded_size(value: Any) -> int:
     """How many bytes :func:`canonical` makes of ``value``."""
     return len(canonical(value))
+
+
+def _quote(text: str) -> str:
+    """``text`` as a JSON string, as ``json.dumps(ensure_ascii=False)`` writes it."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'  # what the escaper gives for it, without loading it
+    return _escaper()(text)
+
+
+#: json's C escaper once loaded (json.encoder's Python one where ``_json`` is missing).
+_escapers: list[Callable[[str], str]] = []
+
+
+def _escaper() -> Callable[[str], str]:
+    if not _escapers:
+        try:
+            from _json import encode_basestring as found  # here: a string that needs it
+        except ImportError:  # pragma: no cover - CPython always has _json
+            from json.encoder import encode_basestring as found  # its Python twin
+        _escapers.append(found)
+    return _escapers[0]
 
 
 def _emit(value: Any, out: Callable[[str], object]) -> None:

@@ -26,7 +26,7 @@ TEST_PARSERS = ("pytest", "coverage")
 
 #: name -> "module:Class" of every built-in parser.
 BUILTIN: dict[str, str] = {
-    "generic": "ckdn.parsers.generic:GenericParser",
+    "generic": "ckdn.parsers.base:GenericParser",  # the default: no module of its own
     "pytest": "ckdn.parsers.junit:PytestParser",
     "coverage": "ckdn.parsers.coverage_report:CoverageParser",
     "ruff": "ckdn.parsers.ruff_json:RuffParser",

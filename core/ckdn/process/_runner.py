@@ -78,17 +78,33 @@ _MIN_READ = 64 << 10  # while the child runs, wait for this much before reading
 def _sha256(*, small: bool) -> _Hash:
     """OpenSSL's SHA-256 is ~10x faster, but loading it costs more than hashing a small log."""
     if small:
-        # CPython's builtin module; asking for the other name first costs a failed import.
-        names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
-        for name in names:
-            try:
-                hasher: _Hash = __import__(name).sha256()
-                return hasher
-            except ImportError:
-                continue
+        builtin = builtin_sha256()
+        if builtin is not None:
+            return builtin()
     import hashlib  # here: loading OpenSSL is the cost avoided above
 
     return hashlib.sha256()
+
+
+#: CPython's builtin SHA-256 constructor once looked up (None where it is not built in).
+_builtin_sha256: list[Callable[[], _Hash] | None] = []
+
+
+def builtin_sha256() -> Callable[[], _Hash] | None:
+    """CPython's builtin SHA-256 (a shared library), loaded once: :func:`_supervise` asks
+    while the child runs, so a small log's hash does not wait for the load after it."""
+    if not _builtin_sha256:
+        found: Callable[[], _Hash] | None = None
+        # asking for the other name first would cost a failed import (a scan of sys.path)
+        names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+        for name in names:
+            try:
+                found = __import__(name).sha256
+                break
+            except ImportError:
+                continue
+        _builtin_sha256.append(found)
+    return _builtin_sha256[0]
 
 
 class LogHash:
@@ -417,6 +433,7 @@ def _supervise(
     progress = _progress_line(label, start)
     try:
         tree.started(proc.pid)  # the lock record names the tree from now on
+        builtin_sha256()  # loaded while the child runs (a second core), not after it
         deadline = None if timeout is None else start + timeout
         cause = _wait(child, log, stops, tree, progress, deadline=deadline)
         child.unwatch()  # whatever ended the wait, the tree stop's waits need their grace

@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ckdn.app._running.run_facts import FACTS_FILE, SCHEMA_FACTS, reference
+from ckdn.app._running.run_facts import FACTS_FILE, SCHEMA_FACTS, newest_facts, reference
 from ckdn.store import Store
 
 
@@ -57,3 +59,44 @@ def test_the_runs_after_the_answer_are_never_looked_at(tmp_path: Path,
     assert found is not None
     assert found[0] == os.path.basename(newest)
     assert set(looked) == {newest}  # this run is passed by its path; no other run dir
+
+
+RUNS = st.lists(st.tuples(st.sampled_from([None, "main", "topic"]), st.booleans()), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs=RUNS, branch=st.sampled_from([None, "main", "topic"]))
+def test_what_was_read_while_the_child_ran_gives_the_same_answer(
+        tmp_path_factory: pytest.TempPathFactory, runs: list[tuple[str | None, bool]],
+        branch: str | None) -> None:
+    """A run reads the newest earlier run's facts while its child runs (newest_facts);
+    the reference it then picks is the one a fresh look at the runs dir picks."""
+    root = tmp_path_factory.mktemp("runs")
+    store = Store(root / "runs", root, durable=False)
+    for run_branch, digest in runs:
+        finished_run(store, run_branch, digest=digest)
+    this_run = store.new_dir("unit")
+
+    early = newest_facts(store, "unit", this_run)
+
+    assert reference(store, "unit", this_run, branch, [early]) == reference(
+        store, "unit", this_run, branch)
+
+
+def test_a_first_look_that_found_no_facts_answers_without_a_second(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store(tmp_path / "runs", tmp_path, durable=False)
+    this_run = store.new_dir("unit")
+    monkeypatch.setattr(Store, "run_names", lambda *args: pytest.fail("listed again"))
+    assert reference(store, "unit", this_run, "main", [None]) is None
+
+
+def test_a_planted_facts_file_nested_too_deep_is_no_reference(tmp_path: Path) -> None:
+    """Hostile input: json's scanner recurses; a run (whose child is running meanwhile)
+    reads such a file as no facts, never as a traceback."""
+    store = Store(tmp_path / "runs", tmp_path, durable=False)
+    planted = finished_run(store, "main")
+    Path(planted, FACTS_FILE).write_text("[" * 60000)
+    this_run = store.new_dir("unit")
+    assert newest_facts(store, "unit", this_run) is None
+    assert reference(store, "unit", this_run, "main") is None

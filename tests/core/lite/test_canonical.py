@@ -66,3 +66,10 @@ def test_the_fallback_escaper_gives_the_same_bytes(value: Any) -> None:
 
 def test_a_cut_string_is_encoded_as_the_text_a_reader_sees() -> None:
     assert canonical({"m": Cut("abc", 7)}) == b'{"m":"abc... [+7 chars]"}'
+
+
+@given(st.text() | st.sampled_from(['a"b', "a\\b", "tab\there", "\x7f", "é", "\u2028", "\ud800"]))
+def test_a_string_is_quoted_as_json_quotes_it_with_or_without_the_c_escaper(text: str) -> None:
+    """Plain strings are quoted without loading ``_json``; the rest go through its escaper."""
+    assert canonical_module._quote(text) == json.encoder.py_encode_basestring(text)
+    assert canonical([text]) == dumps([text])

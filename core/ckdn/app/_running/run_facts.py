@@ -15,16 +15,9 @@ from ckdn.errors import CkdnError
 from ckdn.evidence_files import read_regular
 from ckdn.process import ended_beside, started_beside
 
-try:  # json's own C scanner: importing json costs a tenth of a trivial run (its decoder)
-    from _json import make_scanner as _c_scanner
-
-    _make_scanner: Any = _c_scanner
-except ImportError:  # pragma: no cover - CPython always has _json
-    _make_scanner = None
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
     from ckdn.config import Check
@@ -36,8 +29,9 @@ if TYPE_CHECKING:
         def hexdigest(self) -> str: ...
 
 __all__ = ["FACTS_FILE", "MAX_NOTE", "MAX_PATHS", "SCHEMA_FACTS", "SCHEMA_SOURCE", "SOURCE_FILE",
-           "SourceState", "SourceWatch", "blob_id", "facts_of", "in_repository", "read_facts",
-           "reference", "settings_hash", "source_document", "weakened", "weakening_note"]
+           "SourceState", "SourceWatch", "blob_id", "facts_of", "in_repository", "newest_facts",
+           "read_facts", "ready_reading", "reference", "settings_hash", "source_document",
+           "weakened", "weakening_note"]
 
 # -- the tree the run saw: source.json ------------------------------------------------
 # The tree a run saw: one ``git status`` beside the tool, each path it names hashed as git hashes
@@ -344,20 +338,9 @@ def settings_hash(check: Check | None, extra_args: Sequence[str] = (),
     value: Any = (["host", list(argv)] if check is None else
                   [list(check.argv), check.parser, dict(check.options), dict(check.env),
                    list(extra_args)])
-    digest = _sha256()
+    digest = _hasher(sha256=True)  # its module's name first: a failed import costs a path scan
     digest.update(canonical(value))
     return str(digest.hexdigest())
-
-
-def _sha256() -> Any:
-    for name in ("_sha2", "_sha256"):  # the builtin module: OpenSSL costs more to load
-        try:
-            return __import__(name).sha256()
-        except ImportError:
-            continue
-    import hashlib  # here: a Python built without the builtin modules
-
-    return hashlib.sha256()
 
 
 def facts_of(*, check: str, parser: str, branch: str | None, settings: str,
@@ -465,25 +448,62 @@ class _Decoding:
         return float(name.lower())  # NaN, Infinity: never written by ckdn; read as json would
 
 
+#: json's own C scanner once loaded (None where it is missing): importing json costs a
+#: tenth of a trivial run (its decoder), and ``_json`` is a shared library to load.
+_scanner: list[Any] = []
+
+
+def ready_reading() -> None:
+    """Load what reading ``facts.json`` takes (``_json``): a run asks while its check's
+    command runs, so the load uses a second core instead of following the exit."""
+    if not _scanner:
+        try:
+            from _json import make_scanner  # here: the load is what ready_reading times
+
+            _scanner.append(make_scanner)
+        except ImportError:  # pragma: no cover - CPython always has _json
+            _scanner.append(None)
+
+
 def _loads(data: bytes) -> Any:
     """``json.loads`` of a small document ckdn wrote, by json's scanner (None: not JSON)."""
+    ready_reading()
     try:
         text = data.decode("utf-8")
-        if _make_scanner is None:  # pragma: no cover - CPython always has _json
+        if _scanner[0] is None:  # pragma: no cover - CPython always has _json
             import json  # here: only where the C scanner is missing
 
             return json.loads(text)
-        value, end = _make_scanner(_Decoding())(text, 0)
-    except (ValueError, StopIteration):  # not UTF-8, not JSON
+        value, end = _scanner[0](_Decoding())(text, 0)
+    except (ValueError, StopIteration, RecursionError):  # not UTF-8, not JSON, nested too deep
         return None
     return value if not text[end:].strip() else None
 
 
-def reference(store: Store, name: str, this_run: str, branch: str | None
+def reference(store: Store, name: str, this_run: str, branch: str | None,
+              newest: Sequence[tuple[str, dict[str, Any]] | None] = ()
               ) -> tuple[str, dict[str, Any]] | None:
     """The newest earlier green run of ``name`` on ``branch`` and its facts: the runs'
     order from their names alone (the check's lock serializes them), each looked at only
-    until one answers (not a stat of every run dir, every run)."""
+    until one answers (not a stat of every run dir, every run). ``newest``, when given,
+    holds what :func:`newest_facts` answered for this run: no run with facts (None), or
+    the first one, which is the answer when its branch is this one."""
+    if newest:
+        first = newest[0]
+        if first is None or first[1].get("branch") == branch:
+            return first
+    return _first_facts(store, name, this_run, lambda facts: facts.get("branch") == branch)
+
+
+def newest_facts(store: Store, name: str, this_run: str) -> tuple[str, dict[str, Any]] | None:
+    """The newest earlier run of ``name`` with facts, whatever its branch: read while the
+    check's command runs (it may not change them: the check's lock is held), so that
+    :func:`reference` need not read the runs dir again after it."""
+    return _first_facts(store, name, this_run, lambda facts: True)
+
+
+def _first_facts(store: Store, name: str, this_run: str,
+                 wanted: Callable[[dict[str, Any]], bool]) -> tuple[str, dict[str, Any]] | None:
     try:
         names = store.run_names(name)
     except CkdnError:  # an unreadable runs dir: nothing to compare with
@@ -493,6 +513,6 @@ def reference(store: Store, name: str, this_run: str, branch: str | None
         if path == this_run or not store.finished(path):
             continue  # an unfinished run's facts.json may not be durable: never read
         facts = read_facts(path)
-        if facts is not None and facts.get("branch") == branch:
+        if facts is not None and wanted(facts):
             return run_name, facts
     return None

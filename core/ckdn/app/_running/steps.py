@@ -16,6 +16,8 @@ from ckdn.app._running.run_facts import (
     SOURCE_FILE,
     SourceWatch,
     facts_of,
+    newest_facts,
+    ready_reading,
     reference,
     settings_hash,
     source_document,
@@ -128,7 +130,7 @@ class Run:
     """
 
     __slots__ = ("argv", "base_tree", "change", "change_doc", "check", "config", "document",
-                 "env",
+                 "earlier", "env",
                  "env_keys", "exit",
                  "extra_args", "finished_at", "gate", "gated", "host_bins", "host_env",
                  "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
@@ -165,6 +167,8 @@ class Run:
         self.notes: list[str] = []
         self.source: SourceWatch | None = None
         self.tree: SourceState | None = None  # what the watch saw, once read
+        #: the newest earlier run with facts, read while the child ran (empty: not read)
+        self.earlier: list[tuple[str, dict[str, Any]] | None] = []
         self.exit = Exit(0)
         self.started_at = self.finished_at = 0.0
         self.log_sha256, self.log_bytes = "", 0
@@ -247,11 +251,28 @@ def spawn(run: Run) -> Run:
         prepare_base(run)
     ran = (blocked_run(log, refused, private=config.run.private) if refused is not None
            else run_process(argv, cwd=config.cwd, env=env, log_path=log, timeout=check.timeout,
-                            label=run.name, stop=run.stop, on_spawn=rd.record_child,
+                            label=run.name, stop=run.stop,
+                            on_spawn=_while_it_runs(run),
                             private=config.run.private))
     run.exit, run.log_sha256, run.log_bytes = ran.exit, ran.log_sha256, ran.log_bytes
     run.started_at, run.finished_at = ran.started_at, ran.finished_at
     return run
+
+
+def _while_it_runs(run: Run) -> Callable[[dict[str, object]], None]:
+    """The lock record of the child's tree, then what the steps after the exit read that the
+    child cannot change (the newest earlier run's facts, under the check's lock) read while
+    it runs, on a second core: a trivial check's exit would otherwise wait for them."""
+    rd = run.run_dir
+    assert rd is not None
+
+    def started(record: dict[str, object]) -> None:
+        rd.record_child(record)
+        if not run.earlier:  # once: a tree that gains a cgroup is recorded again
+            ready_reading()
+            run.earlier.append(newest_facts(run.store, run.name, run.path))
+
+    return started
 
 
 def read_import(run: Run) -> Run:
@@ -432,7 +453,7 @@ def note_weakening(run: Run) -> Run:
                      settings=settings_hash(check, run.extra_args, run.argv), command=shown,
                      options=check.options if check is not None else {},
                      summary=run.facts.summary)
-    earlier = reference(run.store, run.name, run.path, branch)
+    earlier = reference(run.store, run.name, run.path, branch, run.earlier)
     if earlier is not None:
         phrases = weakened(earlier[1], facts)
         if phrases:
