@@ -189,8 +189,7 @@ class FindingTap:
         for one held as maybe new (or for fields the spool does not write itself)."""
         table, spool, index = self._parts
         position = len(table)
-        if cell is not None or spool.located(table, path, row, col, code, kind,
-                                             message) is None:
+        if spool.located(table, path, row, col, code, kind, message, cell) is None:
             self(_finding_of((path, row, col, code, kind, message, cell)))
             return
         if index is not None and not isinstance(index, str) \
