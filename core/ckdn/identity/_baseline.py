@@ -242,11 +242,21 @@ class BaselineIndex:
         self._dict: dict[bytes, bytes] | None = None
 
     def _as_dict(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
-        made: dict[bytes, bytes] = {}
-        get = made.get
-        for at in range(len(keys) // _KEY):
-            key = bytes(keys[at * _KEY:at * _KEY + _KEY])
-            made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+        keys, tails = bytes(keys), bytes(tails)
+        count = len(keys) // _KEY
+        # each key once (a file made by ckdn): the dict is made in C
+        made = dict(zip(map(keys.__getitem__, map(slice, range(0, count * _KEY, _KEY),
+                                                  range(_KEY, count * _KEY + 1, _KEY))),
+                        map(tails.__getitem__,
+                            map(slice, range(0, count * _SECONDARY, _SECONDARY),
+                                range(_SECONDARY, count * _SECONDARY + 1, _SECONDARY))),
+                        strict=True))
+        if len(made) != count:  # a key twice (a hand-merged file): its tails in order
+            made = {}
+            get = made.get
+            for at in range(count):
+                key = keys[at * _KEY:at * _KEY + _KEY]
+                made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
         self._keys = self._tails = b""
         self._taken = bytearray()
         self._starts = array("I")
@@ -339,6 +349,29 @@ class BaselineIndex:
         self._left -= 1
         return True
 
+    def take_all(self, keys: Iterable[bytes], flags: bytearray) -> int:
+        """:meth:`take` of each key in turn, its flag set to 1 when taken; how many were."""
+        taken = 0
+        if self._dict is None:
+            take = self.take
+            for position, key in enumerate(keys):
+                if take(key):
+                    flags[position] = 1
+                    taken += 1
+            return taken
+        entries = self._dict
+        get = entries.get
+        for position, key in enumerate(keys):
+            found = get(key)
+            if found:
+                flags[position] = 1
+                taken += 1
+                if len(found) > _SECONDARY:  # the last one taken, the others left in order
+                    entries[key] = found[:-_SECONDARY]
+                else:
+                    del entries[key]
+        return taken
+
     def by_secondary(self) -> dict[bytes, list[bytes]]:
         """Secondary hash -> the keys of the entries left with it, the last to be taken
         last in the list (by the key's first appearance, then the file's order)."""
@@ -410,15 +443,11 @@ def match(entries: Iterable[str] | BaselineIndex,
     count = len(found)
     known = bytearray(count)  # one byte a finding: a million are 1 MB, not 8
     by_pass = {"exact": 0, "renamed": 0, "message": 0}
-    take = index.take
-    exact = 0
-    for position, key in enumerate(found.keys()):
-        if take(key):
-            known[position] = 1
-            exact += 1
+    exact = index.take_all(found.keys(), known)
     by_pass["exact"] = exact
     if callable(renames):
         renames = renames() if len(index) and exact < count else None
+    take = index.take
     if renames and len(index):
         for position in range(count):
             if known[position]:

@@ -12,6 +12,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
+from operator import itemgetter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -441,7 +442,9 @@ _MAX_LINE = (1 << 32) - 1
 _PACK = struct.Struct(">II").pack
 #: A row without its inner hash: primary, secondary, line, path number.
 _COLUMNS = struct.Struct(">12s6sII")
-#: A row's two hashes, and a key made of primary and occurrence.
+#: A row's primary hash alone, its two hashes, and a key made of primary and occurrence.
+_PRIMARY_OF = struct.Struct(">12s14x")
+_FIRST = itemgetter(0)
 _HASHES_OF = struct.Struct(">12s6s8x")
 _KEY_PACK = struct.Struct(">12sI").pack
 
@@ -507,7 +510,11 @@ class IdentityTable:
         if number is None:
             number = self._path_numbers[path] = len(self._paths)
             self._paths.append(path)
-        self._rows.add(key[_INNER:] + _PACK(min(line, _MAX_LINE), number))
+        rows = self._rows  # _Records.add, inline: a call less a finding
+        buffer = rows._buffer
+        buffer += key[_INNER:] + _PACK(min(line, _MAX_LINE), number)
+        if len(buffer) >= _ROWS_BLOCK and rows._fd >= 0:
+            rows._spill()
         self._inners.add(key[:_INNER])
         self._occurrences = None
 
@@ -639,9 +646,9 @@ class IdentityTable:
         if self._occurrences is None:
             self.number()
         assert self._occurrences is not None
-        pack = _KEY_PACK
-        return (pack(primary, occurrence) for (primary, _), occurrence
-                in zip(self._hashes(), self._occurrences, strict=True))
+        primaries = map(_FIRST, chain.from_iterable(map(_PRIMARY_OF.iter_unpack,
+                                                         self._rows.blocks())))
+        return map(_KEY_PACK, primaries, self._occurrences)
 
     def fingerprints(self) -> Iterator[str]:
         """Every row's :meth:`fingerprint`, in order (``findings.jsonl`` writes them all)."""
