@@ -630,8 +630,20 @@ _ENTRY = re.compile(rb'[ \t\n\r]*"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"[ \t\n
 _SPACE = re.compile(rb"[ \t\n\r]*")
 _RUN = re.compile(rb'(?:[ \t\n\r]*"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}"[ \t\n\r]*,)*')
 _PARTS = re.compile(r'"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"')
-#: The occurrences most entries have, in the hex of their 4 bytes.
-_OCCURRENCE = {str(number): f"{number:08x}" for number in range(64)}
+
+
+class _OccurrenceHex(dict[str, str]):
+    """An occurrence's decimal -> the hex of its 4 bytes (the first 64 made at once, any
+    other when first met, a bounded number kept)."""
+
+    def __missing__(self, occurrence: str) -> str:
+        made = f"{int(occurrence):08x}"
+        if len(self) < 4096:
+            self[occurrence] = made
+        return made
+
+
+_OCCURRENCE = _OccurrenceHex({str(number): f"{number:08x}" for number in range(64)})
 
 
 class _Unusual(Exception):
@@ -772,10 +784,11 @@ class _Stream:
             end = last.end() if last is not None and last.group(4) == b"]" else run
             if keys is not None and end > pos:
                 found = _PARTS.findall(buffer[pos:end].decode("ascii"))
-                keys += bytes.fromhex("".join([primary + (_OCCURRENCE.get(occurrence)
-                                                          or f"{int(occurrence):08x}")
-                                               for primary, occurrence, _ in found]))
-                tails += bytes.fromhex("".join([secondary for _, _, secondary in found]))
+                if found:  # split and joined in C, an occurrence's hex looked up
+                    primaries, occurrences, secondaries = zip(*found, strict=True)
+                    keys += bytes.fromhex("".join(map(str.__add__, primaries, map(
+                        _OCCURRENCE.__getitem__, occurrences))))
+                    tails += bytes.fromhex("".join(secondaries))
             self.pos = end
             if end > run:  # the list's last entry, and its ``]``
                 return
