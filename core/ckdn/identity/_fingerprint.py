@@ -513,7 +513,7 @@ class IdentityTable:
         rows = self._rows  # _Records.add, inline: a call less a finding
         buffer = rows._buffer
         buffer += key[_INNER:] + _PACK(min(line, _MAX_LINE), number)
-        if len(buffer) >= _ROWS_BLOCK and rows._fd >= 0:
+        if len(buffer) >= rows._spill_at and rows._fd >= 0:
             rows._spill()
         self._inners.add(key[:_INNER])
         self._occurrences = None
