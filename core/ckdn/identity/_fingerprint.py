@@ -765,10 +765,10 @@ class _Records:
             at -= self._on_disk
             return bytes(self._buffer[at:at + width])
         start = at - at % (_CACHED // width * width)
-        if start != self._cache_at:
+        at -= start
+        if start != self._cache_at or at + width > len(self._cache):  # a block written since
             self._cache = self._read(min(_CACHED // width * width, self._on_disk - start), start)
             self._cache_at = start
-        at -= start
         return self._cache[at:at + width]
 
     def blocks(self) -> Iterator[bytes | bytearray]:

@@ -218,7 +218,7 @@ def test_a_table_whose_rows_are_on_disk_reads_back_what_one_in_memory_holds(
     row = _fingerprint.ROW
     monkeypatch.setattr(_fingerprint, "_ROWS_BLOCK", row * 7)
     monkeypatch.setattr(_fingerprint, "_SPILL_BLOCK", 16 * 7)
-    monkeypatch.setattr(_fingerprint, "_CACHED", row * 5)
+    monkeypatch.setattr(_fingerprint, "_CACHED", row * 20)  # a cached block outgrown
     monkeypatch.setattr(_fingerprint, "_READ_BLOCK", row * 11)
     # files met again (f0..f3 interleaved), equal lines, lines out of order
     items = [Finding(f"f{i // 7 % 4}.py:{(i * 5) % 9 + 1}:1:F{i % 3}", "lint_violation",
@@ -229,8 +229,11 @@ def test_a_table_whose_rows_are_on_disk_reads_back_what_one_in_memory_holds(
     tracemalloc.start()
     start = tracemalloc.take_snapshot()
     table = IdentityTable(SourceLines(SOURCE), str(tmp_path / "spill"))
-    for item in items:
+    for position, item in enumerate(items):
         table.add(item)
+        # as the tap asks of the row just added (a block read back, then grown on disk)
+        assert table.path(position) == item.location.rpartition(":")[0].rpartition(":")[0]
+        assert table.line_hash(position) == kept.line_hash(position)
     held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(
         start, "filename"))
     tracemalloc.stop()
