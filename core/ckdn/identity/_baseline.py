@@ -242,11 +242,21 @@ class BaselineIndex:
         self._dict: dict[bytes, bytes] | None = None
 
     def _as_dict(self, keys: bytes | bytearray, tails: bytes | bytearray) -> None:
-        made: dict[bytes, bytes] = {}
-        get = made.get
-        for at in range(len(keys) // _KEY):
-            key = bytes(keys[at * _KEY:at * _KEY + _KEY])
-            made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
+        keys, tails = bytes(keys), bytes(tails)
+        count = len(keys) // _KEY
+        # each key once (a file made by ckdn): the dict is made in C
+        made = dict(zip(map(keys.__getitem__, map(slice, range(0, count * _KEY, _KEY),
+                                                  range(_KEY, count * _KEY + 1, _KEY))),
+                        map(tails.__getitem__,
+                            map(slice, range(0, count * _SECONDARY, _SECONDARY),
+                                range(_SECONDARY, count * _SECONDARY + 1, _SECONDARY))),
+                        strict=True))
+        if len(made) != count:  # a key twice (a hand-merged file): its tails in order
+            made = {}
+            get = made.get
+            for at in range(count):
+                key = keys[at * _KEY:at * _KEY + _KEY]
+                made[key] = get(key, b"") + tails[at * _SECONDARY:at * _SECONDARY + _SECONDARY]
         self._keys = self._tails = b""
         self._taken = bytearray()
         self._starts = array("I")
@@ -339,6 +349,29 @@ class BaselineIndex:
         self._left -= 1
         return True
 
+    def take_all(self, keys: Iterable[bytes], flags: bytearray) -> int:
+        """:meth:`take` of each key in turn, its flag set to 1 when taken; how many were."""
+        taken = 0
+        if self._dict is None:
+            take = self.take
+            for position, key in enumerate(keys):
+                if take(key):
+                    flags[position] = 1
+                    taken += 1
+            return taken
+        entries = self._dict
+        get = entries.get
+        for position, key in enumerate(keys):
+            found = get(key)
+            if found:
+                flags[position] = 1
+                taken += 1
+                if len(found) > _SECONDARY:  # the last one taken, the others left in order
+                    entries[key] = found[:-_SECONDARY]
+                else:
+                    del entries[key]
+        return taken
+
     def by_secondary(self) -> dict[bytes, list[bytes]]:
         """Secondary hash -> the keys of the entries left with it, the last to be taken
         last in the list (by the key's first appearance, then the file's order)."""
@@ -410,15 +443,11 @@ def match(entries: Iterable[str] | BaselineIndex,
     count = len(found)
     known = bytearray(count)  # one byte a finding: a million are 1 MB, not 8
     by_pass = {"exact": 0, "renamed": 0, "message": 0}
-    take = index.take
-    exact = 0
-    for position, key in enumerate(found.keys()):
-        if take(key):
-            known[position] = 1
-            exact += 1
+    exact = index.take_all(found.keys(), known)
     by_pass["exact"] = exact
     if callable(renames):
         renames = renames() if len(index) and exact < count else None
+    take = index.take
     if renames and len(index):
         for position in range(count):
             if known[position]:
@@ -601,8 +630,20 @@ _ENTRY = re.compile(rb'[ \t\n\r]*"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"[ \t\n
 _SPACE = re.compile(rb"[ \t\n\r]*")
 _RUN = re.compile(rb'(?:[ \t\n\r]*"[0-9a-f]{24}:\d{1,9}:[0-9a-f]{12}"[ \t\n\r]*,)*')
 _PARTS = re.compile(r'"([0-9a-f]{24}):(\d{1,9}):([0-9a-f]{12})"')
-#: The occurrences most entries have, in the hex of their 4 bytes.
-_OCCURRENCE = {str(number): f"{number:08x}" for number in range(64)}
+
+
+class _OccurrenceHex(dict[str, str]):
+    """An occurrence's decimal -> the hex of its 4 bytes (the first 64 made at once, any
+    other when first met, a bounded number kept)."""
+
+    def __missing__(self, occurrence: str) -> str:
+        made = f"{int(occurrence):08x}"
+        if len(self) < 4096:
+            self[occurrence] = made
+        return made
+
+
+_OCCURRENCE = _OccurrenceHex({str(number): f"{number:08x}" for number in range(64)})
 
 
 class _Unusual(Exception):
@@ -743,10 +784,11 @@ class _Stream:
             end = last.end() if last is not None and last.group(4) == b"]" else run
             if keys is not None and end > pos:
                 found = _PARTS.findall(buffer[pos:end].decode("ascii"))
-                keys += bytes.fromhex("".join([primary + (_OCCURRENCE.get(occurrence)
-                                                          or f"{int(occurrence):08x}")
-                                               for primary, occurrence, _ in found]))
-                tails += bytes.fromhex("".join([secondary for _, _, secondary in found]))
+                if found:  # split and joined in C, an occurrence's hex looked up
+                    primaries, occurrences, secondaries = zip(*found, strict=True)
+                    keys += bytes.fromhex("".join(map(str.__add__, primaries, map(
+                        _OCCURRENCE.__getitem__, occurrences))))
+                    tails += bytes.fromhex("".join(secondaries))
             self.pos = end
             if end > run:  # the list's last entry, and its ``]``
                 return

@@ -11,6 +11,8 @@ import struct
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
+from operator import itemgetter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -421,8 +423,9 @@ def _number(items: Iterable[Fingerprinted]) -> None:
 # baseline or written to ``findings.jsonl``: a :class:`Finding` is about 200 bytes
 # and its :class:`~ckdn.identity.Fingerprinted` 160 more. The table takes each
 # finding as the parser reports it (:meth:`IdentityTable.add`, the parse's tap),
-# keeps only its hashes, line and path number in one ``bytearray`` (its line hash, read
-# only for a renamed file, apart: in a private file beside the spool when given one), numbers
+# keeps only its hashes, line and path number, 26 bytes a row (in a private file beside the
+# spool when given one, a block held in memory: a million rows were 26 MB of a run's
+# peak; its line hash, read only for a renamed file, apart, in a second file), numbers
 # the occurrences once every finding is in (:meth:`IdentityTable.number`:
 # occurrences are counted in location order, so the last finding of a file can
 # change the first one's index). Rows are read back by position; the hex forms
@@ -441,10 +444,9 @@ _PACK = struct.Struct(">II").pack
 _COLUMNS = struct.Struct(">12s6sII")
 #: A row's primary hash alone, its two hashes, and a key made of primary and occurrence.
 _PRIMARY_OF = struct.Struct(">12s14x")
+_FIRST = itemgetter(0)
 _HASHES_OF = struct.Struct(">12s6s8x")
 _KEY_PACK = struct.Struct(">12sI").pack
-_PRIMARY_PATH = struct.Struct(">12s10xI")
-_PATH_OF = struct.Struct(">22xI")
 
 
 class IdentityTable:
@@ -453,18 +455,18 @@ class IdentityTable:
     __slots__ = ("_hasher", "_inners", "_occurrences", "_path_numbers", "_paths", "_rows")
 
     def __init__(self, source: SourceLines, spill: str | None = None) -> None:
-        """``spill``: a path for the line hashes (created new, owner-only, removed at once
-        where the system allows, else by :meth:`discard`); none, or one that cannot be
-        written, keeps them in memory."""
+        """``spill``: a path for the line hashes, and ``spill`` + ``.rows`` for the rows
+        (created new, owner-only, removed at once where the system allows, else by
+        :meth:`discard`); none, or one that cannot be written, keeps them in memory."""
         self._hasher = Hasher(source)
-        self._rows = bytearray()
-        self._inners = _LineHashes(spill)
+        self._rows = _Records(None if spill is None else spill + ROWS_SUFFIX, ROW, _ROWS_BLOCK)
+        self._inners = _Records(spill, _INNER, _SPILL_BLOCK)
         self._paths: list[str] = []
         self._path_numbers: dict[str, int] = {}
         self._occurrences: array[int] | None = None
 
     def __len__(self) -> int:
-        return len(self._rows) // ROW
+        return len(self._rows)
 
     @property
     def source(self) -> SourceLines:
@@ -477,13 +479,20 @@ class IdentityTable:
         if self._occurrences is None:
             self.number()
         assert self._occurrences is not None
-        if not self._rows:
-            return [], [], [], [], []
-        primaries, secondaries, lines, numbers = zip(*_COLUMNS.iter_unpack(self._rows),
-                                                     strict=True)
-        paths = self._paths
-        return (list(primaries), list(self._occurrences), list(secondaries),
-                [paths[number] for number in numbers], list(lines))
+        primaries: list[bytes] = []
+        secondaries: list[bytes] = []
+        lines: list[int] = []
+        paths: list[str] = []
+        names = self._paths
+        for block in self._rows.blocks():
+            if not block:
+                continue
+            first, second, line, numbers = zip(*_COLUMNS.iter_unpack(block), strict=True)
+            primaries += first
+            secondaries += second
+            lines += line
+            paths += [names[number] for number in numbers]
+        return primaries, list(self._occurrences), secondaries, paths, lines
 
     def add(self, finding: FindingLike) -> None:
         key, path, line = self._hasher.hashes(finding)
@@ -501,7 +510,11 @@ class IdentityTable:
         if number is None:
             number = self._path_numbers[path] = len(self._paths)
             self._paths.append(path)
-        self._rows += key[_INNER:] + _PACK(min(line, _MAX_LINE), number)
+        rows = self._rows  # _Records.add, inline: a call less a finding
+        buffer = rows._buffer
+        buffer += key[_INNER:] + _PACK(min(line, _MAX_LINE), number)
+        if len(buffer) >= rows._spill_at and rows._fd >= 0:
+            rows._spill()
         self._inners.add(key[:_INNER])
         self._occurrences = None
 
@@ -512,47 +525,66 @@ class IdentityTable:
         # lists a file's findings together: each run of one file's rows is numbered as it
         # ends, remembering its primaries alone; a file met again in a later run is
         # numbered again at the end, file by file (a million findings sorted together were
-        # 60 MB of keys). Occurrences are 4 bytes each (an array, not a list of ints).
+        # 60 MB of keys). Occurrences are 4 bytes each (an array, not a list of ints); the
+        # rows are read in blocks, in order (they may be on disk).
         occurrences = array("I", bytes(4 * len(self)))
         ended: set[int] = set()  # path numbers whose run of rows ended
         split: set[int] = set()  # those met again
-        firsts: dict[bytes, int] = {}
-        shared: dict[bytes, list[int]] = {}
+        firsts: dict[bytes, tuple[int, int]] = {}
+        shared: dict[bytes, list[tuple[int, int]]] = {}
         current = -1
-        for index, (primary, number) in enumerate(_PRIMARY_PATH.iter_unpack(self._rows)):
-            if number != current:
-                if shared:
-                    self._numbered(shared, occurrences)
-                    shared = {}
-                ended.add(current)
-                if number in ended:
-                    split.add(number)
-                firsts = {}
-                current = number
-            first = firsts.setdefault(primary, index)
-            if first != index:
-                shared.setdefault(primary, [first]).append(index)
+        index = 0
+        for block in self._rows.blocks():
+            for primary, line, number in _PRIMARY_LINE_PATH.iter_unpack(block):
+                if number != current:
+                    if shared:
+                        _numbered(shared, occurrences)
+                        shared = {}
+                    ended.add(current)
+                    if number in ended:
+                        split.add(number)
+                    firsts = {}
+                    current = number
+                first = firsts.setdefault(primary, (line, index))
+                if first[1] != index:
+                    shared.setdefault(primary, [first]).append((line, index))
+                index += 1
         if shared:
-            self._numbered(shared, occurrences)
+            _numbered(shared, occurrences)
         if split:
             self._number_again(split, occurrences)
         self._occurrences = occurrences
 
     def _number_again(self, split: set[int], occurrences: array[int]) -> None:
         """The rows of the files in ``split`` (path numbers) numbered over all their rows."""
+        # primary, line, position of each of their rows: sorting these orders each group by
+        # line, stably, a file at a time. Rows in memory are read where they are (4 bytes a
+        # row held: its position); rows on disk are read once, in order, those of these
+        # files packed as they come (20 bytes a row), never one at a time from the file.
         rows = self._rows
-        by_path: dict[int, array[int]] = {}
-        for index, (number,) in enumerate(_PATH_OF.iter_unpack(rows)):
-            if number in split:
-                members = by_path.get(number)
-                if members is None:
-                    members = by_path[number] = array("I")
-                members.append(index)
-        for members in by_path.values():
-            # primary, line, position: sorting these orders each group by line, stably
-            keys = sorted(rows[at:at + _PRIMARY_END] + rows[at + _LINE_AT:at + _PATH_AT]
-                          + index.to_bytes(4, "big")
-                          for index, at in ((index, index * ROW) for index in members))
+        in_memory = rows.in_memory()
+        positions: dict[int, array[int]] = {}
+        packed: dict[int, bytearray] = {}
+        index = 0
+        for block in rows.blocks():
+            for primary, line, number in _PRIMARY_LINE_PATH.iter_unpack(block):
+                if number in split:
+                    if in_memory:
+                        positions.setdefault(number, array("I")).append(index)
+                    else:
+                        packed.setdefault(number, bytearray()).extend(
+                            _SORT_KEY(primary, line, index))
+                index += 1
+        while positions or packed:
+            keys: list[bytes | bytearray]
+            if positions:
+                members = positions.popitem()[1]
+                keys = sorted(_SORT_KEY(*_PRIMARY_LINE_PATH.unpack(rows.get(at))[:2], at)
+                              for at in members)
+            else:
+                keyed = packed.popitem()[1]
+                keys = sorted(keyed[at:at + _SORT_KEY_SIZE]
+                              for at in range(0, len(keyed), _SORT_KEY_SIZE))
             previous: bytes | bytearray = b""
             run = 0
             for key in keys:
@@ -560,15 +592,6 @@ class IdentityTable:
                 run = run + 1 if primary == previous else 0
                 previous = primary
                 occurrences[int.from_bytes(key[-4:], "big")] = run
-
-    def _numbered(self, shared: dict[bytes, list[int]], occurrences: array[int]) -> None:
-        """Each group of rows sharing a primary hash numbered in line order (stable)."""
-        rows = self._rows
-        for members in shared.values():
-            members.sort(key=lambda index: int.from_bytes(rows[index * ROW + _LINE_AT:
-                                                               index * ROW + _PATH_AT], "big"))
-            for occurrence, index in enumerate(members):
-                occurrences[index] = occurrence
 
     def _occurrence(self, index: int) -> int:
         if self._occurrences is None:
@@ -578,27 +601,21 @@ class IdentityTable:
 
     def key(self, index: int) -> bytes:
         """Primary hash and occurrence: what the exact matching pass looks up."""
-        at = index * ROW
-        return bytes(self._rows[at:at + _PRIMARY_END]) + self._occurrence(index).to_bytes(
-            4, "big")
+        return self._rows.get(index)[:_PRIMARY_END] + self._occurrence(index).to_bytes(4, "big")
 
     def key_at_zero(self, index: int) -> bytes:
         """The key of the first occurrence of this finding's primary hash (known before
         the occurrences are numbered: whether a baseline has any entry like it)."""
-        at = index * ROW
-        return bytes(self._rows[at:at + _PRIMARY_END]) + bytes(4)
+        return self._rows.get(index)[:_PRIMARY_END] + bytes(4)
 
     def secondary(self, index: int) -> bytes:
-        at = index * ROW
-        return bytes(self._rows[at + _PRIMARY_END:at + _SECONDARY_END])
+        return self._rows.get(index)[_PRIMARY_END:_SECONDARY_END]
 
     def path(self, index: int) -> str:
-        at = index * ROW + _PATH_AT
-        return self._paths[int.from_bytes(self._rows[at:at + 4], "big")]
+        return self._paths[int.from_bytes(self._rows.get(index)[_PATH_AT:ROW], "big")]
 
     def line(self, index: int) -> int:
-        at = index * ROW + _LINE_AT
-        return int.from_bytes(self._rows[at:at + 4], "big")
+        return int.from_bytes(self._rows.get(index)[_LINE_AT:_PATH_AT], "big")
 
     def retried(self, index: int, path: str) -> bytes:
         """The key this finding would have had at ``path`` (a renamed file)."""
@@ -615,20 +632,23 @@ class IdentityTable:
         if self._occurrences is None:
             self.number()
         assert self._occurrences is not None
-        rows = self._rows
-        return b"".join(rows[at:at + _PRIMARY_END] + occurrence.to_bytes(4, "big")
-                        + rows[at + _PRIMARY_END:at + _SECONDARY_END]
-                        for at, occurrence in zip(range(0, len(rows), ROW), self._occurrences,
-                                                  strict=True))
+        return b"".join(primary + occurrence.to_bytes(4, "big") + secondary
+                        for (primary, secondary), occurrence
+                        in zip(self._hashes(), self._occurrences, strict=True))
+
+    def _hashes(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every row's primary and secondary hashes, in order (unpacked in C, a block at a
+        time)."""
+        return chain.from_iterable(map(_HASHES_OF.iter_unpack, self._rows.blocks()))
 
     def keys(self) -> Iterator[bytes]:
         """Every row's :meth:`key`, in order, unpacked in C (the exact pass reads them all)."""
         if self._occurrences is None:
             self.number()
         assert self._occurrences is not None
-        pack = _KEY_PACK
-        return (pack(primary, occurrence) for (primary,), occurrence
-                in zip(_PRIMARY_OF.iter_unpack(self._rows), self._occurrences, strict=True))
+        primaries = map(_FIRST, chain.from_iterable(map(_PRIMARY_OF.iter_unpack,
+                                                         self._rows.blocks())))
+        return map(_KEY_PACK, primaries, self._occurrences)
 
     def fingerprints(self) -> Iterator[str]:
         """Every row's :meth:`fingerprint`, in order (``findings.jsonl`` writes them all)."""
@@ -636,36 +656,60 @@ class IdentityTable:
             self.number()
         assert self._occurrences is not None
         return (f"{primary.hex()}:{occurrence}:{secondary.hex()}" for (primary, secondary),
-                occurrence in zip(_HASHES_OF.iter_unpack(self._rows), self._occurrences,
-                                  strict=True))
+                occurrence in zip(self._hashes(), self._occurrences, strict=True))
 
     def fingerprint(self, index: int) -> str:
         """``PRIMARY:OCCURRENCE:SECONDARY``, as :attr:`Fingerprinted.fingerprint`."""
-        at = index * ROW
-        rows = self._rows
-        return (f"{rows[at:at + _PRIMARY_END].hex()}:{self._occurrence(index)}:"
-                f"{rows[at + _PRIMARY_END:at + _SECONDARY_END].hex()}")
+        row = self._rows.get(index)
+        return (f"{row[:_PRIMARY_END].hex()}:{self._occurrence(index)}:"
+                f"{row[_PRIMARY_END:_SECONDARY_END].hex()}")
 
     def discard(self) -> None:
-        """Close (and remove) the line hashes' file, if there is one."""
+        """Close (and remove) the rows' and line hashes' files, if there are any."""
+        self._rows.discard()
         self._inners.discard()
 
 
-#: Line hashes held in memory before they are written to the spill file.
+def _numbered(shared: dict[bytes, list[tuple[int, int]]], occurrences: array[int]) -> None:
+    """Each group of rows sharing a primary hash (line, position) numbered in line order
+    (stable: positions break ties)."""
+    for members in shared.values():
+        members.sort()
+        for occurrence, (_, index) in enumerate(members):
+            occurrences[index] = occurrence
+
+
+#: The file of a table's rows beside its line hashes' (see :class:`IdentityTable`).
+ROWS_SUFFIX: Final = ".rows"
+#: Line hashes, and rows, held in memory before they are written to their spill file.
 _SPILL_BLOCK = 1 << 16
+_ROWS_BLOCK = (1 << 20) // ROW * ROW
+#: What a row's fields are read back in: a block of records at a time (from disk or
+#: memory), and the block cached for reads one at a time.
+_READ_BLOCK = 1 << 20
+_CACHED = 1 << 16
+_PRIMARY_LINE_PATH = struct.Struct(">12s6xII")
+_SORT_KEY = struct.Struct(">12sII").pack
+_SORT_KEY_SIZE = 20
 
 
-class _LineHashes:
-    """A table's line hashes (16 bytes a finding) in a private file, a block at a time
-    (a million were 16 MB), or in memory without one; read back one at a time."""
+class _Records:
+    """Fixed-width records (a table's rows, its line hashes) in a private file, a block at
+    a time (a million rows were 26 MB, their line hashes 16 MB), or in memory without
+    one; read back one at a time (a block cached: reads go mostly in order) or in blocks."""
 
-    __slots__ = ("_buffer", "_fd", "_on_disk", "path")
+    __slots__ = ("_buffer", "_cache", "_cache_at", "_fd", "_on_disk", "_spill_at", "path",
+                 "width")
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, width: int, spill_at: int) -> None:
         self.path = path
+        self.width = width
+        self._spill_at = spill_at
         self._buffer = bytearray()
         self._on_disk = 0  # bytes written to the file
         self._fd = -1
+        self._cache = b""  # a block read back from the file, and where it starts
+        self._cache_at = -1
         if path is None:
             return
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
@@ -680,10 +724,17 @@ class _LineHashes:
         except OSError:
             return
 
-    def add(self, inner: bytes) -> None:
+    def __len__(self) -> int:
+        return (self._on_disk + len(self._buffer)) // self.width
+
+    def in_memory(self) -> bool:
+        """Whether every record is in memory (none written to the file)."""
+        return not self._on_disk
+
+    def add(self, record: bytes) -> None:
         buffer = self._buffer
-        buffer += inner
-        if len(buffer) >= _SPILL_BLOCK and self._fd >= 0:
+        buffer += record
+        if len(buffer) >= self._spill_at and self._fd >= 0:
             self._spill()
 
     def _spill(self) -> None:
@@ -694,28 +745,44 @@ class _LineHashes:
                 while at < len(view):
                     at += os.write(self._fd, view[at:])
         except OSError:  # a full disk: what the file holds comes back into memory
-            held = os.pread(self._fd, before, 0)
-            if len(held) != before:
-                raise
+            held = self._read(before, 0)
             self._buffer[:0] = held
             self._close()
             return
         self._on_disk = before + len(self._buffer)
         self._buffer.clear()
 
+    def _read(self, size: int, at: int) -> bytes:
+        data = os.pread(self._fd, size, at)
+        if len(data) != size:
+            raise OSError(f"a spill file is short at byte {at}")
+        return data
+
     def get(self, index: int) -> bytes:
-        at = index * _INNER
+        width = self.width
+        at = index * width
         if at >= self._on_disk:
             at -= self._on_disk
-            return bytes(self._buffer[at:at + _INNER])
-        inner = os.pread(self._fd, _INNER, at)
-        if len(inner) != _INNER:
-            raise OSError(f"the line hashes' file is short at finding {index}")
-        return inner
+            return bytes(self._buffer[at:at + width])
+        start = at - at % (_CACHED // width * width)
+        at -= start
+        if start != self._cache_at or at + width > len(self._cache):  # a block written since
+            self._cache = self._read(min(_CACHED // width * width, self._on_disk - start), start)
+            self._cache_at = start
+        return self._cache[at:at + width]
+
+    def blocks(self) -> Iterator[bytes | bytearray]:
+        """Every record, in order, a block of whole records at a time (the last one the
+        buffer itself: no record may be added while they are read)."""
+        size = _READ_BLOCK // self.width * self.width
+        for at in range(0, self._on_disk, size):
+            yield self._read(min(size, self._on_disk - at), at)
+        yield self._buffer
 
     def _close(self) -> None:
         fd, self._fd = self._fd, -1
         self._on_disk = 0
+        self._cache, self._cache_at = b"", -1
         if fd >= 0:
             os.close(fd)
 

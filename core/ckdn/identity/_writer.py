@@ -398,28 +398,44 @@ class TableSpool(FindingsSpool):
         super().__init__(path, shown)
         self._shown = shown
         #: as :class:`~ckdn.identity.FindingsWriter` keeps them: code -> (kind, rule, quoted
-        #: kind, code's escape); the last path and its escape; messages as written (bounded)
+        #: kind, code's escape); the last path, its escape and whether it is a location
+        #: without a line (a cell's); messages as written (bounded)
         self._rules: dict[str, tuple[str, str | None, str, str]] = {}
-        self._quoted_path: tuple[str, str | None] = ("", None)
+        self._quoted_path: tuple[str, str | None, bool] = ("", None, False)
         self._messages: dict[str, str] = {}
 
     def located(self, table: IdentityTable, path: str, row: int,  # noqa: PLR0917
-                col: int, code: str, kind: str, message: str) -> bytes | None:
-        """The finding ``path:row:col:code`` of ``kind`` at ``path:row:col`` added to
-        ``table`` and spooled; its key, or None (nothing done) for fields the general
-        path must take as a Finding (a code or path the id would not give back)."""
+                col: int, code: str, kind: str, message: str,
+                cell: int | None = None) -> bytes | None:
+        """The finding ``path:row:col:code`` of ``kind`` at ``path:row:col`` (in a notebook
+        ``cell``: ``path:cellN:row:col:code`` at ``path``) added to ``table`` and spooled;
+        its key, or None (nothing done) for fields the general path must take as a Finding
+        (a code or path the id would not give back)."""
         rule = self._rules.get(code)
         if rule is None or rule[0] is not kind:
             rule = _rule(self._rules, kind, code)
-        seen, escaped = self._quoted_path
+        seen, escaped, lineless = self._quoted_path
         if path != seen:
             escaped = _path_escape(path)
-            self._quoted_path = (path, escaped)
+            lineless = escaped is not None and split_location(path) == (path, 0)
+            self._quoted_path = (path, escaped, lineless)
         _, ruled, kind_json, code_json = rule
-        if ruled is None or escaped is None or type(row) is not int or type(col) is not int \
-                or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
+        if ruled is None or escaped is None or type(row) is not int or type(col) is not int:
             return None
-        key = table.located(path, row, ruled, message)
+        if cell is None:
+            if not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
+                return None
+            key = table.located(path, row, ruled, message)
+            place = f"{escaped}:{row}:{col}"
+            ident = f"{place}:{code_json}"
+        else:  # as FindingsWriter._in_cell: at line 0, its location its path
+            if not lineless or type(cell) is not int \
+                    or not (0 <= cell < _POSITION_LIMIT and 0 <= row < _POSITION_LIMIT
+                            and 0 <= col < _POSITION_LIMIT):
+                return None
+            key = table.located(path, 0, ruled, message)
+            place = escaped
+            ident = f"{escaped}:cell{cell}:{row}:{col}:{code_json}"
         self.count += 1
         if self._handle is None:
             return key
@@ -427,8 +443,8 @@ class TableSpool(FindingsSpool):
         if message_json is None:
             message_json = _message_json(self._messages, self._shown, message)
         buffer = self._buffer
-        buffer.append(f'","id":"{escaped}:{row}:{col}:{code_json}","kind":{kind_json},'
-                      f'"line_hash":"{key[:16].hex()}","location":"{escaped}:{row}:{col}",'
+        buffer.append(f'","id":"{ident}","kind":{kind_json},'
+                      f'"line_hash":"{key[:16].hex()}","location":"{place}",'
                       f'"message":{message_json}}}')
         if len(buffer) >= 4096:
             self._flush()

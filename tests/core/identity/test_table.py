@@ -204,3 +204,55 @@ def test_numbering_the_table_holds_one_files_sort_keys_not_the_runs() -> None:
     tracemalloc.stop()
     assert table.key(0)[-4:] == bytes(4)  # numbered
     assert peak < 20_000 * 8 + 20_000 * 20  # the occurrences list, and the files' rows
+
+
+def test_a_table_whose_rows_are_on_disk_reads_back_what_one_in_memory_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a block, the rows (26 bytes a finding) go to a private file beside the line
+    hashes: memory stays a block however many findings there are, and every field, the
+    numbering (a file met again included) and matching read back as in memory."""
+    import tracemalloc
+
+    from ckdn.identity import _fingerprint
+
+    row = _fingerprint.ROW
+    monkeypatch.setattr(_fingerprint, "_ROWS_BLOCK", row * 7)
+    monkeypatch.setattr(_fingerprint, "_SPILL_BLOCK", 16 * 7)
+    monkeypatch.setattr(_fingerprint, "_CACHED", row * 20)  # a cached block outgrown
+    monkeypatch.setattr(_fingerprint, "_READ_BLOCK", row * 11)
+    # files met again (f0..f3 interleaved), equal lines, lines out of order
+    items = [Finding(f"f{i // 7 % 4}.py:{(i * 5) % 9 + 1}:1:F{i % 3}", "lint_violation",
+                     f"m{i % 2}", f"f{i // 7 % 4}.py:{(i * 5) % 9 + 1}:1")
+             for i in range(3_000)]
+    kept = table_of(items)
+    table_of(items[:1])  # warm the caches' types
+    tracemalloc.start()
+    start = tracemalloc.take_snapshot()
+    table = IdentityTable(SourceLines(SOURCE), str(tmp_path / "spill"))
+    for position, item in enumerate(items):
+        table.add(item)
+        # as the tap asks of the row just added (a block read back, then grown on disk)
+        assert table.path(position) == kept.path(position)
+        assert table.line_hash(position) == kept.line_hash(position)
+    held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(
+        start, "filename"))
+    tracemalloc.stop()
+    assert held < 3_000 * 8, held  # neither rows (26) nor line hashes (16) a finding
+    assert os.listdir(tmp_path) == []  # both files removed at once, their descriptors kept
+    assert list(table.fingerprints()) == list(kept.fingerprints())
+    assert list(table.keys()) == list(kept.keys())
+    assert table.records() == kept.records()
+    assert table.columns() == kept.columns()
+    for index in (*range(0, 3_000, 97), 6, 7, 2_999):
+        assert table.key(index) == kept.key(index)
+        assert table.key_at_zero(index) == kept.key_at_zero(index)
+        assert table.secondary(index) == kept.secondary(index)
+        assert table.path(index) == kept.path(index)
+        assert table.line(index) == kept.line(index)
+        assert table.fingerprint(index) == kept.fingerprint(index)
+        assert table.retried(index, "old.py") == kept.retried(index, "old.py")
+    listed = fingerprints(items, SourceLines(SOURCE))
+    assert list(table.fingerprints()) == [item.fingerprint for item in listed]
+    entries = [item.fingerprint for item in listed[::3]]
+    assert match(entries, table).flags == match(entries, listed).flags
+    table.discard()

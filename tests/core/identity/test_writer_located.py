@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ckdn.identity import FindingsWriter, SourceLines
+from ckdn.identity import FindingsWriter, IdentityTable, SourceLines, TableSpool
 from ckdn.parsers.base import Finding
 
 KIND = "lint_violation"
@@ -87,3 +87,42 @@ def test_a_file_met_again_is_numbered_over_all_its_findings(tmp_path: Path) -> N
     fields = written(tmp_path, entries, fields=True, shown=False)
     assert fields == written(tmp_path, entries, fields=False, shown=False)
     assert b":1:" in fields.split(b"\n")[4]  # the second copy of line 5
+
+
+def tabled(root: Path, entries: list[Entry], *, fields: bool, shown: bool) -> bytes:
+    """The file of a run with a table (a baseline's): each entry as the tap hands it over,
+    as its fields (``TableSpool.located``, a Finding when it declines) or built."""
+    spool = TableSpool(str(root / (".table-fields" if fields else ".table-built")),
+                       str.upper if shown else None)
+    table = IdentityTable(SourceLines(str(root)))
+    for path, row, col, code, message, cell in entries:
+        if fields and spool.located(table, path, row, col, code, KIND, message,
+                                    cell) is not None:
+            continue
+        if cell is None:
+            place = f"{path}:{row}:{col}"
+            finding = Finding(f"{place}:{code}", KIND, message, place)
+        else:
+            finding = Finding(f"{path}:cell{cell}:{row}:{col}:{code}", KIND, message, path)
+        position = len(table)
+        table.add(finding)
+        spool.add(finding, table.line_hash(position))
+    try:
+        return b"".join(spool.encode("ruff", table.fingerprints()))
+    finally:
+        spool.discard()
+
+
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
+@given(entries=ENTRIES, shown=st.booleans())
+def test_fields_with_a_table_write_the_line_a_built_finding_writes(
+        entries: list[Entry], shown: bool) -> None:
+    """The same with a table: a notebook cell's finding included (taken as its fields)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project(root)
+        assert tabled(root, entries, fields=True, shown=shown) \
+            == tabled(root, entries, fields=False, shown=shown) \
+            == written(root, entries, fields=False, shown=shown)

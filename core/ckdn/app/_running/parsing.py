@@ -188,15 +188,13 @@ class FindingTap:
         its identity into the table and its line into the spool, a Finding built only
         for one held as maybe new (or for fields the spool does not write itself)."""
         table, spool, index = self._parts
-        position = len(table)
-        if cell is not None or spool.located(table, path, row, col, code, kind,
-                                             message) is None:
+        if spool.located(table, path, row, col, code, kind, message, cell) is None:
             self(_finding_of((path, row, col, code, kind, message, cell)))
             return
         if index is not None and not isinstance(index, str) \
-                and len(self.held) < _HELD * self.top:
-            self._hold_if_new(table, position, (path, row, col, code, kind, message, cell),
-                              index)
+                and len(self.held) < _HELD * self.top:  # its position asked only then
+            self._hold_if_new(table, len(table) - 1,
+                              (path, row, col, code, kind, message, cell), index)
 
     def _hold_if_new(self, table: IdentityTable, position: int, finding: Finding | _Fields,
                      index: BaselineIndex) -> None:
