@@ -353,26 +353,38 @@ class Hasher:
             text = normalise_line(content) if content and not content.isspace() else ""
         else:
             text = ""
-        messages = self._messages
-        message = messages.get(raw)
+        message = self._messages.get(raw)
         if message is None:
-            message = normalise_message(raw)
-            if len(raw) <= _KEPT_CHARS and self._kept < _KEPT_BUDGET \
-                    and len(messages) < _MESSAGES_KEPT:
-                messages[raw] = message
-                self._kept += len(raw) + len(message)
-        keys = self._keys
+            message = self.normalised(raw)
         known = (rule, text, message)
-        key = keys.get(known)
+        key = self._keys.get(known)
         if key is None:
-            inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
-                "utf-8", "surrogatepass")).digest()[:16]
-            key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
-                   + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
-                             ).digest()[:_SECONDARY_BYTES])
-            if len(keys) >= _KEYS_KEPT:
-                keys.clear()
-            keys[known] = key
+            key = self.new_key(known, path)
+        return key
+
+    def normalised(self, raw: str) -> str:
+        """A message not yet remembered, normalised (and remembered, a bounded number):
+        :meth:`located`'s miss, also :class:`~ckdn.identity.FindingsWriter`'s."""
+        message = normalise_message(raw)
+        if len(raw) <= _KEPT_CHARS and self._kept < _KEPT_BUDGET \
+                and len(self._messages) < _MESSAGES_KEPT:
+            self._messages[raw] = message
+            self._kept += len(raw) + len(message)
+        return message
+
+    def new_key(self, known: tuple[str, str, str], path: str) -> bytes:
+        """The key of ``(rule, line text, normalised message)`` at the current ``path``,
+        hashed and remembered for the path: :meth:`located`'s miss."""
+        rule, text, message = known
+        inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
+            "utf-8", "surrogatepass")).digest()[:16]
+        key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
+               + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
+                         ).digest()[:_SECONDARY_BYTES])
+        keys = self._keys
+        if len(keys) >= _KEYS_KEPT:
+            keys.clear()
+        keys[known] = key
         return key
 
     def _enter(self, path: str) -> None:
