@@ -175,18 +175,26 @@ class _Tally:
         total = fixable = syntax = malformed = 0
         found: list[_Row] = []
         for item in items:
-            if not isinstance(item, dict):
-                malformed += 1
-                continue
-            filename = item.get("filename")
-            message = item.get("message")
-            where = item.get("location")
+            try:  # the keys ruff always writes, read as keys (no call each): the usual item
+                filename, message, where = item["filename"], item["message"], item["location"]
+                code, fix, cell = item["code"], item["fix"], item["cell"]
+                row: Any = where["row"]
+                col: Any = where["column"]
+            except (KeyError, TypeError, IndexError):  # a key missing, or no object: as add
+                if not isinstance(item, dict):
+                    malformed += 1
+                    continue
+                filename, message, where = (item.get("filename"), item.get("message"),
+                                            item.get("location"))
+                code, fix, cell = item.get("code"), item.get("fix"), item.get("cell")
+                if isinstance(where, dict):
+                    row, col = where.get("row"), where.get("column")
             if not (isinstance(filename, str) and isinstance(message, str)
                     and isinstance(where, dict)):
                 malformed += 1
                 continue
             total += 1
-            code = item.get("code") or item.get("name") or "invalid-syntax"
+            code = code or item.get("name") or "invalid-syntax"
             if code == "invalid-syntax":
                 syntax += 1
             if type(code) is not str:
@@ -195,7 +203,6 @@ class _Tally:
                 counts[code] += 1
             else:
                 count_new(code)
-            fix = item.get("fix")
             if isinstance(fix, dict):
                 fixable += 1
             if filename != name:
@@ -205,9 +212,6 @@ class _Tally:
                     found = []
                 add_file(filename)
                 name, path = filename, shown_path(filename, cwd)
-            row: Any = where.get("row")
-            col: Any = where.get("column")
-            cell = item.get("cell")
             if cell is None:
                 fields = type(row) is int and type(col) is int and row >= 1 and col >= 1
             else:  # as in add: id path:cellN:row:col (0 when unknown), located at the path
