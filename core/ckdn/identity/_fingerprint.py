@@ -316,7 +316,7 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths",
+    __slots__ = ("_inners", "_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths",
                  "source")
 
     def __init__(self, source: SourceLines) -> None:
@@ -330,6 +330,8 @@ class Hasher:
         #: rule, line and message -> key, for the last path: a file's findings often share
         #: them all (a rule's message on lines the tool could not show), hashed once then
         self._keys: dict[tuple[str, str, str], bytes] = {}
+        #: the same -> inner hash, whatever the path (it holds none): short ones, bounded
+        self._inners: dict[tuple[str, str, str], bytes] = {}
 
     def hashes(self, finding: FindingLike) -> tuple[bytes, str, int]:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
@@ -376,8 +378,15 @@ class Hasher:
         """The key of ``(rule, line text, normalised message)`` at the current ``path``,
         hashed and remembered for the path: :meth:`located`'s miss."""
         rule, text, message = known
-        inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
-            "utf-8", "surrogatepass")).digest()[:16]
+        inners = self._inners
+        inner = inners.get(known)
+        if inner is None:
+            inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
+                "utf-8", "surrogatepass")).digest()[:16]
+            if len(text) + len(message) <= _KEPT_CHARS:
+                if len(inners) >= _KEYS_KEPT:
+                    inners.clear()
+                inners[known] = inner
         key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
                + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
                          ).digest()[:_SECONDARY_BYTES])

@@ -173,8 +173,36 @@ class FindingsWriter(SpoolFile):
         last_line = len(lines) if lines else 0
         group, copies = self._group, self._copies
         count = self.count
+        lineless = self._quoted_path[2]
         for row, col, code, message, cell in found:
-            if cell is not None or type(row) is not int or type(col) is not int \
+            if cell is not None:  # _in_cell's: at line 0, so hashed with no line's text
+                made = None
+                if lineless and type(cell) is int and type(row) is int and type(col) is int \
+                        and 0 <= cell < _POSITION_LIMIT and 0 <= row < _POSITION_LIMIT \
+                        and 0 <= col < _POSITION_LIMIT:
+                    known = (code, "", message)
+                    made = parts.get(known)
+                    if made is None:
+                        made = self._parts_for(known, kind, escaped)
+                if made is not None:
+                    count += 1
+                    primary, head, middle, tail, end = made
+                    if len(group) >= GROUP:
+                        self._close_group()
+                        self._group_path = path
+                        group, copies = self._group, self._copies
+                    counted = copies.get(primary)
+                    if counted is None:
+                        occurrence = 0
+                    else:
+                        occurrence = counted[0]
+                        if counted[1] > 0:
+                            self._reordered.add(primary)
+                    copies[primary] = (occurrence + 1, 0)
+                    group.append((primary, 0, f"{head}{occurrence}{middle}cell{cell}:{row}:{col}"
+                                              f"{tail[:-1]}{end}"))
+                    continue
+            elif type(row) is not int or type(col) is not int \
                     or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
                 made = None
             else:
