@@ -316,8 +316,8 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_inners", "_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths",
-                 "source")
+    __slots__ = ("_inners", "_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes",
+                 "_paths", "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source

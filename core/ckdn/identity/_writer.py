@@ -52,8 +52,8 @@ class FindingsWriter(SpoolFile):
     """
 
     __slots__ = ("_all_again", "_copies", "_group", "_group_path", "_hasher", "_messages",
-                 "_parts", "_parts_of", "_quoted_path", "_ranges", "_reordered", "_rules", "_shown", "_split", "_tail",
-                 "_written", "count")
+                 "_parts", "_parts_of", "_quoted_path", "_ranges", "_reordered", "_rules",
+                 "_shown", "_split", "_tail", "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -146,7 +146,7 @@ class FindingsWriter(SpoolFile):
                             f'"kind":{kind_json},"line_hash":"{digits[:32]}",'
                             f'"location":"{escaped}:{row}:{col}","message":{message_json}}}'))
 
-    def located_file(self, path: str, kind: str,
+    def located_file(self, path: str, kind: str,  # noqa: PLR0915 - one loop, inline
                      found: Sequence[tuple[int, int, str, str, int | None]]) -> None:
         """:meth:`located` of each of one file's findings, ``(row, col, code, message, cell)``
         in the report's order: the same lines, with the path and the fingerprint's file looked

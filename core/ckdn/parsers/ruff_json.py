@@ -164,8 +164,8 @@ class _Tally:
                 self._read_files(items, sink, ctx, self._files)
                 return
 
-    def _read_files(self, items: Iterator[Any], sink: FindingSink, ctx: ParseContext,
-                    take: Callable[[str, str, list[_Row]], object]) -> None:
+    def _read_files(self, items: Iterator[Any], sink: FindingSink,  # noqa: PLR0915 - inline
+                    ctx: ParseContext, take: Callable[[str, str, list[_Row]], object]) -> None:
         """:meth:`add` of the rest, each file's findings handed over together as their
         fields (at most :data:`_BATCH` at once); an item that does not fit them (a row
         that is no number) still the general way, in its place."""

@@ -275,7 +275,7 @@ class FindingTap:
         if self.located() is None:
             return None
         table, spool, _ = self._parts
-        return spool.located_file if table is None else None  # type: ignore[no-any-return]
+        return spool.located_file if table is None else None
 
     @property
     def count(self) -> int:
