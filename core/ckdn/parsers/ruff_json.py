@@ -199,9 +199,9 @@ class _Tally:
                 syntax += 1
             if type(code) is not str:
                 code = str(code)
-            if code in counts:
+            try:  # RuleCounts.add, inline for a rule already counted: one lookup less
                 counts[code] += 1
-            else:
+            except KeyError:
                 count_new(code)
             if isinstance(fix, dict):
                 fixable += 1
