@@ -318,8 +318,8 @@ class Hasher:
     stream). Paths are kept once each, and a repeated message is
     normalised once (a bounded number of them)."""
 
-    __slots__ = ("_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes", "_paths",
-                 "source")
+    __slots__ = ("_inners", "_kept", "_keys", "_lines", "_messages", "_path", "_path_bytes",
+                 "_paths", "source")
 
     def __init__(self, source: SourceLines) -> None:
         self.source = source
@@ -332,6 +332,8 @@ class Hasher:
         #: rule, line and message -> key, for the last path: a file's findings often share
         #: them all (a rule's message on lines the tool could not show), hashed once then
         self._keys: dict[tuple[str, str, str], bytes] = {}
+        #: the same -> inner hash, whatever the path (it holds none): short ones, bounded
+        self._inners: dict[tuple[str, str, str], bytes] = {}
 
     def hashes(self, finding: FindingLike) -> tuple[bytes, str, int]:
         """``(key, path, line)``: ``key`` is inner (16 bytes), primary and secondary."""
@@ -355,26 +357,45 @@ class Hasher:
             text = normalise_line(content) if content and not content.isspace() else ""
         else:
             text = ""
-        messages = self._messages
-        message = messages.get(raw)
+        message = self._messages.get(raw)
         if message is None:
-            message = normalise_message(raw)
-            if len(raw) <= _KEPT_CHARS and self._kept < _KEPT_BUDGET \
-                    and len(messages) < _MESSAGES_KEPT:
-                messages[raw] = message
-                self._kept += len(raw) + len(message)
-        keys = self._keys
+            message = self.normalised(raw)
         known = (rule, text, message)
-        key = keys.get(known)
+        key = self._keys.get(known)
         if key is None:
+            key = self.new_key(known, path)
+        return key
+
+    def normalised(self, raw: str) -> str:
+        """A message not yet remembered, normalised (and remembered, a bounded number):
+        :meth:`located`'s miss, also :class:`~ckdn.identity.FindingsWriter`'s."""
+        message = normalise_message(raw)
+        if len(raw) <= _KEPT_CHARS and self._kept < _KEPT_BUDGET \
+                and len(self._messages) < _MESSAGES_KEPT:
+            self._messages[raw] = message
+            self._kept += len(raw) + len(message)
+        return message
+
+    def new_key(self, known: tuple[str, str, str], path: str) -> bytes:
+        """The key of ``(rule, line text, normalised message)`` at the current ``path``,
+        hashed and remembered for the path: :meth:`located`'s miss."""
+        rule, text, message = known
+        inners = self._inners
+        inner = inners.get(known)
+        if inner is None:
             inner = _sha256(f"{rule}\0{text or 'msg:' + message}".encode(
                 "utf-8", "surrogatepass")).digest()[:16]
-            key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
-                   + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
-                             ).digest()[:_SECONDARY_BYTES])
-            if len(keys) >= _KEYS_KEPT:
-                keys.clear()
-            keys[known] = key
+            if len(text) + len(message) <= _KEPT_CHARS:
+                if len(inners) >= _KEYS_KEPT:
+                    inners.clear()
+                inners[known] = inner
+        key = (inner + _sha256(inner + self._path_bytes).digest()[:_PRIMARY_BYTES]
+               + _sha256(f"{rule}\0{path}\0{message}".encode("utf-8", "surrogatepass")
+                         ).digest()[:_SECONDARY_BYTES])
+        keys = self._keys
+        if len(keys) >= _KEYS_KEPT:
+            keys.clear()
+        keys[known] = key
         return key
 
     def _enter(self, path: str) -> None:

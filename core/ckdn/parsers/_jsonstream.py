@@ -59,6 +59,10 @@ MAX_DEPTH = 64
 _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 _CONTROL = re.compile(r"[\x00-\x1f]")
+#: The separator of an array of objects indented by two (ruff's, ``json.dumps(indent=2)``'s),
+#: and how far it takes the reader: :data:`_COMMA`'s match there, without the regex.
+_PRETTY_COMMA = ",\n  {"
+_PRETTY_SKIP = len(_PRETTY_COMMA) - 1
 #: How close to the buffer's end a decoding error must be to mean "the value goes on".
 _NEAR_END = 8
 #: An array's items are read on past this many characters left in the buffer (at most a
@@ -350,6 +354,9 @@ class JsonStream:
                 self._pos = start
                 value = self.value()
             yield value
+            if self._buf.startswith(_PRETTY_COMMA, self._pos):  # ruff's layout, no regex
+                self._pos = start = self._pos + _PRETTY_SKIP
+                continue
             found = comma(self._buf, self._pos)
             if found is not None:
                 self._pos = start = found.end()

@@ -310,6 +310,17 @@ class FindingSink:
         taken: Any = offer() if callable(offer) else None
         return taken if callable(taken) else None
 
+    def located_file(self) -> Callable[[str, str, Sequence[tuple[int, int, str, str, int | None]]],
+                                        object] | None:
+        """:meth:`located`, one file's findings at a time: the tap's ``located_file(path,
+        kind, [(row, col, code, message, cell), ...])`` (the parser counts them, ``total +=
+        len``), or None when the tap offers none (then :meth:`located`, finding by finding)."""
+        if self.located() is None:
+            return None
+        offer = getattr(self.tap, "located_file", None)
+        taken: Any = offer() if callable(offer) else None
+        return taken if callable(taken) else None
+
     def result(self, **kwargs: Any) -> ParseResult:
         """A ParseResult carrying the kept findings and the true total."""
         return ParseResult(findings=self.kept, findings_total=self.total, **kwargs)

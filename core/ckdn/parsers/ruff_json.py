@@ -42,6 +42,11 @@ __all__ = ["RuffParser", "iter_json_array"]
 # run that found no Python files is a gate failure unless ``allow_no_files``.
 
 KIND = "lint_violation"
+#: One of a file's findings as the tap takes them (FindingSink.located_file): row, column,
+#: code, message, cell.
+_Row = tuple[int, int, str, str, int | None]
+#: The most findings handed over at once (one file's, or part of a file's).
+_BATCH = 1024
 #: ruff's own count, when the log carries it ("Found 3 errors.", "Found 3 errors
 #: (2 fixed, 1 remaining).").
 _FOUND: Final = re.compile(r"^Found (\d+) errors?(?: \((\d+) fixed, (\d+) remaining\))?\.$")
@@ -79,8 +84,7 @@ def _parse(ctx: ParseContext) -> ParseResult:
     tally = _Tally(ctx)
     try:
         with JsonStream.open(report) as reader:
-            for item in reader.items():
-                tally.add(item, sink, ctx)
+            tally.read(reader.items(), sink, ctx)
             reader.finish()
     except (OSError, ValueError, RecursionError) as exc:
         return ParseResult(parser_ok=False, notes=[cap_line(
@@ -124,8 +128,8 @@ def _scan_log(ctx: ParseContext) -> _LogFacts:
 class _Tally:
     """Counts every diagnostic; builds a Finding only for the ones the digest keeps."""
 
-    __slots__ = ("_ask", "_cwd", "_direct", "_legacy", "_name", "_shown", "files", "fixable",
-                 "malformed", "rules", "syntax", "total")
+    __slots__ = ("_ask", "_cwd", "_direct", "_files", "_legacy", "_name", "_shown", "files",
+                 "fixable", "malformed", "rules", "syntax", "total")
 
     def __init__(self, ctx: ParseContext) -> None:
         self.rules = RuleCounts()
@@ -146,6 +150,98 @@ class _Tally:
         #: the sink keeps no more: past the digest's findings, none is built
         self._direct: Callable[[str, int, int, str, str, str, int | None], object] | None = None
         self._ask = not self._legacy
+        #: the tap's way to take a file's findings at once (FindingSink.located_file), asked
+        #: with ``_direct``: :meth:`read` then hands the rest over so
+        self._files: Callable[[str, str, list[_Row]], object] | None = None
+
+    def read(self, items: Iterator[Any], sink: FindingSink, ctx: ParseContext) -> None:
+        """Every item: one by one (:meth:`add`) until the tap takes a file's findings at a
+        time, then the rest so (:meth:`_read_files`)."""
+        add = self.add
+        for item in items:
+            add(item, sink, ctx)
+            if self._files is not None:
+                self._read_files(items, sink, ctx, self._files)
+                return
+
+    def _read_files(self, items: Iterator[Any], sink: FindingSink,  # noqa: PLR0915 - inline
+                    ctx: ParseContext, take: Callable[[str, str, list[_Row]], object]) -> None:
+        """:meth:`add` of the rest, each file's findings handed over together as their
+        fields (at most :data:`_BATCH` at once); an item that does not fit them (a row
+        that is no number) still the general way, in its place."""
+        counts, count_new = self.rules.counts, self.rules.add
+        cwd, add_file = self._cwd, self.files.add
+        name, path = self._name, self._shown
+        total = fixable = syntax = malformed = 0
+        found: list[_Row] = []
+        for item in items:
+            try:  # the keys ruff always writes, read as keys (no call each): the usual item
+                filename, message, where = item["filename"], item["message"], item["location"]
+                code, fix, cell = item["code"], item["fix"], item["cell"]
+                row: Any = where["row"]
+                col: Any = where["column"]
+            except (KeyError, TypeError, IndexError):  # a key missing, or no object: as add
+                if not isinstance(item, dict):
+                    malformed += 1
+                    continue
+                filename, message, where = (item.get("filename"), item.get("message"),
+                                            item.get("location"))
+                code, fix, cell = item.get("code"), item.get("fix"), item.get("cell")
+                if isinstance(where, dict):
+                    row, col = where.get("row"), where.get("column")
+            if not (isinstance(filename, str) and isinstance(message, str)
+                    and isinstance(where, dict)):
+                malformed += 1
+                continue
+            total += 1
+            code = code or item.get("name") or "invalid-syntax"
+            if code == "invalid-syntax":
+                syntax += 1
+            if type(code) is not str:
+                code = str(code)
+            try:  # RuleCounts.add, inline for a rule already counted: one lookup less
+                counts[code] += 1
+            except KeyError:
+                count_new(code)
+            if isinstance(fix, dict):
+                fixable += 1
+            if filename != name:
+                if found:
+                    sink.total += len(found)
+                    take(path, KIND, found)  # type: ignore[arg-type]
+                    found = []
+                add_file(filename)
+                name, path = filename, shown_path(filename, cwd)
+            if cell is None:
+                fields = type(row) is int and type(col) is int and row >= 1 and col >= 1
+            else:  # as in add: id path:cellN:row:col (0 when unknown), located at the path
+                fields = type(cell) is int
+                row = row if type(row) is int and row >= 1 else 0
+                col = col if type(col) is int and col >= 1 else 0
+            if fields:
+                text = f"{code} {message}"
+                found.append((row, col, code, text if len(text) <= LINE_CAP
+                              else cap_line(text), cell))
+                if len(found) >= _BATCH:
+                    sink.total += len(found)
+                    take(path, KIND, found)  # type: ignore[arg-type]
+                    found = []
+                continue
+            if found:  # the findings before it first, in their order
+                sink.total += len(found)
+                take(path, KIND, found)  # type: ignore[arg-type]
+                found = []
+            self._name, self._shown = name, path
+            sink.add(self._finding(ctx, item, filename, code, message, where, fix,
+                                   detailed=sink.keeps()))
+        if found:
+            sink.total += len(found)
+            take(path, KIND, found)  # type: ignore[arg-type]
+        self._name, self._shown = name, path
+        self.total += total
+        self.fixable += fixable
+        self.syntax += syntax
+        self.malformed += malformed
 
     def add(self, item: Any, sink: FindingSink, ctx: ParseContext) -> None:
         if not isinstance(item, dict):
@@ -201,6 +297,7 @@ class _Tally:
         if self._ask and not sink.keeps():
             self._ask = False
             self._direct = sink.located()
+            self._files = sink.located_file()
 
     def _finding(self, ctx: ParseContext, item: dict[str, Any],  # noqa: PLR0917
                  filename: str, code: str, message: str, where: dict[str, Any], fix: Any,

@@ -106,8 +106,41 @@ def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
     assert sorted(opened) == sorted({f"m{f}.py" for f in range(101)})
 
 
+def test_a_files_findings_at_once_open_each_source_file_once_per_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``located_file`` (ruff's way) reads the lines as ``add`` does: once a file a run, the
+    files met again for every rule, and writes the lines ``add`` writes."""
+    project(tmp_path, 100)
+    opened: list[str] = []
+    real = os.open
+
+    def counting(path: str, *args: int, **kwargs: Any) -> int:
+        if str(path).endswith(".py"):
+            opened.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    rules = ("F401", "E501", "W291")
+    writer = FindingsWriter(str(tmp_path / ".by-file"), SourceLines(str(tmp_path)))
+    for rule in rules:
+        for f in range(101):  # and one missing file
+            writer.located_file(f"m{f}.py", "lint_violation", [
+                (line, 1, rule, f"{rule} `x{line % 7}` unused", None)
+                for line in range(1, 21, 4)])
+    try:
+        by_file = b"".join(writer.encode("ruff"))
+    finally:
+        writer.discard()
+    assert sorted(opened) == sorted({f"m{f}.py" for f in range(101)})
+    opened.clear()
+    assert by_file == streamed(tmp_path, [finding(f, line, rule) for rule in rules
+                                          for f in range(101) for line in range(1, 21, 4)])
+
+
 @pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
-def test_no_table_grows_with_the_findings_when_no_baseline_is_set(tmp_path: Path) -> None:
+@pytest.mark.parametrize("by_file", [False, True])
+def test_no_table_grows_with_the_findings_when_no_baseline_is_set(
+        tmp_path: Path, by_file: bool) -> None:
     """Ten times the findings (in the same 200 files) cost no more memory: none is held past
     its file, and nothing is kept per finding (a 42-byte table row would be 1.5 MB here)."""
     project(tmp_path, 200)
@@ -118,7 +151,14 @@ def test_no_table_grows_with_the_findings_when_no_baseline_is_set(tmp_path: Path
         writer = FindingsWriter(str(tmp_path / f".spool{count}"), SourceLines(str(tmp_path)))
         tracemalloc.start()
         try:
-            for item in findings:
+            if by_file:  # ruff's way: each file's findings at once, 1,024 at most
+                for n in range(0, count, 1024):
+                    rows = range(n, min(n + 1024, count))
+                    for f in sorted({r // per_file for r in rows}):
+                        writer.located_file(f"m{f}.py", "lint_violation", [
+                            (r % 20 + 1, 1, "F401", f"F401 `x{(r % 20 + 1) % 7}` unused", None)
+                            for r in rows if r // per_file == f])
+            for item in findings if not by_file else ():
                 writer.add(item)
             for _ in writer.encode("ruff"):
                 pass

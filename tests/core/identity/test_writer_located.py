@@ -126,3 +126,49 @@ def test_fields_with_a_table_write_the_line_a_built_finding_writes(
         assert tabled(root, entries, fields=True, shown=shown) \
             == tabled(root, entries, fields=False, shown=shown) \
             == written(root, entries, fields=False, shown=shown)
+
+
+def written_by_file(root: Path, entries: list[Entry], cuts: list[int], *, shown: bool) -> bytes:
+    """``entries`` handed over as ``located_file`` takes them: each run of one path's
+    findings in one call, cut where ``cuts`` says (a parser hands a long file in parts)."""
+    spool = root / ".by-file"
+    writer = FindingsWriter(str(spool), SourceLines(str(root)), str.upper if shown else None)
+    batch: list[tuple[int, int, str, str, int | None]] = []
+    current: str | None = None
+    for index, (path, row, col, code, message, cell) in enumerate(entries):
+        if batch and (path != current or index in cuts):
+            writer.located_file(current or "", KIND, batch)
+            batch = []
+        current = path
+        batch.append((row, col, code, message, cell))
+    if batch:
+        writer.located_file(current or "", KIND, batch)
+    try:
+        return b"".join(writer.encode("ruff"))
+    finally:
+        writer.discard()
+
+
+@pytest.mark.slow  # seconds: command 1's quick subset leaves it to the whole suite
+@given(entries=ENTRIES, cuts=st.lists(st.integers(0, 25), max_size=4), shown=st.booleans())
+def test_a_files_findings_at_once_write_the_lines_one_at_a_time_writes(
+        entries: list[Entry], cuts: list[int], shown: bool) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        project(root)
+        assert written_by_file(root, entries, cuts, shown=shown) \
+            == written(root, entries, fields=True, shown=shown)
+
+
+def test_a_file_past_a_group_at_once_is_numbered_as_one_at_a_time(tmp_path: Path) -> None:
+    """One file's 5,000 findings (past a group, 4,096), the same few lines and messages over
+    and over and a line going back, handed over 1,024 at a time: the lines one at a time."""
+    project(tmp_path)
+    entries: list[Entry] = [("m0.py", (i * 7) % 30 + 1, i % 3 + 1, "F401", f"F401 m{i % 5}",
+                             2 if i % 97 == 0 else None) for i in range(5000)]
+    cuts = list(range(0, 5000, 1024))
+    by_file = written_by_file(tmp_path, entries, cuts, shown=False)
+    assert by_file == written(tmp_path, entries, fields=True, shown=False)
+    assert by_file.count(b"\n") == 5001

@@ -129,3 +129,45 @@ def test_a_baseline_run_builds_no_finding_past_the_top_and_writes_the_same_bytes
     assert flags == flags_built
     assert 0 < flags.count(1) < len(report)
     assert gated.count(b'"baselined":true') == flags.count(1)
+
+
+def odd_report(report: list[dict[str, object]]) -> list[object]:
+    """The real report with what the general way takes mixed in past the first findings:
+    an item that is no object, one without a location, a row that is no number, a code that
+    is null, keys missing (``cell``, ``fix``), a file met again."""
+    first = dict(report[0])
+    no_cell = {k: v for k, v in report[1].items() if k not in ("cell", "fix")}
+    bad_row = dict(report[2], location={"row": "3", "column": 1})
+    no_code = dict(report[3], code=None, name="syntax-error")
+    no_where = {k: v for k, v in report[4].items() if k != "location"}
+    return [*report, 7, no_where, bad_row, no_cell, no_code, first, *report[:3], "x", no_cell]
+
+
+@pytest.mark.parametrize("top", [1, 3])
+def test_odd_items_among_a_files_findings_at_once_keep_their_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, top: int) -> None:
+    cwd, run_dir, report = checkout(tmp_path)
+    (run_dir / "full.log").write_text("")  # the log's count would not match the odd report
+    (run_dir / "ruff.json").write_text(json.dumps(odd_report(report), indent=2))
+
+    def parsed() -> tuple[bytes, dict[str, object]]:
+        tap = FindingTap(str(run_dir), str(cwd), check="ruff", top=top)
+        ctx = ParseContext("ruff", run_dir, cwd, 1, top=top, tap=tap)
+        result = RuffParser().parse(ctx)
+        spool = tap.spool
+        assert isinstance(spool, FindingsWriter)  # no baseline: written as the findings came
+        try:
+            return b"".join(spool.encode("ruff")), {
+                "summary": result.summary, "total": result.total, "ok": result.parser_ok,
+                "ids": [f.id for f in result.findings], "notes": result.notes}
+        finally:
+            tap.discard()
+
+    by_file = parsed()
+    monkeypatch.setattr(FindingTap, "located_file", lambda self: None)  # one at a time
+    one_by_one = parsed()
+    monkeypatch.setattr(FindingTap, "located", lambda self: None)  # every finding built
+    built = parsed()
+    assert by_file == one_by_one == built
+    assert by_file[1]["ok"] is False  # the malformed entries are said
+    assert by_file[1]["total"] == len(report) + 8  # eleven more, three malformed

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     #: A finding as :meth:`FindingTap.located`'s fields: path, row, column, code, kind,
     #: message, cell.
     _Fields = tuple[str, int, int, str, str, str, int | None]
+    #: One of a file's findings as :meth:`FindingTap.located_file` takes them: row, column,
+    #: code, message, cell.
+    _Row = tuple[int, int, str, str, int | None]
 
 __all__ = ["ALL_FINDINGS", "SPOOL", "FindingTap", "options_for", "parse_run", "parse_safely",
            "pick_again", "read_again", "substitute"]
@@ -262,6 +265,15 @@ class FindingTap:
         if table is None:
             return spool.located  # type: ignore[no-any-return]
         return self._located
+
+    def located_file(self) -> Callable[[str, str, Sequence[_Row]], None] | None:
+        """:meth:`located`, a file's findings at a time (``path, kind, [(row, col, code,
+        message, cell), ...]``): the writer's :meth:`~ckdn.identity.FindingsWriter.located_file`
+        without a table; None with one (its findings go one by one) or before."""
+        if self.located() is None:
+            return None
+        table, spool, _ = self._parts
+        return spool.located_file if table is None else None
 
     @property
     def count(self) -> int:
