@@ -18,6 +18,7 @@ from ckdn.parsers.junit import PytestParser
 from ckdn.parsers.pytest_evidence import (
     EVIDENCE_FILE,
     PROGRESS_FILE,
+    PROGRESS_RUNNING,
     SCHEMA,
     encode_evidence,
     encode_progress,
@@ -293,3 +294,19 @@ def test_a_damaged_progress_line_is_refused_never_believed(data: bytes) -> None:
         except ValueError:
             return
     raise AssertionError(f"read {data!r} as a progress line")
+
+
+@given(running=st.lists(st.text(max_size=40), max_size=12),
+       counts=st.tuples(*[st.integers(0, 10**9)] * 3))
+def test_a_progress_line_is_the_json_the_encoder_would_write(
+        running: list[str], counts: tuple[int, int, int]) -> None:
+    """The progress line is formatted by hand (it is written twice a test): its bytes are the
+    encoder's, whatever the ids hold (quotes, controls, lone surrogates), and read back."""
+    started, finished, findings = counts
+    line = encode_progress(running, started, finished, findings)
+    ids = json.dumps(running[:PROGRESS_RUNNING])  # the encoder's own list: ", " between ids
+    expected = (f'{{"findings":{findings},"finished":{finished},"running":{ids},'
+                f'"running_total":{len(running)},"schema":"ckdn.pytest-progress/1",'
+                f'"started":{started}}}\n')
+    assert line == expected.encode("ascii")
+    assert json.loads(line)["running"] == running[:PROGRESS_RUNNING]
