@@ -191,14 +191,7 @@ class FindingsWriter(SpoolFile):
                         self._close_group()
                         self._group_path = path
                         group, copies = self._group, self._copies
-                    counted = copies.get(primary)
-                    if counted is None:
-                        occurrence = 0
-                    else:
-                        occurrence = counted[0]
-                        if counted[1] > 0:
-                            self._reordered.add(primary)
-                    copies[primary] = (occurrence + 1, 0)
+                    occurrence = self._occurrence(primary, 0)  # a call more, for a cell only
                     group.append((primary, 0, f"{head}{occurrence}{middle}cell{cell}:{row}:{col}"
                                               f"{tail[:-1]}{end}"))
                     continue

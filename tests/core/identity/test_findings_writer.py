@@ -86,9 +86,8 @@ def test_a_file_met_again_and_again_has_every_row_numbered_again(
     assert streamed(tmp_path, findings) == listed(tmp_path, findings)
 
 
-def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    project(tmp_path, 100)
+def count_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the source files ``os.open`` opens from now on, one entry an open."""
     opened: list[str] = []
     real = os.open
 
@@ -98,6 +97,13 @@ def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", counting)
+    return opened
+
+
+def test_each_source_file_is_opened_once_per_run_not_once_per_finding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project(tmp_path, 100)
+    opened = count_opens(monkeypatch)
     # sorted by rule, not by file: each file is met again for every rule
     findings = [finding(f, line, rule) for rule in ("F401", "E501", "W291") for f in range(100)
                 for line in range(1, 21, 4)]
@@ -111,15 +117,7 @@ def test_a_files_findings_at_once_open_each_source_file_once_per_run(
     """``located_file`` (ruff's way) reads the lines as ``add`` does: once a file a run, the
     files met again for every rule, and writes the lines ``add`` writes."""
     project(tmp_path, 100)
-    opened: list[str] = []
-    real = os.open
-
-    def counting(path: str, *args: int, **kwargs: Any) -> int:
-        if str(path).endswith(".py"):
-            opened.append(os.path.basename(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", counting)
+    opened = count_opens(monkeypatch)
     rules = ("F401", "E501", "W291")
     writer = FindingsWriter(str(tmp_path / ".by-file"), SourceLines(str(tmp_path)))
     for rule in rules:
