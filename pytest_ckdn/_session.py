@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -105,6 +106,7 @@ class Recorder:
         self._run: HostRun | None = None
         self._tee: LogTee | None = None
         self._progress: ProgressLog | None = None
+        self._progress_behind = False  # a test finished since the line was last written
         self._mark: str | None = None
 
     # -- session hooks -----------------------------------------------------------------------
@@ -144,6 +146,7 @@ class Recorder:
         self._update_progress()
 
     def _update_progress(self) -> None:
+        self._progress_behind = False
         progress = self._progress
         if progress is not None:
             try:
@@ -159,9 +162,22 @@ class Recorder:
         self._update_progress()
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        # Not written here: the next test's start writes both (one write a test, not two);
+        # only pytest's own step between two tests can see the line one test behind.
         self.running.pop(nodeid, None)
         self.finished += 1
-        self._update_progress()
+        self._progress_behind = True
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, None]:
+        """Bring the line up to date once the tests are done: a kill during the session's
+        end (coverage, plugins) then reads "between tests", not the last test."""
+        yield  # an old-style wrapper: pytest's outcome, raised or not, comes back here
+        self._catch_up_progress()
+
+    def _catch_up_progress(self) -> None:
+        if self._progress_behind:
+            self._update_progress()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.collector.test_report(report)
@@ -206,6 +222,7 @@ class Recorder:
                 self.stop_reason = reason
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._catch_up_progress()  # a loop that raised never reached the wrapper's end
         in_flight = sys.exc_info()[1]
         if isinstance(in_flight, pytest.UsageError):
             self.notes.append(f"pytest usage error: {in_flight}")

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ckdn.app.host import ProgressLog
 from ckdn.parsers.base import ParseContext, ParseResult
 from ckdn.parsers.junit import PytestParser
 from ckdn.parsers.pytest_evidence import (
@@ -310,3 +311,25 @@ def test_a_progress_line_is_the_json_the_encoder_would_write(
                 f'"started":{started}}}\n')
     assert line == expected.encode("ascii")
     assert json.loads(line)["running"] == running[:PROGRESS_RUNNING]
+
+
+def test_the_progress_line_is_written_once_a_test_not_twice(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's finish rides on the next test's start (issue 22: two writes a test were most
+    of evidence mode's cost); the loop's end brings the line up to date once."""
+    updates: list[tuple[list[str], int, int]] = []
+    real_update = ProgressLog.update
+
+    def counted(self: ProgressLog, running: list[str], started: int, finished: int,
+                findings: int) -> None:
+        updates.append((list(running), started, finished))
+        real_update(self, running, started, finished, findings)
+
+    monkeypatch.setattr(ProgressLog, "update", counted)
+    monkeypatch.setenv("CKDN_RUN_DIR", str(pytester.mkdir("outer-run")))
+    pytester.makepyfile(test_many="".join(f"def test_{n}():\n    pass\n" for n in range(20)))
+    result = pytester.runpytest_inprocess("--ckdn-digest", "-p", "no:randomly", *QUIET)
+    assert result.ret == 0
+    assert len(updates) == 20 + 2  # the start, one a test, the catch-up after the loop
+    assert updates[-1] == ([], 20, 20)  # after the last test: "between tests", all finished
+    assert updates[5] == (["test_many.py::test_4"], 5, 4)  # a start carries the finish before
