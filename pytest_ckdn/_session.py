@@ -22,7 +22,7 @@ Facts of the host it respects:
   interruption pytest finishes cleanly (:mod:`pytest_ckdn._signals`).
 
 Under ``ckdn run`` the recorder also keeps a progress line in the outer run dir
-as tests start and end (:class:`ckdn.app.host.ProgressLog`): when pytest is
+as each test starts (:class:`ckdn.app.host.ProgressLog`): when pytest is
 killed before it could write its evidence, the ``pytest`` parser still names the
 test that was running.
 """
