@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import compileall
 import os
 import signal
 import sys
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from ckdn.testing.profiles import DEV, load_profile
+from tests.bytecode import compile_checkout
 from tests.project import Project
 from tests.scheduling import heavy_first_per_share
 
@@ -106,19 +106,11 @@ def _no_stale_submodules(request: pytest.FixtureRequest) -> Iterator[None]:
         forget_stale_submodules()
 
 
-#: The checkout's packages, byte-compiled once a run where nothing else compiles them (below).
-PACKAGE_DIRS = [Path(__file__).parent.parent / where
-                for where in ("core/ckdn", "pytest_ckdn", "nox_ckdn", "tox_ckdn", "mcp_ckdn")]
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    """Byte-compile this checkout's packages once, in the controller, when the interpreter
-    writes no bytecode (``PYTHONDONTWRITEBYTECODE``): an editable install is compiled by no
-    one, so each of the suite's ~2,000 ckdn and pytest processes compiled ckdn again
-    (about 12 % of the suite's CPU). What pip does for an installed copy; no-op when fresh."""
+    """Byte-compile the checkout once, in the controller, when the interpreter writes no
+    bytecode (``PYTHONDONTWRITEBYTECODE``); see tests/bytecode.py."""
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
-        for package in PACKAGE_DIRS:
-            compileall.compile_dir(package, quiet=2)
+        compile_checkout(config)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -1,0 +1,62 @@
+"""The suite's bytecode, written once a run by the controller where nothing else writes it.
+
+Under ``PYTHONDONTWRITEBYTECODE`` an editable install is compiled by no one: each of the
+suite's ~2,000 ckdn and pytest processes compiled ckdn again (about 12 % of the suite's
+CPU), and each xdist worker compiled the suite's helpers and rewrote the asserts of every
+test module again (about 6 s CPU a worker). What pip does for an installed copy.
+"""
+
+from __future__ import annotations
+
+import compileall
+import re
+from pathlib import Path
+
+import pytest
+from _pytest.assertion import rewrite
+
+#: The suite itself; its fixtures are the inner sessions' projects, copied as they are.
+SUITE_DIR = Path(__file__).parent
+#: The checkout's packages.
+PACKAGE_DIRS = [SUITE_DIR.parent / where
+                for where in ("core/ckdn", "pytest_ckdn", "nox_ckdn", "tox_ckdn", "mcp_ckdn")]
+#: What compileall leaves alone in the suite: the fixtures and the modules pytest rewrites.
+NOT_PLAIN_MODULES = re.compile(r"/fixtures/|/test_[^/]*\.py$|/conftest\.py$")
+
+
+def compile_checkout(config: pytest.Config) -> None:
+    """Byte-compile the packages and the suite's helpers, and write the rewritten test
+    modules; what is fresh already is left alone."""
+    for package in PACKAGE_DIRS:
+        compileall.compile_dir(package, quiet=2)
+    compileall.compile_dir(SUITE_DIR, quiet=2, rx=NOT_PLAIN_MODULES)
+    write_rewritten_tests(config, SUITE_DIR)
+
+
+def rewritten_modules(suite: Path) -> list[Path]:
+    """The modules of ``suite`` pytest rewrites the asserts of: test modules and conftests
+    (its fixtures are other sessions' projects, rewritten by those sessions)."""
+    return [source for source in sorted(suite.rglob("*.py"))
+            if "fixtures" not in source.relative_to(suite).parts
+            and (source.name == "conftest.py" or source.name.startswith("test_"))]
+
+
+def rewritten_pyc(source: Path) -> Path:
+    """Where pytest keeps the assertion-rewritten bytecode of ``source``."""
+    return rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
+
+
+def write_rewritten_tests(config: pytest.Config, suite: Path) -> int:
+    """Write pytest's own rewritten pycs (checked by source hash) of the modules of
+    ``suite`` that have none or a stale one; how many were written. ``--assert=plain``
+    rewrites nothing, and then neither does this."""
+    state = config.stash.get(rewrite.assertstate_key, None)
+    if state is None or state.hook is None:
+        return 0
+    written = 0
+    for source in rewritten_modules(suite):
+        pyc = rewritten_pyc(source)
+        if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
+            source_hash, code = rewrite._rewrite_test(source, config)
+            written += rewrite._write_pyc(state, code, source_hash, pyc)
+    return written
