@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,14 +43,15 @@ def run_parser(parser: Parser, rc: int, *, log: bytes = b"",
                top: int = 20, max_snippet_lines: int = 12) -> ParseResult:
     """``parser``'s facts about a run that exited ``rc``, left ``log`` and wrote ``files``.
 
-    The run dir is new and removed afterwards: ``log`` becomes its ``full.log``,
+    The run dir is empty and emptied afterwards: ``log`` becomes its ``full.log``,
     each of ``files`` (a name relative to the run dir, and its bytes) is written
     beside it. ``cwd`` is the check's working directory (default: the run dir).
     An exception from the parser propagates; a result that is not a
     :class:`~ckdn.parsers.base.ParseResult`, or that reports the parser's own
     crash, raises :class:`AssertionError`.
     """
-    with tempfile.TemporaryDirectory(prefix="ckdn-kit-") as run_dir:
+    run_dir = _empty_run_dir()
+    try:
         _write(run_dir, LOG, log)
         for name, data in (files or {}).items():
             if os.path.normpath(name) == LOG:
@@ -57,6 +61,8 @@ def run_parser(parser: Parser, rc: int, *, log: bytes = b"",
                            options=dict(options or {}), top=top,
                            max_snippet_lines=max_snippet_lines)
         result = unguarded(parser)(ctx)
+    finally:
+        _empty(run_dir)
     if not isinstance(result, ParseResult):
         raise AssertionError(f"parser '{parser.name}' returned {type(result).__name__}, "
                              "not a ParseResult")
@@ -67,11 +73,39 @@ def run_parser(parser: Parser, rc: int, *, log: bytes = b"",
     return result
 
 
+#: Each thread's run dir, made once: a new directory a call cost more than the parse of a
+#: small case (the conformance rules call this some 20,000 times a suite).
+_RUN_DIRS = threading.local()
+
+
+def _empty_run_dir() -> str:
+    """This thread's run dir, empty; made on first use and removed when the process exits."""
+    run_dir: str | None = getattr(_RUN_DIRS, "path", None)
+    if run_dir is None or not os.path.isdir(run_dir):
+        parent = tempfile.mkdtemp(prefix="ckdn-kit-")
+        atexit.register(shutil.rmtree, parent, ignore_errors=True)
+        run_dir = os.path.join(parent, "run")
+        os.mkdir(run_dir)
+        _RUN_DIRS.path = run_dir
+    return run_dir
+
+
+def _empty(run_dir: str) -> None:
+    """Remove what a call left in ``run_dir``: the files it was given, and anything else."""
+    with os.scandir(run_dir) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+
+
 def _write(run_dir: str, name: str, data: bytes) -> None:
     relative = os.path.normpath(name)
     if os.path.isabs(relative) or relative.split(os.sep)[0] == os.pardir:
         raise ValueError(f"a run file must be inside the run dir, not {name!r}")
     path = os.path.join(run_dir, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as handle:
-        handle.write(data)
+    with open(path, "wb", buffering=0) as handle:  # unbuffered: one write, no tty check
+        if handle.write(data) != len(data):
+            raise OSError(f"a short write to {path}")

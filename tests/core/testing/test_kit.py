@@ -180,6 +180,29 @@ def test_run_parser_writes_the_log_and_the_files_of_the_run() -> None:
     assert result.total == 19
 
 
+def test_each_run_parser_call_sees_only_its_own_run_and_leaves_nothing() -> None:
+    seen: list[list[str]] = []
+
+    class Litter:
+        """Lists its run dir, then leaves a file and a directory in it."""
+
+        name = "litter"
+
+        def parse(self, ctx: ParseContext) -> ParseResult:
+            run_dir = Path(ctx.run_dir)
+            seen.append(sorted(str(path.relative_to(run_dir)) for path in run_dir.rglob("*")))
+            (run_dir / "left.txt").write_text("x")
+            (run_dir / "left" / "deep").mkdir(parents=True)
+            return ParseResult(parser_ok=True)
+
+    run_parser(Litter(), 0, files={"sub/report.json": b"{}"})
+    run_parser(Litter(), 0, log=b"second")
+    with pytest.raises(FileNotFoundError):
+        run_parser(TrustingRuff(), 0)  # an exception still empties the run dir
+    run_parser(Litter(), 0)
+    assert seen == [["full.log", "sub", "sub/report.json"], ["full.log"], ["full.log"]]
+
+
 def test_the_verdict_rules_name_the_input_and_the_facts() -> None:
     with pytest.raises(AssertionError, match=r"^false green: an empty run at exit code 0 passes "
                                              r"\(parser_ok=True, 0 finding\(s\)"):
