@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 HEAVY_FIXTURES = frozenset({"pytester", "nox_project", "wheelhouse"})
 
 #: Where the tests run real hosts (nox, tox), the documented pipelines, or a parser over
-#: an 80 MiB input in a fresh interpreter (the memory tests: up to a minute under load).
+#: a 32 MiB input in a fresh interpreter (the memory tests: up to half a minute under load).
 HEAVY_PATHS = ("tests/nox_ckdn/", "tests/tox_ckdn/", "tests/docs/",
                "tests/core/parsers/test_reading_memory.py")
 
