@@ -242,6 +242,23 @@ def test_usage_errors_are_one_line_exit_2(project: Project) -> None:
     one_line_error(project.ckdn("frobnicate"))
 
 
+def test_an_unknown_option_points_at_the_help_of_its_verb(project: Project) -> None:
+    line = one_line_error(project.ckdn("list", "--bogus"))
+    assert line == "ckdn: unrecognized arguments: --bogus (see `ckdn list --help`)"
+    assert one_line_error(project.ckdn("--bogus")).endswith("(see `ckdn --help`)")
+
+
+def test_a_tool_option_before_the_double_dash_is_refused_with_the_command_to_type(
+        project: Project) -> None:
+    project.config('[check.ruff]\ncommand = "true"\nparser = "generic"\n')
+    line = one_line_error(project.ckdn("run", "ruff", "--fix", "--unsafe-fixes"))
+    assert line == ("ckdn: unrecognized arguments: --fix --unsafe-fixes; a tool's own arguments "
+                    "go after --: `ckdn run ruff -- --fix --unsafe-fixes` "
+                    "(see `ckdn run --help`)")
+    assert not project.run_dirs()
+    assert "ckdn run ruff --" not in one_line_error(project.ckdn("run", "--all", "--fix"))
+
+
 def test_the_child_sees_its_run_dir_and_check_name(project: Project) -> None:
     code = ("import os, pathlib; d = os.environ['CKDN_RUN_DIR']; "
             "pathlib.Path(d, 'seen.txt').write_text(os.environ['CKDN_CHECK'] + ' ' + "
