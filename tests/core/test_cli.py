@@ -480,6 +480,18 @@ def test_init_writes_a_starter_config_that_loads(project: Project) -> None:
     assert "--force" in line
 
 
+def test_init_enables_pre_commit_in_a_project_that_configures_it_but_not_in_lint(
+        project: Project) -> None:
+    assert project.ckdn("init").returncode == 0
+    assert "pre_commit" not in project.ckdn("checks").stdout
+    (project.root / ".pre-commit-config.yaml").write_text("repos: []\n")
+    assert project.ckdn("init", "--force").returncode == 0
+    checks = {c["name"]: c for c in json.loads(project.ckdn("checks", "--json").stdout)["checks"]}
+    assert checks["pre_commit"]["command"] == "pre-commit run --all-files"
+    assert checks["pre_commit"]["parser"] == "pre_commit"
+    assert checks["lint"]["members"] == ["ruff", "mypy"]
+
+
 def test_init_force_through_a_symlink_rewrites_its_target_and_leaves_no_temp_file(
         project: Project) -> None:
     (project.root / "shared.toml").write_text("# someone else's config\n")
