@@ -425,6 +425,9 @@ def test_list_json_shows_the_last_runs_oldest_first(project: Project) -> None:
     assert last["check"] == "bad"
     text = project.ckdn("list").stdout.splitlines()
     assert text == [f"{r['run_id']}\t{r['check']}\t{r['status']}" for r in rows]
+    (summary,) = [line for line in project.ckdn("--help").stdout.splitlines()
+                  if line.split()[:1] == ["list"]]
+    assert "oldest first" in summary  # as it lists them; `ckdn --help` once said newest
 
 
 def test_list_marks_an_unfinished_run_and_a_corrupt_digest(project: Project) -> None:
