@@ -428,6 +428,7 @@ def test_list_json_shows_the_last_runs_oldest_first(project: Project) -> None:
     (summary,) = [line for line in project.ckdn("--help").stdout.splitlines()
                   if line.split()[:1] == ["list"]]
     assert "oldest first" in summary  # as it lists them; `ckdn --help` once said newest
+    assert '{"runs": [...]}' in project.ckdn("list", "--help").stdout  # not "an array"
 
 
 def test_list_marks_an_unfinished_run_and_a_corrupt_digest(project: Project) -> None:
