@@ -242,6 +242,23 @@ def test_usage_errors_are_one_line_exit_2(project: Project) -> None:
     one_line_error(project.ckdn("frobnicate"))
 
 
+def test_an_unknown_option_points_at_the_help_of_its_verb(project: Project) -> None:
+    line = one_line_error(project.ckdn("list", "--bogus"))
+    assert line == "ckdn: unrecognized arguments: --bogus (see `ckdn list --help`)"
+    assert one_line_error(project.ckdn("--bogus")).endswith("(see `ckdn --help`)")
+
+
+def test_a_tool_option_before_the_double_dash_is_refused_with_the_command_to_type(
+        project: Project) -> None:
+    project.config('[check.ruff]\ncommand = "true"\nparser = "generic"\n')
+    line = one_line_error(project.ckdn("run", "ruff", "--fix", "--unsafe-fixes"))
+    assert line == ("ckdn: unrecognized arguments: --fix --unsafe-fixes; a tool's own arguments "
+                    "go after --: `ckdn run ruff -- --fix --unsafe-fixes` "
+                    "(see `ckdn run --help`)")
+    assert not project.run_dirs()
+    assert "ckdn run ruff --" not in one_line_error(project.ckdn("run", "--all", "--fix"))
+
+
 def test_the_child_sees_its_run_dir_and_check_name(project: Project) -> None:
     code = ("import os, pathlib; d = os.environ['CKDN_RUN_DIR']; "
             "pathlib.Path(d, 'seen.txt').write_text(os.environ['CKDN_CHECK'] + ' ' + "
@@ -408,6 +425,10 @@ def test_list_json_shows_the_last_runs_oldest_first(project: Project) -> None:
     assert last["check"] == "bad"
     text = project.ckdn("list").stdout.splitlines()
     assert text == [f"{r['run_id']}\t{r['check']}\t{r['status']}" for r in rows]
+    (summary,) = [line for line in project.ckdn("--help").stdout.splitlines()
+                  if line.split()[:1] == ["list"]]
+    assert "oldest first" in summary  # as it lists them; `ckdn --help` once said newest
+    assert '{"runs": [...]}' in project.ckdn("list", "--help").stdout  # not "an array"
 
 
 def test_list_marks_an_unfinished_run_and_a_corrupt_digest(project: Project) -> None:
@@ -461,6 +482,18 @@ def test_init_writes_a_starter_config_that_loads(project: Project) -> None:
     assert {"pytest", "ruff", "mypy", "lint"} <= {c["name"] for c in checks}
     line = one_line_error(project.ckdn("init"))
     assert "--force" in line
+
+
+def test_init_enables_pre_commit_in_a_project_that_configures_it_but_not_in_lint(
+        project: Project) -> None:
+    assert project.ckdn("init").returncode == 0
+    assert "pre_commit" not in project.ckdn("checks").stdout
+    (project.root / ".pre-commit-config.yaml").write_text("repos: []\n")
+    assert project.ckdn("init", "--force").returncode == 0
+    checks = {c["name"]: c for c in json.loads(project.ckdn("checks", "--json").stdout)["checks"]}
+    assert checks["pre_commit"]["command"] == "pre-commit run --all-files"
+    assert checks["pre_commit"]["parser"] == "pre_commit"
+    assert checks["lint"]["members"] == ["ruff", "mypy"]
 
 
 def test_init_force_through_a_symlink_rewrites_its_target_and_leaves_no_temp_file(

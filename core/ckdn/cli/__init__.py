@@ -46,7 +46,7 @@ VERBS: dict[str, tuple[str, str]] = {
                      "ckdn.plan/1 document on stdout"),
     "durations": ("durations", "update the durations ledger from the last whole runs of a "
                                "check (`ckdn durations update CHECK`)"),
-    "list": ("list_runs", "recent runs, newest first"),
+    "list": ("list_runs", "recent runs, oldest first (the newest is the last line)"),
     "checks": ("checks", "configured checks and aliases"),
     "gc": ("gc", "prune old run directories"),
     "init": ("init_project", "write a starter ckdn.toml, or an agent's kit (--agent)"),

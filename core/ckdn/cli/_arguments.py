@@ -7,6 +7,7 @@ argparse picks that verb, so reading ``ckdn show`` loads no other verb.
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from ckdn import DISTRIBUTION, __version__
 from ckdn.errors import UsageError
@@ -24,6 +25,28 @@ class CommandLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: Any = None) -> Any:
+        """Unknown words are blamed on the verb they followed, whose help lists its options."""
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            raise UsageError(unrecognized(parsed, unknown))
+        return parsed
+
+
+def unrecognized(parsed: Any, unknown: list[str]) -> str:
+    """The refusal of ``unknown`` after the verb; ``run NAME --fix`` also shows the
+    ``--`` that hands words to the tool, as pytest/nox/tox users expect to type."""
+    verb = getattr(parsed, "verb", None)
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    if verb is None:
+        return f"{message} (see `ckdn --help`)"
+    check = getattr(parsed, "check", None) if verb == "run" else None
+    if check:
+        message += (f"; a tool's own arguments go after --: "
+                    f"`ckdn run {shlex.join([check, '--', *unknown])}`")
+    return f"{message} (see `ckdn {verb} --help`)"
 
 
 class VerbParser(CommandLineParser):

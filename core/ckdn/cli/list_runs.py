@@ -1,4 +1,4 @@
-"""``ckdn list``: the recent runs, newest first (a file apart: ``list`` is a builtin's name)."""
+"""``ckdn list``: the recent runs, oldest first (a file apart: ``list`` is a builtin's name)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["add_options", "handle"]
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
-    parser.add_argument("--json", action="store_true", help="one JSON array")
+    parser.add_argument("--json", action="store_true", help='one JSON object, {"runs": [...]}')
 
 
 def handle(args: SimpleNamespace, extra: list[str]) -> int:

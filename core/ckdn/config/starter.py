@@ -85,10 +85,21 @@ def _block(recipe: Recipe) -> str:
     return "\n".join(line if line.startswith("#") else f"# {line}" for line in lines)
 
 
+#: The pre-commit recipe of a project that has a ``.pre-commit-config.yaml``: enabled, so
+#: ``ckdn run --all`` runs its hooks, but not in ``lint``, which its fixers would make edit files.
+PROJECT_PRE_COMMIT = Recipe("pre_commit", "pre_commit", "pre-commit run --all-files",
+                            enabled=True,
+                            comment="this project has a .pre-commit-config.yaml; not in lint: "
+                                    "its fixer hooks edit files")
+
+#: Enabled recipes that stay out of the ``lint`` alias (tests; hooks that may edit files).
+NOT_LINT = ("pytest", "pre_commit")
+
+
 def render(recipes: tuple[Recipe, ...] = RECIPES) -> str:
     """The starter file text for ``recipes``."""
     blocks = [_HEADER, *(_block(r) for r in recipes)]
-    enabled = [r.name for r in recipes if r.enabled and r.name != "pytest"]
+    enabled = [r.name for r in recipes if r.enabled and r.name not in NOT_LINT]
     members = ", ".join(f'"{n}"' for n in enabled)
     blocks.append(f"[check.lint]\nmembers = [{members}]   # add pylint, bandit, ... when enabled\n"
                   "# fail_fast = true              # default; false runs every member")
@@ -98,9 +109,12 @@ def render(recipes: tuple[Recipe, ...] = RECIPES) -> str:
 STARTER = render()
 
 
-def starter(*, plugin: bool) -> str:
-    """The starter file text; ``plugin``: its pytest check runs ckdn's plugin (not JUnit XML)."""
-    if not plugin:
+def starter(*, plugin: bool, pre_commit: bool = False) -> str:
+    """The starter file text; ``plugin``: its pytest check runs ckdn's plugin (not JUnit XML);
+    ``pre_commit``: the project has a pre-commit config, so its check is enabled."""
+    if not plugin and not pre_commit:
         return STARTER
-    return render(tuple(PLUGIN_PYTEST if recipe.name == "pytest" else recipe
-                        for recipe in RECIPES))
+    chosen = {"pytest": PLUGIN_PYTEST} if plugin else {}
+    if pre_commit:
+        chosen["pre_commit"] = PROJECT_PRE_COMMIT
+    return render(tuple(chosen.get(recipe.name, recipe) for recipe in RECIPES))

@@ -270,6 +270,10 @@ def test_status_refusals_are_one_line_and_exit_2(repo: Project) -> None:
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.count("\n") == 1
     assert "nosuch" in proc.stderr
+    proc = repo.ckdn("status", "testss")  # worded as `ckdn run tset` words it
+    assert proc.stderr == repo.ckdn("run", "testss").stderr
+    assert "did you mean 'tests'" in proc.stderr
+    assert "(configured: tests, ok, probe, both)" in proc.stderr
     repo.config('[run]\nrequired = ["tset"]\n' + CONFIG)
     proc = repo.ckdn("status")
     assert proc.returncode == 2

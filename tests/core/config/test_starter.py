@@ -104,6 +104,17 @@ def test_the_plugin_starter_differs_only_in_its_pytest_command_and_loads() -> No
     assert starter(plugin=False) == STARTER
 
 
+def test_the_pre_commit_starter_enables_its_check_outside_lint_and_loads() -> None:
+    for plugin in (False, True):
+        doc = tomllib.loads(starter(plugin=plugin, pre_commit=True))
+        plain = tomllib.loads(starter(plugin=plugin))
+        assert doc["check"]["pre_commit"] == {"command": "pre-commit run --all-files",
+                                              "parser": "pre_commit"}
+        assert doc["check"]["lint"] == plain["check"]["lint"] == {"members": ["ruff", "mypy"]}
+        del doc["check"]["pre_commit"]
+        assert doc == plain
+
+
 def test_the_plugin_is_beside_this_environments_own_pytest_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ours = str(Path(sys.executable).parent)

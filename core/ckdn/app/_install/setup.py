@@ -70,18 +70,24 @@ def plugin_beside_pytest(path: str | None = None) -> bool:
                for entry in metadata.entry_points(group="pytest11"))
 
 
+#: pre-commit's own config file, whose presence enables the starter's ``pre_commit`` check.
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+
+
 def write_starter(cwd: str, explicit: str | None = None, *, force: bool = False) -> str:
     """``ckdn init``: write the starter ``ckdn.toml`` where ``ckdn run`` would look; its path.
 
     Its pytest check runs ckdn's plugin where the plugin runs inside that pytest
-    (:func:`plugin_beside_pytest`), else writes a JUnit report (docs/configuration.md)."""
+    (:func:`plugin_beside_pytest`), else writes a JUnit report (docs/configuration.md);
+    its pre-commit check is enabled where the project configures pre-commit."""
     path = config_path(cwd, explicit)
     if os.path.exists(path) and not os.path.isfile(path):  # never replace a device or a FIFO
         raise UsageError(f"{path} exists and is not a regular file; name a ckdn.toml to write")
     if os.path.exists(path) and not force:
         raise UsageError(f"{path} already exists; pass --force to overwrite it")
 
-    text = starter(plugin=plugin_beside_pytest())
+    text = starter(plugin=plugin_beside_pytest(),
+                   pre_commit=os.path.isfile(os.path.join(cwd, PRE_COMMIT_CONFIG)))
     try:  # atomically (a failed --force leaves no half config); a symlink's target is written
         write_atomic(os.path.realpath(path), text.encode("utf-8"))
     except OSError as exc:
