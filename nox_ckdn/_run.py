@@ -33,7 +33,7 @@ from ckdn.app import run as run_target
 from ckdn.app.host import github_reporting, report_to_github
 from ckdn.app.queries import headline, red_members, render, requirements
 from ckdn.errors import CkdnError
-from nox_ckdn._session import base_env, install_requirements
+from nox_ckdn._session import base_env, install_requirements, parametrized_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,11 +59,13 @@ def run(session: nox.Session, name: str, *, args: Sequence[str] | None = None,
     fails it, since there is no digest to return. ``gate`` (default: ``$CKDN_GATE``)
     judges the check by its baseline gate instead, as ``ckdn run --gate`` does.
     ``github`` (default: on in a GitHub Actions job unless ``CKDN_GITHUB=0``) writes the
-    run's annotations and step summary there (docs/ci.md).
+    run's annotations and step summary there (docs/ci.md). A parametrized session stores
+    its runs as ``NAME@LABEL`` (``tests@3.12,django=5``): one history per parametrization.
     """
     loaded = load(session, config)
     extra = list(session.posargs if args is None else args)
-    return execute(session, loaded, name, extra, fail=fail, gate=gate, github=github)
+    return execute(session, loaded, name, extra, fail=fail, gate=gate, github=github,
+                   env_label=parametrized_label(session))
 
 
 def install(session: nox.Session, *names: str, config: ConfigPath = None) -> list[str]:

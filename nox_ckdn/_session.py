@@ -18,7 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import nox
 
-__all__ = ["ProjectInstall", "base_env", "install_requirements", "install_the_project", "unique"]
+__all__ = ["ProjectInstall", "base_env", "install_requirements", "install_the_project",
+           "parametrized_label", "unique"]
 
 #: How a session installs the project: True (``pip install .``), "editable" (``-e .``), False.
 ProjectInstall = bool | Literal["editable"]
@@ -39,6 +40,28 @@ def base_env(session: nox.Session) -> dict[str, str]:
     if bins:
         env["PATH"] = os.pathsep.join([*bins, *([env["PATH"]] if env.get("PATH") else [])])
     return env
+
+
+def parametrized_label(session: nox.Session) -> str | None:
+    """What a parametrized session's name adds to its function's (``tests-3.12``: ``3.12``,
+    ``tests(django='5')``: ``django=5``, both: ``3.12,django=5``), else None.
+
+    A check the session runs is then stored as ``NAME@LABEL``: each parametrization is its
+    own history, as each Python of a registered session is. Read from the public
+    ``session.name`` (nox's ``NAME[-PYTHON][(PARAMS)]``) and ``session.python``.
+    """
+    name, params = session.name, ""
+    if name.endswith(")") and "(" in name:
+        name, params = name[:-1].split("(", 1)
+    parts = []
+    python = session.python
+    if isinstance(python, str) and python and name.endswith(f"-{python}"):
+        parts.append(python)
+    if params:
+        parts.append(",".join(part.strip().replace("'", "").replace('"', "")
+                              for part in params.split(",")))
+    label = ",".join(parts)
+    return "".join("_" if char in "/\\\0" or char.isspace() else char for char in label) or None
 
 
 def unique(items: Iterable[str]) -> list[str]:

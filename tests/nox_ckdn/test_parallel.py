@@ -46,15 +46,24 @@ def test_the_same_check_in_two_parallel_sessions_is_refused_once_in_one_line(
         import nox_ckdn
 
 
-        @nox.session(python=False, allow_parallel=True)
-        @nox.parametrize("n", [1, 2])
-        def twin(session, n):
+        def hold(session):
             try:
                 nox_ckdn.run(session, "hold")
             finally:
                 Path("refused").touch()
+
+
+        # two sessions, not one parametrized: each parametrization has its own lock
+        @nox.session(python=False, allow_parallel=True)
+        def one(session):
+            hold(session)
+
+
+        @nox.session(python=False, allow_parallel=True)
+        def two(session):
+            hold(session)
         """)
-    proc = nox_project.nox("-j", "2", "-s", "twin")
+    proc = nox_project.nox("-j", "2", "-s", "one", "two")
     assert proc.returncode == 1
     refusals = [line for line in proc.stdout.splitlines() if " aborted: " in line]
     assert len(refusals) == 1, proc.stdout

@@ -6,9 +6,16 @@ import json
 import os
 import signal
 import time
+from typing import TYPE_CHECKING, cast
 
+import pytest
+
+from nox_ckdn._session import parametrized_label
 from tests.nox_ckdn.checks import ALL, ECHO, check
 from tests.nox_ckdn.noxproject import NoxProject, aborted_line, failed_line, valid
+
+if TYPE_CHECKING:
+    import nox
 
 #: A hand-written session that stores what ``run`` returned, for the test to compare.
 RECORDING = """\
@@ -216,3 +223,51 @@ def test_ctrl_c_during_a_check_leaves_its_digest_and_stops_nox(
     digest = nox_project.digest_of("sleepy")
     assert digest["interrupted"] is True
     assert digest["status"] == "error"
+
+
+PARAMETRIZED = """\
+import nox
+import nox_ckdn
+
+
+@nox.session(python=False)
+@nox.parametrize("django", ["4", nox.param("5/x", id="new")])
+def tests(session, django):
+    nox_ckdn.run(session, "ok")
+
+
+@nox.session(python=False)
+def plain(session):
+    nox_ckdn.run(session, "ok")
+"""
+
+
+def test_each_parametrized_session_stores_its_runs_as_its_own_history(
+        nox_project: NoxProject) -> None:
+    nox_project.config(ALL)
+    nox_project.noxfile(PARAMETRIZED)
+    proc = nox_project.nox("-s", "tests", "plain")
+    assert proc.returncode == 0, proc.stderr
+    assert [nox_project.digest_of(name)["check"] for name in ("ok@django=4", "ok@new", "ok")
+            ] == ["ok@django=4", "ok@new", "ok"]
+    assert sorted(p.name.split("-", 1)[1] for p in nox_project.run_dirs()) == [
+        "ok", "ok@django=4", "ok@new"]
+
+
+class _Session:
+    def __init__(self, name: str, python: object) -> None:
+        self.name, self.python = name, python
+
+
+@pytest.mark.parametrize(("name", "python", "label"), [
+    ("tests", None, None),
+    ("tests", "3.12", None),  # one Python: the check's own history
+    ("tests-3.12", "3.12", "3.12"),
+    ("tests(django='5')", False, "django=5"),
+    ("tests-3.12(django='5', db='pg')", "3.12", "3.12,django=5,db=pg"),
+    ("tests(old)", None, "old"),
+    ("tests(path='a/b c')", None, "path=a_b_c"),
+])
+def test_a_parametrized_sessions_label_is_what_its_name_adds(
+        name: str, python: object, label: str | None) -> None:
+    assert parametrized_label(cast("nox.Session", _Session(name, python))) == label

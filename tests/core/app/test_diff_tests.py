@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ckdn.app import load_config, run_check
 from ckdn.app._stored.freshness import tree_now
 from ckdn.identity.diff import TEST_CLASSES, compare_tests
 from ckdn.parsers.outcomes import OUTCOMES
@@ -179,3 +180,45 @@ def test_every_test_red_in_b_or_turned_green_is_in_exactly_one_class(
         assert counts["flaky"] == 0
     for entry in lists["flaky"]:
         assert (entry["a"] in red) != (entry["b"] in red)
+
+
+def run_in_env(project: Project, label: str, env: dict[str, str] | None = None) -> None:
+    """A run of ``tests`` stored as ``tests@LABEL``, as a nox session or tox env stores it."""
+    config = load_config(project.root)
+    outcome = run_check(config, config.checks["tests"], as_name=f"tests@{label}", env=env)
+    assert outcome.digest["check"] == f"tests@{label}"
+
+
+def test_one_checks_runs_in_two_envs_compare_and_a_changed_outcome_is_not_flaky(
+        repo: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FLIP", raising=False)
+    run_in_env(repo, "3.11")
+    monkeypatch.setenv("FLIP", "1")  # the same tree, another env: the env's doing
+    run_in_env(repo, "3.12")
+    proc = repo.ckdn("diff", "tests@3.11", "tests@3.12", "--json")
+    assert proc.returncode == 1, proc.stderr  # B has a new finding
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, load_schema("ckdn.diff/1"))
+    assert doc["check"] == "tests"
+    assert (doc["a"]["check"], doc["b"]["check"]) == ("tests@3.11", "tests@3.12")
+    assert doc["counts"]["new"] == 1
+    tests = doc["tests"]
+    assert tests["same_source"] is True
+    assert ids(tests, "newly_failing") == ["test_it.py::test_env"]
+    assert tests["counts"]["flaky"] == 0
+    text = repo.ckdn("diff", "tests@3.11", "tests@3.12").stdout
+    assert text.startswith("tests (tests@3.11 -> tests@3.12): 1 new,")
+    assert "two envs: no change is called flaky" in text
+
+
+def test_runs_of_two_checks_are_refused_with_the_command_that_compares_b(
+        repo: Project) -> None:
+    repo.config(CONFIG + CONFIG.replace("[check.tests]", "[check.other]"))
+    run(repo)
+    assert repo.ckdn("run", "other").returncode in (0, 1)
+    proc = repo.ckdn("diff", "tests", "other")
+    assert proc.returncode == 2
+    b = sorted(p.name for p in repo.run_dirs() if p.name.endswith("-other"))[-1]
+    assert proc.stderr.strip().endswith(
+        f"ckdn diff compares two runs of one check (in one env or two: NAME@ENV); to compare"
+        f" B with its check's run before it: ckdn diff -1 {b}")

@@ -257,3 +257,25 @@ def test_a_shard_whose_digest_is_not_a_ckdn_digest_is_unusable_and_named(
     assert digest["status"] == "error", digest
     assert "shard forged: " in digest["status_reason"]
     assert "\n" not in digest["status_reason"]
+
+
+def test_a_merge_of_other_shards_is_not_weakened_and_status_says_why_it_is_stale(
+        shards: Project) -> None:
+    runs = [shard(shards, "tests/test_a.py"), shard(shards, "tests/test_b.py")]
+    rc, first = merge(shards, "--check", "tests", "--expect", "2", *runs)
+    assert (rc, first["status"]) == (0, "pass"), first
+    runs = [shard(shards, "tests/test_a.py"), shard(shards, "tests/test_b.py")]
+    rc, second = merge(shards, "--check", "tests", "--expect", "2", *runs)
+    assert (rc, second["status"]) == (0, "pass"), second
+    # the shards named are the evidence, not what is checked: no "the command changed"
+    assert not any(note.startswith("weakened") for note in second.get("notes", []))
+    facts = json.loads((shards.root / second["run_dir"] / "facts.json").read_text())
+    assert facts["command"] == "ckdn merge --check tests"
+    meta = json.loads((shards.root / second["run_dir"] / "meta.json").read_text())
+    assert meta["command"][4:] == runs  # meta.json still names every shard
+    proc = shards.ckdn("status", "tests", "--json")
+    entry = json.loads(proc.stdout)["checks"][0]
+    assert (entry["state"], entry["green"]) == ("stale", False)
+    assert entry["reason"].startswith("a merge of shards (ckdn merge) records neither the "
+                                      "settings nor the source tree its shards ran with")
+    assert "weakened" not in entry

@@ -785,3 +785,34 @@ def test_render_reads_in_contract_order_and_round_trips(tmp_path: Path) -> None:
     assert list(json.loads(text)["findings"][0]) == ["id", "kind", "message", "location",
                                                      "detail"]
     assert text.startswith('{\n  "schema": "ckdn.digest/2",\n  "check": "pytest",')
+
+
+def test_render_keeps_a_coverage_files_missing_lines_to_a_few_lines() -> None:
+    missing = [n for n in range(5, 200) if n % 5 in (0, 1, 2)][:40]
+    doc = {"schema": "ckdn.digest/2", "check": "coverage", "status": "fail", "rc": 0,
+           "status_reason": "exit code 0 but gate failed", "run_dir": RUN_DIR,
+           "summary": {"top_uncovered_files": [
+               {"file": "calc/big.py", "missing_lines_preview": missing,
+                "missing_lines_truncated": 80}]}}
+    text = render(doc)
+    assert json.loads(text) == doc
+    start = text.index('"missing_lines_preview": [')
+    preview = text[start:text.index("]", start) + 1]
+    assert preview.count("\n") == 2  # 40 numbers in three lines, not forty
+    block = text[text.rindex("\n", 0, start) + 1:text.index("]", start) + 1]
+    assert max(len(line) for line in block.splitlines()) <= 88
+
+
+_WORDS = st.text("ab_ z", max_size=4)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | _WORDS
+                    | st.floats(allow_nan=False),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(_WORDS, inner, max_size=4), max_leaves=12))
+def test_render_is_indented_json_that_reads_back_as_the_document(value: object) -> None:
+    doc = {"schema": "ckdn.digest/2", "summary": value}
+    text = render(doc)
+    assert json.loads(text) == doc
+    if "[" not in json.dumps(value):  # without lists: exactly json.dumps's indented form
+        assert text == json.dumps(doc, indent=2, sort_keys=True)

@@ -112,7 +112,8 @@ class HostRun:
              outcomes: Mapping[str, str] | None = None,
              durations: Mapping[str, float] | None = None,
              change: ChangeRequest | None = None,
-             imported: ImportedRun | None = None) -> Outcome:
+             imported: ImportedRun | None = None,
+             settings_argv: Sequence[str] | None = None) -> Outcome:
         """Seal the run: ``rc`` is the host's exit status (130 after Ctrl-C, with
         ``interrupted``); ``result`` the host's facts, else ``parser`` reads the run dir
         (``parser`` is what ``meta.json`` names either way). ``gated``: the run is one
@@ -124,7 +125,9 @@ class HostRun:
         ``ckdn merge``, with each test's seconds from ``durations`` (for ``ckdn plan``).
         ``change``: gate the run by a diff (the pytest plugin's ``--ckdn-diff-base``), as
         ``ckdn run --diff-base`` does. ``imported``: the run joins imported runs (a merge of
-        imports): its status is an import's and its rc null. Refusals are CkdnError."""
+        imports): its status is an import's and its rc null. ``settings_argv``: ``argv``
+        less what names only the evidence (a merge's shards), for ``facts.json``.
+        Refusals are CkdnError."""
         log = self.open_log()  # a host that wrote nothing leaves an empty log
         log_sha256, log_bytes = log.close()
         if outcomes is not None:
@@ -142,6 +145,7 @@ class HostRun:
         run.log_sha256, run.log_bytes = log_sha256, log_bytes
         run.result, run.gated, run.identities = result, gated, identities
         run.change, run.imported = change, imported
+        run.settings_argv = settings_argv
         return execute(run, HOST_STEPS).outcome
 
     def release(self) -> None:

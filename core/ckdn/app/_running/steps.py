@@ -136,8 +136,8 @@ class Run:
                  "identities", "imported", "log_bytes", "log_sha256", "name", "notes",
                  "owns_lock",
                  "parser", "publish", "redaction", "restore_interrupts", "result",
-                 "run_dir", "source", "started_at", "stop", "store", "tap", "top", "tree",
-                 "verdict")
+                 "run_dir", "settings_argv", "source", "started_at", "stop", "store", "tap",
+                 "top", "tree", "verdict")
 
     def __init__(self, config: Config, name: str, *, check: Check | None = None,
                  parser: str = "generic", top: int | None = None, publish: bool = True,
@@ -162,6 +162,9 @@ class Run:
         self.run_dir: RunDir | None = None
         self.owns_lock = False
         self.argv: Sequence[str] = ()
+        #: a host run's argv less what names only its evidence (a merge's shards): what
+        #: its facts compare, so another set of shards is not "the command changed"
+        self.settings_argv: Sequence[str] | None = None
         self.env: dict[str, str] | None = None
         self.env_keys: Iterable[str] = check.env if check is not None else ()
         self.notes: list[str] = []
@@ -447,10 +450,11 @@ def note_weakening(run: Run) -> Run:
         return run
     check = run.check
     branch = run.tree.branch if run.tree is not None else None
-    shown = " ".join(run.redaction.argv([*(check.argv if check is not None else run.argv),
+    argv = run.argv if run.settings_argv is None else run.settings_argv
+    shown = " ".join(run.redaction.argv([*(check.argv if check is not None else argv),
                                          *run.extra_args]))
     facts = facts_of(check=run.name, parser=run.parser, branch=branch,
-                     settings=settings_hash(check, run.extra_args, run.argv), command=shown,
+                     settings=settings_hash(check, run.extra_args, argv), command=shown,
                      options=check.options if check is not None else {},
                      summary=run.facts.summary)
     earlier = reference(run.store, run.name, run.path, branch, run.earlier)

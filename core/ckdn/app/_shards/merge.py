@@ -130,8 +130,8 @@ def merge_runs(config: Config, name: str, refs: Sequence[str], *,
         rc = 0 if marks is not None else _worst_rc(shards, name)
         identities = rows if result.total == len(rows) else None
         outcomes, durations = _whole_outcomes(shards)
-        argv = ["ckdn", "merge", "--check", name, *(["--plan", plan] if plan else []), *refs]
-        return host.seal(argv=argv, rc=rc,
+        settings = ["ckdn", "merge", "--check", name, *(["--plan", plan] if plan else [])]
+        return host.seal(argv=[*settings, *refs], settings_argv=settings, rc=rc,
                          duration=time.perf_counter() - clock, result=result,
                          parser="merge", gated=True, identities=identities,
                          outcomes=outcomes, durations=durations, imported=marks)

@@ -10,6 +10,7 @@ import re
 from ckdn.app._running.steps import store_for
 from ckdn.app._stored.freshness import read_source_state
 from ckdn.app._stored.outcomes import run_outcomes
+from ckdn.config import HOST_SEPARATOR
 from ckdn.documents.stored import read_stored
 from ckdn.errors import UsageError, quote
 from ckdn.identity import FINDINGS_FILE, read_findings, retried_head, split_location
@@ -50,9 +51,7 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
         else store.resolve(a_ref)
     a_doc = _digest(store, a_path)
     if a_doc["check"] != check:
-        raise UsageError(f"{store.display(a_path)} is a run of {quote(a_doc['check'])} and "
-                         f"{store.display(b_path)} of {quote(check)}; ckdn diff compares two "
-                         "runs of one check")
+        check = _one_check(store, (a_path, a_doc["check"]), (b_path, check))
     before, after = _rows(store, a_path, a_doc), _rows(store, b_path, b_doc)
     top = config.run.top
     counts, lists = classify(before, after, top, config.cwd)
@@ -61,20 +60,38 @@ def diff_runs(config: Config, a_ref: str, b_ref: str) -> dict[str, Any]:
         redaction = Redaction(config.run.redact)
         for entry in (entry for listed in lists.values() for entry in listed):
             entry["message"] = redaction.text(entry["message"])
-    doc = {"schema": SCHEMA_DIFF, "check": check,
-           "a": _side(store, a_path, a_doc), "b": _side(store, b_path, b_doc),
+    sides = [_side(store, path, doc) for path, doc in ((a_path, a_doc), (b_path, b_doc))]
+    if a_doc["check"] != b_doc["check"]:  # one check in two envs: each side says which
+        for side, ran in zip(sides, (a_doc, b_doc), strict=True):
+            side["check"] = ran["check"]
+    doc = {"schema": SCHEMA_DIFF, "check": check, "a": sides[0], "b": sides[1],
            "counts": counts, "top": top, **lists}
-    tests = _tests(config, check, (a_path, a_doc), (b_path, b_doc), top)
+    tests = _tests(config, (a_path, a_doc), (b_path, b_doc), top)
     if tests is not None:
         doc["tests"] = tests
     return doc
 
 
-def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
-           b: tuple[str, dict[str, Any]], top: int) -> dict[str, Any] | None:
+def _one_check(store: Store, a: tuple[str, str], b: tuple[str, str]) -> str:
+    """The check two differently named runs are runs of: ``NAME`` and ``NAME@ENV`` (a tox
+    env's or nox session's), or two envs of it; a UsageError for two checks."""
+    bases = {name.partition(HOST_SEPARATOR)[0] for _path, name in (a, b)}
+    if len(bases) == 1:
+        return bases.pop()
+    (a_path, a_check), (b_path, b_check) = a, b
+    raise UsageError(f"{store.display(a_path)} is a run of {quote(a_check)} and "
+                     f"{store.display(b_path)} of {quote(b_check)}; ckdn diff compares two "
+                     f"runs of one check (in one env or two: NAME@ENV); to compare B with its "
+                     f"check's run before it: ckdn diff -1 {os.path.basename(b_path)}")
+
+
+def _tests(config: Config, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]],
+           top: int) -> dict[str, Any] | None:
     """Tests compared by node id (:mod:`ckdn.app._stored.outcomes`): for a run that recorded every
-    test's outcome, or a check of a test parser; ``None`` for any other check."""
-    before, after = (run_outcomes(config, check, path, doc["rc"]) for path, doc in (a, b))
+    test's outcome, or a check of a test parser; ``None`` for any other check. Runs in two
+    envs are never flaky: what changed their outcome may be the env."""
+    check = b[1]["check"]
+    before, after = (run_outcomes(config, doc["check"], path, doc["rc"]) for path, doc in (a, b))
     if before is None and after is None:
         configured = config.check_of_run(check)
         if configured is None or configured.parser not in TEST_PARSERS:
@@ -86,7 +103,8 @@ def _tests(config: Config, check: str, a: tuple[str, dict[str, Any]],
                                              "(a JUnit report in the run dir, or tests.jsonl)"}
     states = [read_source_state(path) for path, _doc in (a, b)]
     same = states[0] is not None and states[0] == states[1]
-    counts, lists = compare_tests(before, after, same_source=same, top=top)
+    one_env = a[1]["check"] == check
+    counts, lists = compare_tests(before, after, same_source=same and one_env, top=top)
     return {"compared": True, "same_source": same, "counts": counts, **lists}
 
 
@@ -193,7 +211,8 @@ def _shown(row: FindingRow) -> dict[str, str]:
 def render_diff(doc: Mapping[str, Any]) -> str:
     """The short text form: a headline of counts, then the listed findings of each class."""
     counts = doc["counts"]
-    lines = [f"{doc['check']}: {counts['new']} new, {counts['fixed']} fixed, "
+    envs = f" ({doc['a']['check']} -> {doc['b']['check']})" if "check" in doc["a"] else ""
+    lines = [f"{doc['check']}{envs}: {counts['new']} new, {counts['fixed']} fixed, "
              f"{counts['moved']} moved, {counts['unchanged']} unchanged "
              f"({doc['a']['run_dir']} -> {doc['b']['run_dir']})"]
     for name in ("new", "fixed", "moved"):
@@ -207,18 +226,22 @@ def render_diff(doc: Mapping[str, Any]) -> str:
             lines.append(f"{name:5}  ... and {more} more")
     tests = doc.get("tests")
     if tests is not None:
-        lines.extend(_render_tests(tests))
+        lines.extend(_render_tests(tests, two_envs=bool(envs)))
     return "\n".join(lines)
 
 
-def _render_tests(tests: dict[str, Any]) -> list[str]:
+def _render_tests(tests: dict[str, Any], *, two_envs: bool) -> list[str]:
     if not tests["compared"]:
         return [f"tests: not compared ({tests['reason']})"]
     counts = tests["counts"]
+    if two_envs:
+        tree = ("the same source tree" if tests["same_source"] else "another source tree"
+                ) + ", two envs: no change is called flaky"
+    else:
+        tree = ("the same source tree" if tests["same_source"] else
+                "not known to be the same source tree: no change is called flaky")
     lines = [f"tests: {counts['newly_failing']} newly failing, {counts['fixed']} fixed, "
-             f"{counts['still_failing']} still failing, {counts['flaky']} flaky ("
-             + ("the same source tree" if tests["same_source"] else
-                "not known to be the same source tree: no change is called flaky") + ")"]
+             f"{counts['still_failing']} still failing, {counts['flaky']} flaky ({tree})"]
     for name in ("newly_failing", "fixed", "flaky"):
         label = name.replace("_", " ")
         for entry in tests[name]:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["FRESH", "MISSING", "SCHEMA_STATUS", "STALE", "STATES", "UNKNOWN", "changed_paths",
            "read_source", "read_source_state", "render_status", "status", "tree_now"]
 
+#: How a merged run's facts.json names its command (:mod:`ckdn.app._shards.merge`).
+_MERGE_COMMAND = "ckdn merge "
+
 SCHEMA_STATUS = "ckdn.status/1"
 FRESH, STALE, MISSING, UNKNOWN = "fresh", "stale", "missing", "unknown"
 STATES = (FRESH, STALE, MISSING, UNKNOWN)
@@ -255,6 +258,11 @@ def _entry(check: Check, info: RunInfo | None, *, now: SourceState | None, why_n
 def _freshness(check: Check, run_dir: str, facts: Mapping[str, Any] | None, *,
                now: SourceState | None, why_not: str, between: Between) -> dict[str, Any]:
     if facts is not None and facts.get("settings") != settings_hash(check):
+        if str(facts.get("command", "")).startswith(_MERGE_COMMAND):
+            return {"state": STALE, "reason": "a merge of shards (ckdn merge) records neither "
+                    "the settings nor the source tree its shards ran with, so it never vouches"
+                    f" for the tree as it is now; `ckdn run {check.name}` records a run that "
+                    "does"}
         return {"state": STALE, "reason": "the run used other settings or arguments than the "
                                           "check has now"}
     if not check.reads_files:
