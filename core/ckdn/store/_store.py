@@ -168,15 +168,20 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = Tr
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        with open(fd, "wb") as handle:
-            if isinstance(data, bytes):
-                handle.write(data)
-            else:
+        if isinstance(data, bytes):  # written raw: no buffer, and no isatty ioctl to size one
+            with open(fd, "wb", buffering=0) as raw:
+                view = memoryview(data)
+                while view:
+                    view = view[raw.write(view):]
+                if durable:
+                    fsync_together(fd, synced_with)
+        else:
+            with open(fd, "wb") as handle:
                 for chunk in data:
                     handle.write(chunk)
-            if durable:
-                handle.flush()
-                fsync_together(handle.fileno(), synced_with)
+                if durable:
+                    handle.flush()
+                    fsync_together(handle.fileno(), synced_with)
         os.replace(tmp, path)
     except BaseException:
         _unlink_missing_ok(tmp)
