@@ -165,7 +165,9 @@ def stat_fields(pid: int) -> list[bytes] | None:
     """``/proc/PID/stat`` from its third field on (state, ppid, pgrp, session, ...), or None
     once it is gone. The command name before them may hold spaces and parentheses."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+        # raw, as every /proc read here: read whole once, so a buffer (sized by an isatty
+        # ioctl) would buy nothing
+        with open(f"/proc/{pid}/stat", "rb", buffering=0) as stat_file:
             stat = stat_file.read()
     except OSError:  # exited while we looked (or no /proc)
         return None
@@ -194,7 +196,7 @@ def identity(pid: int, cgroup: Cgroup | None, marker: str | None = None
 
 def boot_id() -> str | None:
     try:
-        with open("/proc/sys/kernel/random/boot_id", "rb") as boot:
+        with open("/proc/sys/kernel/random/boot_id", "rb", buffering=0) as boot:
             return boot.read().strip().decode()
     except OSError:
         return None
@@ -208,7 +210,7 @@ def has_children(pid: int) -> bool:
         return False  # gone
     for task in tasks:
         try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+            with open(f"/proc/{pid}/task/{task}/children", "rb", buffering=0) as listing:
                 if listing.read(1):
                     return True
         except FileNotFoundError:

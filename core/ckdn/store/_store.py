@@ -168,15 +168,20 @@ def write_atomic(path: str, data: bytes | Iterable[bytes], *, durable: bool = Tr
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        with open(fd, "wb") as handle:
-            if isinstance(data, bytes):
-                handle.write(data)
-            else:
+        if isinstance(data, bytes):  # written raw: no buffer, and no isatty ioctl to size one
+            with open(fd, "wb", buffering=0) as raw:
+                view = memoryview(data)
+                while view:
+                    view = view[raw.write(view):]
+                if durable:
+                    fsync_together(fd, synced_with)
+        else:
+            with open(fd, "wb") as handle:
                 for chunk in data:
                     handle.write(chunk)
-            if durable:
-                handle.flush()
-                fsync_together(handle.fileno(), synced_with)
+                if durable:
+                    handle.flush()
+                    fsync_together(handle.fileno(), synced_with)
         os.replace(tmp, path)
     except BaseException:
         _unlink_missing_ok(tmp)
@@ -732,13 +737,18 @@ class RunDir:
     """
 
     def __init__(self, path: str, check: str, fd: int, notes: list[str],
-                 left_running: dict[str, object] | None = None) -> None:
+                 left_running: dict[str, object] | None = None, *,
+                 names: list[str] | None = None) -> None:
         self.path = path
         self.name = os.path.basename(path)
         self.check = check
         self.notes = notes
         #: The process tree a run that died holding the lock named (its child record).
         self.left_running = left_running
+        #: The check's run dir names, newest first (this one included), as listed when the
+        #: dir was made: while the lock is held no other run of the check can appear, so the
+        #: run's later readers (earlier facts, prune) take them instead of listing again.
+        self.names = names
         self._fd: int | None = fd
 
     def __enter__(self) -> RunDir:
@@ -849,7 +859,7 @@ class Store:
                 mark_abandoned(os.path.join(self.runs_dir, previous.run_dir),
                                         kind_of)
             write_holder(fd, None)
-            path = self._make_unique_dir(check)
+            path, names = self._make_unique_dir(check)
             write_holder(fd, os.path.basename(path))
         except OSError as exc:
             clear_holder(fd)
@@ -857,7 +867,8 @@ class Store:
         except BaseException:
             clear_holder(fd)
             raise
-        return RunDir(path, check, fd, notes, None if previous is None else previous.child)
+        return RunDir(path, check, fd, notes, None if previous is None else previous.child,
+                      names=names)
 
     def abandon(self, run_dir: str) -> None:
         """Remove ``run_dir`` if it is still empty (an alias run refused before it ran)."""
@@ -871,7 +882,7 @@ class Store:
         validate_label(name)
         self._ensure_runs_dir()
         try:
-            return self._make_unique_dir(name)
+            return self._make_unique_dir(name)[0]
         except OSError as exc:
             raise self._unwritable(exc) from exc
 
@@ -890,27 +901,24 @@ class Store:
                 " remove the symlink"
             )
 
-    def _make_unique_dir(self, label: str) -> str:
+    def _make_unique_dir(self, label: str) -> tuple[str, list[str]]:
+        """The new dir, and the names of ``label``'s run dirs newest first (the new one
+        included) from the one listing that chose its sequence number."""
         stamp = time.strftime(TIMESTAMP, time.gmtime(self._clock()))
-        seq = self._next_seq(stamp, label)
+        runs = [(entry_stamp, seq, entry.name)
+                for entry, (entry_stamp, seq, _label) in _run_entries(self.runs_dir, label)]
+        seq = 1 + max((seq for entry_stamp, seq, _name in runs if entry_stamp == stamp),
+                      default=-1)
         while True:
-            path = os.path.join(self.runs_dir, run_name(stamp, seq, label))
+            name = run_name(stamp, seq, label)
+            path = os.path.join(self.runs_dir, name)
             try:
                 os.mkdir(path, 0o700 if self.private else 0o777)
             except FileExistsError:
                 seq += 1
                 continue
-            return path
-
-    def _next_seq(self, stamp: str, label: str) -> int:
-        highest = -1
-        for name in os.listdir(self.runs_dir):
-            if not name.startswith(stamp):
-                continue
-            parsed = parse_name(name)
-            if parsed is not None and parsed[0] == stamp and parsed[2] == label:
-                highest = max(highest, parsed[1])
-        return highest + 1
+            runs.append((stamp, seq, name))
+            return path, [name for _stamp, _seq, name in sorted(runs, reverse=True)]
 
     def _unwritable(self, exc: OSError) -> RefusedError:
         named = exc.filename is not None and os.path.normpath(exc.filename) != self.runs_dir
@@ -963,9 +971,13 @@ class Store:
         except OSError as exc:
             raise self._unreadable(exc) from exc
 
-    def run_names(self, check: str) -> list[str]:
+    def run_names(self, check: str, holding: RunDir | None = None) -> list[str]:
         """The run dir names of ``check``, newest first, by name alone (its lock serializes
-        its runs): what a dir's mtime says, which any write into it changes, is not asked."""
+        its runs): what a dir's mtime says, which any write into it changes, is not asked.
+        A caller ``holding`` the check's lock gets the names listed when its dir was made."""
+        if holding is not None and holding.locked and holding.check == check \
+                and holding.names is not None:
+            return list(holding.names)
         try:
             return names_of(self.runs_dir, check)
         except OSError as exc:
@@ -1007,10 +1019,7 @@ class Store:
         return removed
 
     def _prune_check(self, check: str, keep: int, holding: RunDir | None) -> list[str]:
-        try:
-            names = names_of(self.runs_dir, check)
-        except OSError as exc:
-            raise self._unreadable(exc) from exc
+        names = self.run_names(check, holding)
         if len(names) <= keep:
             return []
         writing = ([holding.name] if holding is not None and holding.check == check
@@ -1020,7 +1029,11 @@ class Store:
                 for name in names
                 for path in (os.path.join(self.runs_dir, name),)
                 for kind in (kind_of(path),))
-        return self._pruner().prune_group(runs, keep, protected)
+        removed = self._pruner().prune_group(runs, keep, protected)
+        if holding is not None and holding.names is not None and removed:
+            gone = {os.path.basename(path) for path in removed}
+            holding.names = [name for name in holding.names if name not in gone]
+        return removed
 
     def gc(self, keep: int, *, max_age_days: float | None = None,
            max_bytes: int | None = None, dry_run: bool = False,

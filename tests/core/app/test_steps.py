@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -59,3 +61,33 @@ def test_a_step_that_raises_still_releases_the_lock(project: Project,
         with pytest.raises(RuntimeError):
             app.run(config, "ok")
     assert app.run(config, "ok").status == "pass"  # the lock was dropped: the next run starts
+
+
+def test_a_run_lists_the_runs_dir_once(project: Project,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names listed when the run dir is made serve the earlier facts and the prune:
+    the check's lock lets no other run of it appear meanwhile (was 3 listings a run)."""
+    project.config('[run]\nkeep = 2\n[check.ok]\ncommand = "true"\nparser = "generic"\n')
+    config = app.load_config(str(project.root))
+    for _ in range(3):
+        app.run(config, "ok")
+    runs_dir = os.path.realpath(project.root / ".agent-runs")
+    listings: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def counted(real: Any) -> Any:
+        def listing(path: Any = ".") -> Any:
+            if not isinstance(path, int) and os.path.realpath(path) == runs_dir:
+                listings.append(real.__name__)
+            return real(path)
+        return listing
+
+    monkeypatch.setattr(os, "scandir", counted(real_scandir))
+    monkeypatch.setattr(os, "listdir", counted(real_listdir))
+    outcome = app.run(config, "ok")
+    assert outcome.status == "pass"
+    assert len(listings) == 1, listings
+    monkeypatch.undo()
+    assert len([name for name in os.listdir(runs_dir) if name.endswith("-ok")]) == 2
+    facts = json.loads((project.root / ".agent-runs" / "latest" / "facts.json").read_text())
+    assert facts["check"] == "ok"

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -30,6 +31,7 @@ FIXED_STAMP = "20260707T101500Z"
 HOLDER = r"""
 import json, subprocess, sys
 from pathlib import Path
+from typing import Any
 from ckdn.errors import RefusedError
 from ckdn.store import Store
 
@@ -1246,3 +1248,23 @@ def test_a_run_dir_is_a_context_manager_that_releases(store: Store) -> None:
     assert not run.locked
     with store.begin("ruff") as again:
         assert again.notes == []
+
+
+def test_a_document_of_bytes_is_written_raw(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document given whole is written through no buffer: a buffered file costs an isatty
+    ioctl per open (three documents on every run); chunks keep their buffer."""
+    opened: list[int] = []
+    real_open = open
+
+    def counted(file: Any, mode: str = "r", buffering: int = -1, **kwargs: Any) -> Any:
+        opened.append(buffering)
+        return real_open(file, mode, buffering, **kwargs)
+
+    monkeypatch.setattr(_store, "open", counted, raising=False)
+    target = tmp_path / "doc.json"
+    _store.write_atomic(str(target), b"{}\n" * 10_000)
+    _store.write_atomic(str(tmp_path / "chunks.jsonl"), iter([b"a\n", b"b\n"]))
+    assert opened == [0, -1]
+    assert target.read_bytes() == b"{}\n" * 10_000
+    assert (tmp_path / "chunks.jsonl").read_bytes() == b"a\nb\n"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from ckdn.config import Check
-    from ckdn.store import Store
+    from ckdn.store import RunDir, Store
 
     class _Hash(Protocol):
         def update(self, data: bytes, /) -> None: ...
@@ -495,17 +495,19 @@ def reference(store: Store, name: str, this_run: str, branch: str | None,
     return _first_facts(store, name, this_run, lambda facts: facts.get("branch") == branch)
 
 
-def newest_facts(store: Store, name: str, this_run: str) -> tuple[str, dict[str, Any]] | None:
+def newest_facts(store: Store, name: str, this_run: str, holding: RunDir | None = None
+                 ) -> tuple[str, dict[str, Any]] | None:
     """The newest earlier run of ``name`` with facts, whatever its branch: read while the
     check's command runs (it may not change them: the check's lock is held), so that
     :func:`reference` need not read the runs dir again after it."""
-    return _first_facts(store, name, this_run, lambda facts: True)
+    return _first_facts(store, name, this_run, lambda facts: True, holding)
 
 
 def _first_facts(store: Store, name: str, this_run: str,
-                 wanted: Callable[[dict[str, Any]], bool]) -> tuple[str, dict[str, Any]] | None:
+                 wanted: Callable[[dict[str, Any]], bool], holding: RunDir | None = None
+                 ) -> tuple[str, dict[str, Any]] | None:
     try:
-        names = store.run_names(name)
+        names = store.run_names(name, holding)
     except CkdnError:  # an unreadable runs dir: nothing to compare with
         return None
     for run_name in names[:_LOOKBACK]:

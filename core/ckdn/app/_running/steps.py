@@ -273,7 +273,7 @@ def _while_it_runs(run: Run) -> Callable[[dict[str, object]], None]:
         rd.record_child(record)
         if not run.earlier:  # once: a tree that gains a cgroup is recorded again
             ready_reading()
-            run.earlier.append(newest_facts(run.store, run.name, run.path))
+            run.earlier.append(newest_facts(run.store, run.name, run.path, rd))
 
     return started
 
