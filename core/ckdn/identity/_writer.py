@@ -471,16 +471,27 @@ def _count_again(group: list[tuple[str, int, str]], hashes: set[str]) -> None:
     """The lines of ``group`` (one file's) that share one of ``hashes`` given their
     occurrences in line order (the tool's order for equal lines), as :func:`occurrences`
     counts: those findings were counted in the report's order, and their lines went back."""
-    shared: dict[str, list[int]] = {}
-    for position, entry in enumerate(group):
-        if entry[0] in hashes:
-            shared.setdefault(entry[0], []).append(position)
-    for positions in shared.values():
-        positions.sort(key=lambda p: group[p][1])  # stable: equal lines keep the tool's order
-        for occurrence, position in enumerate(positions):
-            primary, line, text = group[position]
+    # (line, position) sorted is line order, the tool's order for equal lines; a hash or two
+    # (a notebook cell's line 0 after rows, every group of ruff's bench) one pass each
+    if len(hashes) <= _FEW_AGAIN:
+        shared = [[(entry[1], position) for position, entry in enumerate(group)
+                   if entry[0] == primary] for primary in hashes]
+    else:
+        by_hash: dict[str, list[tuple[int, int]]] = {}
+        for position, entry in enumerate(group):
+            if entry[0] in hashes:
+                by_hash.setdefault(entry[0], []).append((entry[1], position))
+        shared = list(by_hash.values())
+    for found in shared:
+        found.sort()
+        for occurrence, (line, position) in enumerate(found):
+            primary, _, text = group[position]
             group[position] = (primary, line, f"{_HEAD}{primary}:{occurrence}"
                                               f"{text[text.index(':', _OCCURRENCE_AT):]}")
+
+
+#: Hashes counted again one pass of the group each (more: one pass for all).
+_FEW_AGAIN = 2
 
 
 def occurrences(group: Sequence[tuple[str, int, str]]) -> list[int]:
