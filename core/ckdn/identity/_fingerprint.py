@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import re
 import stat
 import struct
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 
@@ -72,7 +73,21 @@ _NUMBERED = re.compile(r"#\d+$")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
-_sha256 = hashlib.sha256
+
+
+def _builtin_sha256() -> Callable[[bytes], hashlib._Hash]:
+    """The interpreter's own SHA-256 where it is built in (``_sha2``, ``_sha256`` before 3.12):
+    the same digest as OpenSSL's, a short input in 0.6-1.1 us, not 1.7-1.9 (OpenSSL looks
+    its digest up each call), two of them each new line's key; else hashlib's."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return importlib.import_module(name).sha256  # type: ignore[no-any-return]
+        except (ImportError, AttributeError):
+            continue
+    return hashlib.sha256
+
+
+_sha256 = _builtin_sha256()
 
 
 if TYPE_CHECKING:  # a type checker's alone: nothing tests a finding against it at run time

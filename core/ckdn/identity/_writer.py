@@ -174,6 +174,7 @@ class FindingsWriter(SpoolFile):
         group, copies = self._group, self._copies
         count = self.count
         lineless = self._quoted_path[2]
+        limit, full, reordered = _POSITION_LIMIT, GROUP, self._reordered  # locals: read a finding
         for row, col, code, message, cell in found:
             if cell is not None:  # _in_cell's: at line 0, so hashed with no line's text
                 made = None
@@ -187,16 +188,16 @@ class FindingsWriter(SpoolFile):
                 if made is not None:
                     count += 1
                     primary, head, middle, tail, end = made
-                    if len(group) >= GROUP:
+                    if len(group) >= full:
                         self._close_group()
                         self._group_path = path
-                        group, copies = self._group, self._copies
+                        group, copies, reordered = self._group, self._copies, self._reordered
                     occurrence = self._occurrence(primary, 0)  # a call more, for a cell only
                     group.append((primary, 0, f"{head}{occurrence}{middle}cell{cell}:{row}:{col}"
                                               f"{tail[:-1]}{end}"))
                     continue
             elif type(row) is not int or type(col) is not int \
-                    or not (0 < row < _POSITION_LIMIT and 0 < col < _POSITION_LIMIT):
+                    or not (0 < row < limit and 0 < col < limit):
                 made = None
             else:
                 # the line's text as Hasher.located reads it
@@ -217,23 +218,23 @@ class FindingsWriter(SpoolFile):
                 if path != self._group_path:  # another path: all read afresh
                     self._close_group()
                     self._group_path = path
-                group, copies = self._group, self._copies
+                group, copies, reordered = self._group, self._copies, self._reordered
                 if path != hasher._path:
                     hasher._enter(path)
                 continue
             count += 1
             primary, head, middle, tail, end = made
-            if len(group) >= GROUP:
+            if len(group) >= full:
                 self._close_group()
                 self._group_path = path
-                group, copies = self._group, self._copies
+                group, copies, reordered = self._group, self._copies, self._reordered
             counted = copies.get(primary)  # _occurrence's body
             if counted is None:
                 occurrence = 0
             else:
                 occurrence = counted[0]
                 if row < counted[1]:
-                    self._reordered.add(primary)
+                    reordered.add(primary)
             copies[primary] = (occurrence + 1, row)
             place = f"{row}:{col}"
             group.append((primary, row, f"{head}{occurrence}{middle}{place}{tail}{place}{end}"))
@@ -471,16 +472,27 @@ def _count_again(group: list[tuple[str, int, str]], hashes: set[str]) -> None:
     """The lines of ``group`` (one file's) that share one of ``hashes`` given their
     occurrences in line order (the tool's order for equal lines), as :func:`occurrences`
     counts: those findings were counted in the report's order, and their lines went back."""
-    shared: dict[str, list[int]] = {}
-    for position, entry in enumerate(group):
-        if entry[0] in hashes:
-            shared.setdefault(entry[0], []).append(position)
-    for positions in shared.values():
-        positions.sort(key=lambda p: group[p][1])  # stable: equal lines keep the tool's order
-        for occurrence, position in enumerate(positions):
-            primary, line, text = group[position]
+    # (line, position) sorted is line order, the tool's order for equal lines; a hash or two
+    # (a notebook cell's line 0 after rows, every group of ruff's bench) one pass each
+    if len(hashes) <= _FEW_AGAIN:
+        shared = [[(entry[1], position) for position, entry in enumerate(group)
+                   if entry[0] == primary] for primary in hashes]
+    else:
+        by_hash: dict[str, list[tuple[int, int]]] = {}
+        for position, entry in enumerate(group):
+            if entry[0] in hashes:
+                by_hash.setdefault(entry[0], []).append((entry[1], position))
+        shared = list(by_hash.values())
+    for found in shared:
+        found.sort()
+        for occurrence, (line, position) in enumerate(found):
+            primary, _, text = group[position]
             group[position] = (primary, line, f"{_HEAD}{primary}:{occurrence}"
                                               f"{text[text.index(':', _OCCURRENCE_AT):]}")
+
+
+#: Hashes counted again one pass of the group each (more: one pass for all).
+_FEW_AGAIN = 2
 
 
 def occurrences(group: Sequence[tuple[str, int, str]]) -> list[int]:

@@ -232,3 +232,24 @@ def test_a_file_listed_in_line_order_is_never_counted_again(
     back = [finding(0, line) for line in (12, 3, 5, 5)]  # lines 12 and 5 alike: one goes back
     assert streamed(tmp_path, back) == listed(tmp_path, back)
     assert again == [1]
+
+
+@given(rows=st.lists(st.tuples(st.sampled_from("abcd"), st.integers(0, 4)), max_size=30),
+       again=st.sets(st.sampled_from("abcd")))
+def test_a_group_counted_again_is_numbered_as_occurrences_numbers_it(
+        rows: list[tuple[str, int]], again: set[str]) -> None:
+    """Counting a group again (one pass a hash for a few, one pass for more) gives the hashes
+    counted again :func:`occurrences`' numbers, in line order, and leaves the rest alone."""
+    head = _writer._HEAD
+    primaries = {name: name * 24 for name in "abcd"}
+    group = [(primaries[name], line, f"{head}{primaries[name]}:{index * 7}:{index}x{line}")
+             for index, (name, line) in enumerate(rows)]
+    expected = _writer.occurrences(group)
+    hashes = {primaries[name] for name in again}
+    before = list(group)
+    _writer._count_again(group, hashes)
+    for index, (old, new) in enumerate(zip(before, group, strict=True)):
+        if old[0] in hashes:
+            assert new == (old[0], old[1], f"{head}{old[0]}:{expected[index]}:{index}x{old[1]}")
+        else:
+            assert new == old

@@ -151,3 +151,18 @@ def test_a_file_moved_with_git_mv_keeps_its_findings_known(tmp_path: Path,
 
 def test_no_git_is_no_renames_never_an_error(tmp_path: Path) -> None:
     assert git_renames(str(tmp_path)) == {}
+
+
+@given(data=st.binary(max_size=300))
+def test_a_new_lines_key_is_hashed_with_the_builtin_sha256_to_the_same_digest(
+        data: bytes) -> None:
+    """A line's key is two SHA-256s of short inputs: the interpreter's own where built in (half
+    OpenSSL's time a call), whose digest is OpenSSL's, byte for byte."""
+    import hashlib
+    import importlib.util
+
+    from ckdn.identity import _fingerprint
+
+    if importlib.util.find_spec("_sha2") or importlib.util.find_spec("_sha256"):
+        assert _fingerprint._sha256 is not hashlib.sha256
+    assert _fingerprint._sha256(data).digest() == hashlib.sha256(data).digest()
