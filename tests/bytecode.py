@@ -22,6 +22,10 @@ PACKAGE_DIRS = [SUITE_DIR.parent / where
                 for where in ("core/ckdn", "pytest_ckdn", "nox_ckdn", "tox_ckdn", "mcp_ckdn")]
 #: What compileall leaves alone in the suite: the fixtures and the modules pytest rewrites.
 NOT_PLAIN_MODULES = re.compile(r"/fixtures/|/test_[^/]*\.py$|/conftest\.py$")
+#: The private parts of pytest's rewriter this uses (pytest is pinned in the dev extra):
+#: where one is gone, each worker rewrites the modules itself, as it does without this.
+REWRITER_PARTS = ("assertstate_key", "get_cache_dir", "PYC_TAIL", "try_makedirs", "_read_pyc",
+                  "_rewrite_test", "_write_pyc")
 
 
 def compile_checkout(config: pytest.Config) -> None:
@@ -49,7 +53,9 @@ def rewritten_pyc(source: Path) -> Path:
 def write_rewritten_tests(config: pytest.Config, suite: Path) -> int:
     """Write pytest's own rewritten pycs (checked by source hash) of the modules of
     ``suite`` that have none or a stale one; how many were written. ``--assert=plain``
-    rewrites nothing, and then neither does this."""
+    rewrites nothing, and then neither does this, nor a pytest without :data:`REWRITER_PARTS`."""
+    if not all(hasattr(rewrite, part) for part in REWRITER_PARTS):
+        return 0
     state = config.stash.get(rewrite.assertstate_key, None)
     if state is None or state.hook is None:
         return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _pytest.assertion import rewrite
 
-from tests.bytecode import rewritten_modules, rewritten_pyc, write_rewritten_tests
+from tests.bytecode import REWRITER_PARTS, rewritten_modules, rewritten_pyc, write_rewritten_tests
 
 
 @pytest.fixture
@@ -60,6 +60,17 @@ def test_a_fresh_pyc_is_not_written_again_and_a_stale_one_is(
     assert write_rewritten_tests(pytestconfig, suite) == 0
     (suite / "conftest.py").write_text("VALUE = 3\n")
     assert write_rewritten_tests(pytestconfig, suite) == 1
+
+
+@pytest.mark.parametrize("part", REWRITER_PARTS)
+def test_a_pytest_without_a_rewriter_part_writes_nothing(
+        suite: Path, pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch,
+        part: str) -> None:
+    """A pytest whose private rewriter changed leaves the rewriting to its workers."""
+    rewriting(pytestconfig)
+    monkeypatch.delattr(rewrite, part)
+    assert write_rewritten_tests(pytestconfig, suite) == 0
+    assert not list(suite.rglob("*.pyc"))
 
 
 @pytest.mark.skipif(not sys.dont_write_bytecode, reason="pytest writes its own pycs here")

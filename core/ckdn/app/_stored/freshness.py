@@ -184,8 +184,9 @@ def _targets(config: Config, names: Sequence[str] | None) -> list[Check]:
         members = alias.members if alias is not None else (name,)
         for member in members:
             check = config.checks.get(member)
-            if check is None:  # aliases do not nest: refused as `ckdn run` refuses it
-                config.get(member)
+            if check is None:
+                config.get(member)  # a name nothing defines: refused with the nearest names
+                # an alias among an alias's members: aliases do not nest, as `ckdn run` says
                 raise UsageError(f"unknown check {quote(member)}; `ckdn checks` lists them")
             chosen.setdefault(member, check)
     if not chosen:
