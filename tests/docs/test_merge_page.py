@@ -17,7 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.project import Project
+from tests.shared import shared_dir
 from tests.tox_ckdn.realtox import examples
 from tests.tox_ckdn.yamlish import load
 
@@ -68,22 +71,34 @@ def ckdn_argv(command: str, **matrix: str) -> list[str]:
 ENV = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def run_matrix(tmp_path: Path, skip: str | None = None) -> Project:
-    """Every shard job, then the merge job's checkout with the artifacts downloaded."""
+def shard_jobs(root: Path) -> None:
+    """Every shard job, each shard uploaded to ``root/uploads``."""
     command = job_step("shard", "Run this shard")["run"]
     upload = job_step("shard", "Upload the shard")
-    merger = checkout(tmp_path / "merge-job")
     for part in parts():
-        job = checkout(tmp_path / f"job-{part}")
+        job = checkout(root / f"job-{part}")
         proc = job.ckdn(*ckdn_argv(command, part=part), env=ENV)
         shard = job.digest(proc)  # a shard alone misses fail_under: red, and not the verdict
         assert shard["status"] == "fail", proc.stdout + proc.stderr
         assert shard["gate_failures"][0].startswith("coverage total of")
-        if part == skip:
-            continue
         name = upload["with"]["name"].replace("${{ matrix.part }}", part)
-        shutil.copytree(job.root / upload["with"]["path"], merger.root / "shards" / name,
+        shutil.copytree(job.root / upload["with"]["path"], root / "uploads" / name,
                         symlinks=True)
+
+
+@pytest.fixture
+def uploads(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shard jobs' uploads, played once a suite run: each test merges a copy of them."""
+    return shared_dir(tmp_path_factory, "merge-page-shards", shard_jobs) / "uploads"
+
+
+def run_matrix(tmp_path: Path, uploads: Path, skip: str | None = None) -> Project:
+    """The merge job's checkout with the artifacts downloaded (less shard ``skip``'s)."""
+    merger = checkout(tmp_path / "merge-job")
+    name = job_step("shard", "Upload the shard")["with"]["name"]
+    for shard in sorted(uploads.iterdir()):
+        if shard.name != name.replace("${{ matrix.part }}", str(skip)):
+            shutil.copytree(shard, merger.root / "shards" / shard.name, symlinks=True)
     return merger
 
 
@@ -114,15 +129,17 @@ def test_the_workflow_is_a_matrix_of_shards_and_a_merge_that_always_runs() -> No
     assert f"{download['with']['path']}/shard-*" in merge
 
 
-def test_the_documented_matrix_merges_its_shards_into_one_passing_run(tmp_path: Path) -> None:
-    rc, digest = merge_job(run_matrix(tmp_path))
+def test_the_documented_matrix_merges_its_shards_into_one_passing_run(
+        tmp_path: Path, uploads: Path) -> None:
+    rc, digest = merge_job(run_matrix(tmp_path, uploads))
     assert (rc, digest["status"]) == (0, "pass"), json.dumps(digest)
     assert digest["summary"]["counts"]["tests"] == 3
     assert digest["summary"]["coverage"]["percent"] == 100.0
 
 
-def test_the_documented_merge_is_red_when_one_shard_never_uploaded(tmp_path: Path) -> None:
-    rc, digest = merge_job(run_matrix(tmp_path, skip="e2e"))
+def test_the_documented_merge_is_red_when_one_shard_never_uploaded(
+        tmp_path: Path, uploads: Path) -> None:
+    rc, digest = merge_job(run_matrix(tmp_path, uploads, skip="e2e"))
     assert rc != 0
     assert digest["status"] != "pass"
     assert digest["status_reason"].endswith("2 shard(s) given, 3 expected (missing)")

@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.project import Project
 from tests.shard_suite import json_out, write_suite
+from tests.shared import shared_dir
 from tests.tox_ckdn.realtox import examples
 from tests.tox_ckdn.yamlish import load
 
@@ -35,12 +38,18 @@ def checkout(root: Path, ledger: Path | None) -> Project:
     return project
 
 
-def committed_ledger(tmp_path: Path) -> Path:
-    """The first ledger, made once by hand as the page says."""
-    dev = checkout(tmp_path / "developer", None)
+def make_ledger(root: Path) -> None:
+    """The first ledger, made by hand as the page says."""
+    dev = checkout(root / "developer", None)
     assert dev.digest(dev.ckdn("run", "tests", env=ENV))["status"] == "pass"
     assert dev.ckdn("durations", "update", "tests", env=ENV).returncode == 0
-    return dev.root / "ckdn.durations.json"
+
+
+@pytest.fixture
+def committed_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The committed ledger, made once a suite run (every test only copies it)."""
+    made = shared_dir(tmp_path_factory, "sharding-ledger", make_ledger)
+    return made / "developer" / "ckdn.durations.json"
 
 
 def sh(project: Project, line: str, env: dict[str, str]) -> Any:
@@ -82,11 +91,11 @@ def run_step(project: Project, job: str, name: str, **values: str) -> Any:
     return sh(project, found["run"].replace("${{ matrix.shard }}", values.get("shard", "")), env)
 
 
-def github_pipeline(tmp_path: Path, ledger: Path, cache: Path,
-                    skip: str | None = None) -> dict[str, Any]:
-    """Plan, matrix and merge jobs; the merge's digest. ``cache``: actions/cache's store."""
-    artifacts = tmp_path / "artifacts"
-    planner = checkout(tmp_path / "plan-job", ledger)
+def shard_jobs(root: Path, ledger: Path, cache: Path) -> Path:
+    """The plan job and every matrix job, each shard uploaded: the artifacts' directory.
+    ``cache``: actions/cache's store."""
+    artifacts = root / "artifacts"
+    planner = checkout(root / "plan-job", ledger)
     if cache.exists():  # Restore the durations ledger
         shutil.copy(cache, planner.root / "ckdn.durations.json")
     planned = run_step(planner, "plan", "Plan the shards")
@@ -95,18 +104,34 @@ def github_pipeline(tmp_path: Path, ledger: Path, cache: Path,
     shutil.copy(planner.root / step("plan", "Upload the plan")["with"]["path"],
                 artifacts / "plan")
     for value in matrix():
-        job = checkout(tmp_path / f"shard-job-{value}", ledger)
+        job = checkout(root / f"shard-job-{value}", ledger)
         shutil.copy(artifacts / "plan" / "plan.json", job.root)  # download-artifact, name: plan
         proc = run_step(job, "shard", "Run this shard of the tests through ckdn", shard=value)
         assert job.digest(proc)["status"] == "pass", proc.stderr
         upload = step("shard", "Upload the shard")["with"]
-        if value != skip:
-            shutil.copytree(job.root / upload["path"], artifacts / upload["name"].replace(
-                "${{ matrix.shard }}", value), symlinks=True)
-    merger = checkout(tmp_path / "merge-job", ledger)
+        shutil.copytree(job.root / upload["path"], artifacts / upload["name"].replace(
+            "${{ matrix.shard }}", value), symlinks=True)
+    return artifacts
+
+
+@pytest.fixture
+def first_shards(tmp_path_factory: pytest.TempPathFactory, committed_ledger: Path) -> Path:
+    """The artifacts of the first pipeline's plan and shard jobs (no ledger in the cache
+    yet), played once a suite run: each test merges a copy of them."""
+    made = shared_dir(tmp_path_factory, "sharding-first-shards",
+                      lambda root: shard_jobs(root, committed_ledger, root / "no-cache"))
+    return made / "artifacts"
+
+
+def merge_pipeline(root: Path, ledger: Path, cache: Path, artifacts: Path,
+                   skip: str | None = None) -> dict[str, Any]:
+    """The merge job over ``artifacts`` (less shard ``skip``, which never uploaded), then
+    the ledger folded into ``cache``; the merge's digest."""
+    merger = checkout(root / "merge-job", ledger)
     shutil.copy(artifacts / "plan" / "plan.json", merger.root)
     for shard in sorted(artifacts.glob("shard-*")):  # pattern: shard-*, path: shards
-        shutil.copytree(shard, merger.root / "shards" / shard.name, symlinks=True)
+        if shard.name != f"shard-{skip}":
+            shutil.copytree(shard, merger.root / "shards" / shard.name, symlinks=True)
     merged = run_step(merger, "merge", "Merge the shards against the plan")
     digest = merger.digest(merged)
     if cache.exists():
@@ -132,20 +157,24 @@ def test_the_workflow_plans_once_shards_by_matrix_and_merges_against_the_plan() 
     assert step("merge", "Save the durations ledger")["with"]["path"] == "ckdn.durations.json"
 
 
-def test_the_documented_matrix_merges_green_and_keeps_the_ledger(tmp_path: Path) -> None:
-    ledger, cache = committed_ledger(tmp_path), tmp_path / "cache" / "ckdn.durations.json"
+def test_the_documented_matrix_merges_green_and_keeps_the_ledger(
+        tmp_path: Path, committed_ledger: Path, first_shards: Path) -> None:
+    cache = tmp_path / "cache" / "ckdn.durations.json"
     cache.parent.mkdir()
-    first = github_pipeline(tmp_path / "pipeline-1", ledger, cache)
+    first = merge_pipeline(tmp_path / "pipeline-1", committed_ledger, cache, first_shards)
     assert first["status"] == "pass", json.dumps(first)
     assert first["summary"]["counts"] == {"passed": 24, "tests": 24}
     assert len(json.loads(cache.read_text())["checks"]["tests"]) == 24
-    second = github_pipeline(tmp_path / "pipeline-2", ledger, cache)  # planned from the cache
-    assert second["status"] == "pass", json.dumps(second)
+    second = tmp_path / "pipeline-2"  # planned from the cache
+    digest = merge_pipeline(second, committed_ledger, cache,
+                            shard_jobs(second, committed_ledger, cache))
+    assert digest["status"] == "pass", json.dumps(digest)
 
 
-def test_the_documented_matrix_is_red_when_a_shard_never_uploaded(tmp_path: Path) -> None:
-    cache = tmp_path / "cache.json"
-    digest = github_pipeline(tmp_path / "p", committed_ledger(tmp_path), cache, skip="3")
+def test_the_documented_matrix_is_red_when_a_shard_never_uploaded(
+        tmp_path: Path, committed_ledger: Path, first_shards: Path) -> None:
+    digest = merge_pipeline(tmp_path, committed_ledger, tmp_path / "cache.json", first_shards,
+                            skip="3")
     assert digest["status"] != "pass"
     assert digest["status_reason"].endswith("3 shard(s) given, 4 expected (missing) (and 1 more "
                                             "problem(s))")
@@ -153,8 +182,8 @@ def test_the_documented_matrix_is_red_when_a_shard_never_uploaded(tmp_path: Path
 
 
 def test_a_shard_job_whose_matrix_value_is_lost_refuses_to_run_the_whole_suite(
-        tmp_path: Path) -> None:
-    job = checkout(tmp_path / "job", committed_ledger(tmp_path))
+        tmp_path: Path, committed_ledger: Path) -> None:
+    job = checkout(tmp_path / "job", committed_ledger)
     assert run_step(job, "plan", "Plan the shards").returncode == 0
     proc = sh(job, step("shard", "Run this shard of the tests through ckdn")["run"], {})
     assert proc.returncode == 2
@@ -165,10 +194,11 @@ def test_a_shard_job_whose_matrix_value_is_lost_refuses_to_run_the_whole_suite(
 # ------------------------------------------------------------------- GitLab
 
 
-def test_the_gitlab_pipeline_runs_parallel_shards_and_merges_green(tmp_path: Path) -> None:
+def test_the_gitlab_pipeline_runs_parallel_shards_and_merges_green(
+        tmp_path: Path, committed_ledger: Path) -> None:
     assert GITLAB["stages"] == ["plan", "test", "merge"]
     parallel = int(GITLAB["tests"]["parallel"])
-    ledger = committed_ledger(tmp_path)
+    ledger = committed_ledger
     planner = checkout(tmp_path / "plan", ledger)
     for line in GITLAB["plan"]["script"]:
         sh(planner, line, {})

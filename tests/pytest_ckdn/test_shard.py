@@ -14,6 +14,7 @@ import pytest
 
 from tests.project import UNUSED_PLUGINS, Project, clean_env
 from tests.shard_suite import sharded_project, write_ledger
+from tests.shared import shared_dir
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist",
           "-p", "no:cacheprovider", *UNUSED_PLUGINS]
@@ -31,13 +32,19 @@ def suite(tmp_path: Path) -> Project:
     return sharded_project(tmp_path / "p")
 
 
-@pytest.fixture(scope="module")
-def recorded_suite(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    """The suite after one recorded whole session, once a module (one session less a test)."""
-    suite = sharded_project(tmp_path_factory.mktemp("recorded") / "p")
+def record_whole_session(root: Path) -> None:
+    """The suite in ``root/p`` after one recorded whole session."""
+    suite = sharded_project(root / "p")
     whole = pytest_run(suite.root, "--ckdn-digest", "--ckdn-check", "tests")
     assert whole.returncode == 0, whole.stdout + whole.stderr
-    return suite
+
+
+@pytest.fixture
+def recorded_suite(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The suite after one recorded whole session, once a suite run (one session less a
+    test); read only: :func:`project` copies it."""
+    return Project(shared_dir(tmp_path_factory, "shard-recorded-suite", record_whole_session)
+                   / "p")
 
 
 @pytest.fixture

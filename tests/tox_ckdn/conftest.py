@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - a dev environment without tox's
         f"tests/tox_ckdn need tox's test harness ({exc}); install 'tox[testing]' "
         "(pytest-mock, devpi-process) with the dev extra") from exc
 
+from tests.shared import shared_dir
 from tests.tox_ckdn.toxproject import Project
 
 if TYPE_CHECKING:
@@ -68,9 +69,11 @@ def project(tox_project: ToxProjectCreator) -> Project:
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real ruff wheel of the docs' examples, downloaded once for every real tox run."""
-    where = tmp_path_factory.mktemp("wheels")
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                    "--only-binary=:all:", "-d", str(where), "ruff==0.17.6"],
-                   check=True, capture_output=True, timeout=600)
-    return where
+    """The real ruff wheel of the docs' examples, downloaded once a suite run for every real
+    tox run of every worker."""
+    def download(where: Path) -> None:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                        "--only-binary=:all:", "-d", str(where), "ruff==0.17.6"],
+                       check=True, capture_output=True, timeout=600)
+
+    return shared_dir(tmp_path_factory, "tox-wheelhouse", download)

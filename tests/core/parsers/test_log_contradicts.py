@@ -19,6 +19,7 @@ from ckdn.parsers._logsays import says_failed
 from ckdn.reconcile import PARSE_MISMATCH, PASS
 from ckdn.testing import run_parser, verdict
 from tests.project import clean_env
+from tests.shared import shared_dir
 
 BIN = Path(sys.executable).parent
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
@@ -36,10 +37,9 @@ def log_of(proc: subprocess.CompletedProcess[bytes]) -> bytes:
     return proc.stdout + proc.stderr
 
 
-@pytest.fixture(scope="module")
-def pytest_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
-    """A clean JUnit report, and the log of a session ending ``9 failed, 5 passed``."""
-    root = tmp_path_factory.mktemp("sessions")
+def record_sessions(root: Path) -> None:
+    """A clean JUnit report and its session's log, and the log of a session ending
+    ``9 failed, 5 passed``, kept in ``root``."""
     (root / "test_green.py").write_text("def test_ok():\n    pass\n")
     red = "".join(f"def test_bad_{i}():\n    assert {i} < 0\n\n" for i in range(9))
     red += "".join(f"def test_good_{i}():\n    pass\n\n" for i in range(5))
@@ -49,8 +49,17 @@ def pytest_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     failing = tool(root, *PYTEST, "test_red.py")
     assert failing.returncode == 1
     assert log_of(failing).rstrip().splitlines()[-1].startswith(b"9 failed, 5 passed")
-    return {"junit.xml": (root / "junit.xml").read_bytes(), "red log": log_of(failing),
-            "green log": log_of(green), "cwd": str(root).encode()}
+    (root / "green.log").write_bytes(log_of(green))
+    (root / "red.log").write_bytes(log_of(failing))
+
+
+@pytest.fixture
+def pytest_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The two sessions' report and logs, recorded once a suite run."""
+    root = shared_dir(tmp_path_factory, "log-contradicts-sessions", record_sessions)
+    return {"junit.xml": (root / "junit.xml").read_bytes(),
+            "red log": (root / "red.log").read_bytes(),
+            "green log": (root / "green.log").read_bytes(), "cwd": str(root).encode()}
 
 
 def test_a_clean_junit_report_beside_a_log_ending_9_failed_is_a_mismatch(

@@ -12,11 +12,13 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests.project import UNUSED_PLUGINS, Project
+from tests.shared import shared_dir
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -77,5 +79,8 @@ def make_run(root: Path, name: str, *, extra_config: str = "") -> RealRun:
 
 @pytest.fixture(scope="session")
 def real_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RealRun]:
-    """One real red run of each tool, made once for the session."""
-    return {name: make_run(tmp_path_factory.mktemp(f"real-{name}"), name) for name in RUNS}
+    """One real red run of each tool, made once a suite run for every worker (read only:
+    a test that runs again makes its own with :func:`make_run`)."""
+    return {name: RealRun(name, Project(shared_dir(tmp_path_factory, f"reports-{name}",
+                                                   partial(make_run, name=name))))
+            for name in RUNS}

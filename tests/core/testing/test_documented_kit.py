@@ -21,6 +21,7 @@ import pytest
 from ckdn.testing.conformance import RULES
 from tests.core.test_parser_plugins import documented_plugin, install
 from tests.project import PY, Project
+from tests.shared import shared_dir
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "testing.md"
 
@@ -66,17 +67,21 @@ def record(project: Project, site: Path, case: str, *, source: str, dest: Path,
     (dest / case / "case.json").write_text(json.dumps(case_json))
 
 
-@pytest.fixture(scope="module")
-def recorded_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The clean and the failing case, recorded once a module: each test reads a copy."""
-    project = Project(tmp_path_factory.mktemp("kit"))
+def record_cases(root: Path) -> None:
+    """The clean and the failing case, recorded in ``root/recorded``."""
+    project = Project(root)
     site = project.root / "site"
     install(site, "mytool_ckdn", "mytool = mytool_ckdn:MyToolParser",
             {"mytool_ckdn.py": documented_plugin()})
     recorded = project.root / "recorded"
     record(project, site, "clean", source="x = 1\n", dest=recorded, status="pass")
     record(project, site, "issue", source="y = eval('1')\n", dest=recorded, status="fail")
-    return recorded
+
+
+@pytest.fixture
+def recorded_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two cases, recorded once a suite run: each test reads a copy."""
+    return shared_dir(tmp_path_factory, "documented-kit-cases", record_cases) / "recorded"
 
 
 @pytest.fixture
