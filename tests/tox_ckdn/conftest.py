@@ -7,7 +7,8 @@ are imported here and apply to this directory only. Every run is isolated from
 the user's tox config (``TOX_USER_CONFIG_FILE=os.devnull``) and from an outer
 ``ckdn run`` (the ``CKDN_*`` variables are removed).
 
-The harness needs tox's ``testing`` extra (pytest-mock, devpi-process).
+The harness needs pytest-mock; devpi-process, which it imports for a fixture these tests
+do not use, is stood in for (:mod:`tests.tox_ckdn.devpi_stand_in`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.shared import shared_dir
+from tests.tox_ckdn import devpi_stand_in  # noqa: F401 - tox.pytest imports devpi_process
+from tests.tox_ckdn.toxproject import Project
 
 try:
     from tox.pytest import (
@@ -34,10 +39,7 @@ try:
 except ImportError as exc:  # pragma: no cover - a dev environment without tox's test extra
     raise ImportError(
         f"tests/tox_ckdn need tox's test harness ({exc}); install 'tox[testing]' "
-        "(pytest-mock, devpi-process) with the dev extra") from exc
-
-from tests.shared import shared_dir
-from tests.tox_ckdn.toxproject import Project
+        "(pytest-mock) with the dev extra") from exc
 
 if TYPE_CHECKING:
     from tox.pytest import ToxProjectCreator
