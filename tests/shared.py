@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["shared_dir"]
+__all__ = ["shared_dir", "shared_root"]
 
 
 def shared_root(factory: pytest.TempPathFactory) -> Path:

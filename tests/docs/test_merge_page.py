@@ -96,8 +96,9 @@ def run_matrix(tmp_path: Path, uploads: Path, skip: str | None = None) -> Projec
     """The merge job's checkout with the artifacts downloaded (less shard ``skip``'s)."""
     merger = checkout(tmp_path / "merge-job")
     name = job_step("shard", "Upload the shard")["with"]["name"]
+    skipped = None if skip is None else name.replace("${{ matrix.part }}", skip)
     for shard in sorted(uploads.iterdir()):
-        if shard.name != name.replace("${{ matrix.part }}", str(skip)):
+        if shard.name != skipped:
             shutil.copytree(shard, merger.root / "shards" / shard.name, symlinks=True)
     return merger
 
