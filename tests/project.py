@@ -3,12 +3,15 @@ process helpers tests share (a clean environment, "is this pid still running")."
 
 from __future__ import annotations
 
+import faulthandler
+import io
 import json
 import os
 import shlex
 import subprocess
 import sys
 import textwrap
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +63,19 @@ class Project:
         path.write_text(textwrap.dedent(text))
         return path
 
-    def ckdn(self, *args: str, env: dict[str, str] | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def ckdn(self, *args: str, env: dict[str, str] | None = None, timeout: float = 60,
+             own_process: bool = False) -> subprocess.CompletedProcess[str]:
+        """The real CLI run in this project: in this process (``ckdn.cli.main``, which a
+        host calls the same way) unless ``own_process`` or ``env`` sets a ``PYTHON*``
+        variable, which only a new interpreter reads. A ``python -m ckdn`` costs ~90 ms
+        of CPU a call, and the suite makes hundreds (docs/testing.md)."""
         full_env = clean_env()
         full_env.update(env or {})
-        return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
-                              env=full_env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        if own_process or any(key.startswith("PYTHON") for key in env or {}):
+            return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
+                                  env=full_env, capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+        return run_in_process(list(args), cwd=self.root, env=full_env, timeout=timeout)
 
     def digest(self, proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
         lines = proc.stdout.strip().splitlines()
@@ -86,6 +95,60 @@ class Project:
 
 
 PY = sys.executable
+
+
+def run_in_process(argv: list[str], *, cwd: Path, env: dict[str, str],
+                   timeout: float) -> subprocess.CompletedProcess[str]:
+    """``ckdn ARGV`` through ``ckdn.cli.main`` with this process's environment, directory
+    and standard streams swapped for the call's, as a child would have them (a pipe for
+    stdout and stderr, ``/dev/null`` for stdin, UTF-8), and the output read back as
+    ``subprocess.run(text=True)`` reads it. A call that outlives ``timeout`` ends the
+    worker with every thread's traceback (a hang must not pass for slowness)."""
+    from ckdn.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out, err = io.BytesIO(), io.BytesIO()
+    code: int | str | None
+    with open(os.devnull, encoding="utf-8") as stdin:
+        sys.stdin = stdin
+        sys.stdout = io.TextIOWrapper(out, encoding="utf-8", errors="strict", newline="\n",
+                                      write_through=True)
+        sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
+                                      newline="\n", write_through=True)
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        faulthandler.dump_traceback_later(timeout, exit=True, file=2)
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # what an uncaught exception prints and exits with
+            traceback.print_exc()
+            code = 1
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+                stream.detach()
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # SystemExit("message"): printed, exit 1
+        err.write(f"{code}\n".encode())
+        code = 1
+    return subprocess.CompletedProcess(argv, code, _text(out.getvalue()), _text(err.getvalue()))
+
+
+def _text(data: bytes) -> str:
+    """Bytes as ``subprocess.run(text=True)`` decodes them: UTF-8, universal newlines."""
+    return data.decode().replace("\r\n", "\n").replace("\r", "\n")
 
 
 def py(code: str) -> str:
