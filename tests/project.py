@@ -68,9 +68,9 @@ class Project:
         """The real CLI run in this project: in this process (``ckdn.cli.main``, which a
         host calls the same way) unless ``own_process`` or ``env`` sets a ``PYTHON*``
         variable, which only a new interpreter reads. A ``python -m ckdn`` costs ~90 ms
-        of CPU a call, and the suite makes hundreds (docs/testing.md)."""
-        full_env = clean_env()
-        full_env.update(env or {})
+        of CPU a call, and the suite makes hundreds (docs/testing.md). A pytest the run
+        starts skips :data:`UNUSED_PLUGINS` (``PYTEST_ADDOPTS``, unless ``env`` sets it)."""
+        full_env = {**clean_env(), "PYTEST_ADDOPTS": " ".join(UNUSED_PLUGINS), **(env or {})}
         if own_process or any(key.startswith("PYTHON") for key in env or {}):
             return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
                                   env=full_env, capture_output=True, text=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import Project, py
+from tests.project import UNUSED_PLUGINS, Project, py
 
 GREEN = py("print('ok')")
 RED = py("import sys; print('boom'); print('café'); sys.exit(3)")
@@ -80,3 +80,15 @@ def test_the_call_sees_the_environment_it_is_given(project: Project) -> None:
     proc = project.ckdn("run", "env", env={"CKDN_HARNESS": "given"})
     log = next(project.runs.rglob("*.log")).read_text()
     assert "given" in log, proc.stdout + proc.stderr
+
+
+def test_a_pytest_the_run_starts_skips_the_suites_unused_plugins(project: Project) -> None:
+    """hypothesis's plugin imports all of hypothesis for its summary (~0.65 s a session);
+    a caller's own ``PYTEST_ADDOPTS`` replaces the harness's."""
+    probe = py("import os; print('ADDOPTS=' + os.environ['PYTEST_ADDOPTS'] + '.')")
+    project.config(f'[check.probe]\ncommand = {json.dumps(probe)}\nparser = "generic"\n')
+    project.ckdn("run", "probe")
+    project.ckdn("run", "probe", env={"PYTEST_ADDOPTS": "-p no:randomly"})
+    logs = sorted(path.read_text() for path in project.runs.rglob("*.log"))
+    assert [log.strip().splitlines()[-1] for log in logs] == [
+        f"ADDOPTS={' '.join(UNUSED_PLUGINS)}.", "ADDOPTS=-p no:randomly."]
