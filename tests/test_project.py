@@ -8,7 +8,6 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -47,8 +46,8 @@ CALLS = [
 
 
 @pytest.mark.parametrize("argv", CALLS, ids=" ".join)
-def test_a_call_in_process_shows_what_a_child_shows(project: Project, argv: tuple[str, ...],
-                                                   tmp_path: Path) -> None:
+def test_a_call_in_process_shows_what_a_child_shows(project: Project,
+                                                   argv: tuple[str, ...]) -> None:
     project.config(CONFIG)
     stored = project.ckdn("run", "red", own_process=True)  # a stored run for show and list
     assert stored.returncode == 3, stored.stdout + stored.stderr
