@@ -13,7 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from ckdn.schema import load_schema
-from tests.project import Project
+from tests.project import UNUSED_PLUGINS, Project
 
 #: The ``nox`` console script installed next to this interpreter (the dev extra pins it).
 NOX = str(Path(sys.executable).parent / "nox")
@@ -46,7 +46,10 @@ class NoxProject(Project):
         return path
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """nox's environment: the host's variables out, a pytest a session starts without
+        the suite's unused plugins (as ``Project.ckdn``'s), ``extra`` over both."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_HOST_VARIABLES)}
+        env["PYTEST_ADDOPTS"] = " ".join(UNUSED_PLUGINS)
         env.update(_VIRTUALENV)
         env.update(extra or {})
         return env

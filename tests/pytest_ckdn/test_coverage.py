@@ -179,7 +179,7 @@ def test_code_measured_in_site_packages_gets_a_note_naming_the_fix(
     import subprocess
     import sys
 
-    from tests.project import clean_env
+    from tests.project import UNUSED_PLUGINS, clean_env
 
     installed = pytester.path / ".tox" / "py" / "lib" / "python3.11" / "site-packages"
     installed.mkdir(parents=True)
@@ -187,7 +187,7 @@ def test_code_measured_in_site_packages_gets_a_note_naming_the_fix(
     pytester.makepyfile(test_sample_cov=TESTS)
     env = {**clean_env(), "PYTHONPATH": str(installed)}
     pytest_argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p",
-                   "no:cacheprovider", "--cov=measured_mod"]
+                   "no:cacheprovider", *UNUSED_PLUGINS, "--cov=measured_mod"]
     pytester.path.joinpath("ckdn.toml").write_text(
         "[check.cov]\n"
         f"command = {json.dumps([*pytest_argv, '--cov-report=json:{run_dir}/coverage.json'])}\n"
