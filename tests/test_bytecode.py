@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from _pytest.assertion import rewrite
 
-from tests.bytecode import REWRITER_PARTS, rewritten_modules, rewritten_pyc, write_rewritten_tests
+from tests.bytecode import (
+    REWRITER_PARTS,
+    plugin_modules,
+    rewritten_modules,
+    rewritten_pyc,
+    write_rewritten_tests,
+)
 
 
 @pytest.fixture
@@ -33,6 +39,19 @@ def rewriting(config: pytest.Config) -> None:
 
 def test_only_test_modules_and_conftests_are_rewritten(suite: Path) -> None:
     assert rewritten_modules(suite) == [suite / "conftest.py", suite / "core" / "test_sums.py"]
+
+
+def test_the_installed_plugins_pytest_rewrites_are_every_module_of_their_packages(
+        pytestconfig: pytest.Config) -> None:
+    """pytest rewrites every module of a plugin's distribution (hypothesis's 100 among them,
+    and this checkout's pytest_ckdn): each Python it starts did so again without its pyc."""
+    rewriting(pytestconfig)
+    modules = plugin_modules(pytestconfig)
+    by_package = {path.parent.name for path in modules if path.name == "__init__.py"}
+    assert {"hypothesis", "xdist", "pytest_ckdn"} <= by_package
+    strategies = [path for path in modules if path.parent.name == "_internal"
+                  and path.parent.parent.name == "strategies"]
+    assert len(strategies) > 10, "a package's submodules are rewritten too"
 
 
 def test_the_written_pyc_is_pytests_rewritten_module(
@@ -75,9 +94,10 @@ def test_a_pytest_without_a_rewriter_part_writes_nothing(
 
 @pytest.mark.skipif(not sys.dont_write_bytecode, reason="pytest writes its own pycs here")
 def test_every_suite_module_has_its_rewritten_pyc(pytestconfig: pytest.Config) -> None:
-    """Where no bytecode is written, the controller wrote them all before the workers."""
+    """Where no bytecode is written, the controller wrote them all (the plugins' too) before
+    the workers."""
     rewriting(pytestconfig)
     suite = Path(__file__).parent
-    stale = [str(source.relative_to(suite)) for source in rewritten_modules(suite)
+    stale = [str(source) for source in [*rewritten_modules(suite), *plugin_modules(pytestconfig)]
              if rewrite._read_pyc(source, rewritten_pyc(source)) is None]
     assert stale == []
