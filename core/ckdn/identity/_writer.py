@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+from array import array
 
 from ckdn.evidence_files import open_regular
 from ckdn.identity._findings_file import (
@@ -51,9 +52,9 @@ class FindingsWriter(SpoolFile):
     then gets a note instead of the file, never a partial one.
     """
 
-    __slots__ = ("_all_again", "_copies", "_group", "_group_path", "_hasher", "_messages",
-                 "_parts", "_parts_of", "_quoted_path", "_ranges", "_reordered", "_rules",
-                 "_shown", "_split", "_tail", "_written", "count")
+    __slots__ = ("_all_again", "_copies", "_cut_lines", "_group", "_group_path", "_hasher",
+                 "_messages", "_parts", "_parts_of", "_quoted_path", "_ranges", "_reordered",
+                 "_rules", "_shown", "_split", "_tail", "_written", "count")
 
     def __init__(self, path: str, source: SourceLines,
                  shown: Callable[[str], str] | None = None) -> None:
@@ -87,6 +88,9 @@ class FindingsWriter(SpoolFile):
         self._split: set[str] = set()  # files written in more than one run: numbered again
         self._written = 0
         self._all_again = False
+        #: row, line of each finding whose location the file cuts (past MAX_TEXT characters,
+        #: ``:row:col`` lost): numbered again, it is numbered by its line, not the cut one's
+        self._cut_lines = array("q")
 
     def add(self, finding: FindingLike) -> None:
         self.count += 1
@@ -97,6 +101,9 @@ class FindingsWriter(SpoolFile):
         digits = key.hex()  # inner (32 digits), primary (24), secondary (12)
         primary = digits[32:56]
         occurrence = self._occurrence(primary, line)
+        location = finding.location
+        if location is not None and len(location) > MAX_TEXT:
+            self._cut_lines.extend((self._written + len(self._group), line))
         self._group.append((primary, line, f"{_HEAD}{primary}:{occurrence}:{digits[56:]}"
                                            f"{self._tail(finding, digits[:32])}"))
 
@@ -365,7 +372,7 @@ class FindingsWriter(SpoolFile):
             raise OSError(self.problem)
         yield _header_line(check, self.count)
         rows = self._rows_again()
-        fixed = _renumbered(self.path, rows) if rows else {}
+        fixed = _renumbered(self.path, rows, self._cut_lines) if rows else {}
         with open(open_regular(self.path), "rb") as handle:
             if not fixed:
                 while block := handle.read(1 << 20):
@@ -516,13 +523,16 @@ def occurrences(group: Sequence[tuple[str, int, str]]) -> list[int]:
     return out
 
 
-def _renumbered(path: str, spans: list[tuple[int, int]]) -> dict[int, int]:
+def _renumbered(path: str, spans: list[tuple[int, int]], cut_lines: Sequence[int] = ()
+                ) -> dict[int, int]:
     """Row -> occurrence for the rows in ``spans``, counted over all of them (a file's
-    findings written in more than one run), from the spooled lines at ``path``."""
+    findings written in more than one run), from the spooled lines at ``path``; a row in
+    ``cut_lines`` (row, line pairs, in row order) has its line there, its location cut."""
     group: list[tuple[str, int, str]] = []
     rows: list[int] = []
     spans_left = iter(spans)
     span = next(spans_left, None)
+    cut_at = 0
     with open(open_regular(path), "rb") as handle:
         for index, raw in enumerate(handle):
             while span is not None and index >= span[1]:
@@ -532,7 +542,12 @@ def _renumbered(path: str, spans: list[tuple[int, int]]) -> dict[int, int]:
             if index < span[0]:
                 continue
             value = json.loads(raw)
-            _, line = split_location(value.get("location"))
+            while cut_at < len(cut_lines) and cut_lines[cut_at] < index:
+                cut_at += 2
+            if cut_at < len(cut_lines) and cut_lines[cut_at] == index:
+                line = cut_lines[cut_at + 1]
+            else:
+                _, line = split_location(value.get("location"))
             group.append((value["fingerprint"][:PRIMARY_HEX], line, ""))
             rows.append(index)
     return dict(zip(rows, occurrences(group), strict=True))

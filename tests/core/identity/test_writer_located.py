@@ -172,3 +172,21 @@ def test_a_file_past_a_group_at_once_is_numbered_as_one_at_a_time(tmp_path: Path
     by_file = written_by_file(tmp_path, entries, cuts, shown=False)
     assert by_file == written(tmp_path, entries, fields=True, shown=False)
     assert by_file.count(b"\n") == 5001
+
+
+def test_a_cut_location_met_again_is_numbered_by_its_own_line(tmp_path: Path) -> None:
+    """A path past the file's 1,000-character cut loses ``:row:col`` from the written
+    location; its file met again is still numbered by the finding's line (here the column:
+    a 19-digit row is part of the path), as the table and a built finding number it
+    (hypothesis found the writer numbering the copies in the report's order instead)."""
+    project(tmp_path)
+    long = "q" * 1200
+    other: Entry = ("m0.py", 1, 1, "F401", "F401 `os` imported but unused", None)
+    entries: list[Entry] = [other, (long, 10 ** 18, 2, "F401", "", None), other,
+                            (long, 10 ** 18, 1, "F401", "", None)]
+    lines = written(tmp_path, entries, fields=False, shown=False).split(b"\n")
+    assert b'"location":"' + b"q" * 1000 + b'"' in lines[2]
+    assert b":1:" in lines[2].split(b'"')[3]
+    assert b":0:" in lines[4].split(b'"')[3]
+    assert tabled(tmp_path, entries, fields=True, shown=False) \
+        == written(tmp_path, entries, fields=False, shown=False)
