@@ -391,12 +391,14 @@ class JsonStream:
                 self.peek()  # a caller's own peek must not look like reading the value
             mark = self.position
             yield key
-            if self.position == mark:  # not read: stepped over, in C when wholly in the buffer
-                buf, start = self._buf, self._pos
-                try:
-                    end = scan(buf, start)[1]
-                except (StopIteration, ValueError, RecursionError):
-                    end = -1
+            if self.position == mark:  # not read: a scalar wholly in the buffer is decoded in
+                buf, start = self._buf, self._pos  # C; a container, :meth:`skip` (one decode)
+                end = -1
+                if start < len(buf) and buf[start] not in "[{":
+                    try:
+                        end = scan(buf, start)[1]
+                    except (StopIteration, ValueError, RecursionError):
+                        end = -1  # not a whole value in the buffer: skip finds out how
                 if start < end <= start + cap and (end < len(buf) - 2 or self._eof):
                     self._pos = end
                 else:
