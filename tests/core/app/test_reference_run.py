@@ -64,7 +64,7 @@ def test_the_runs_after_the_answer_are_never_looked_at(tmp_path: Path,
 RUNS = st.lists(st.tuples(st.sampled_from([None, "main", "topic"]), st.booleans()), max_size=6)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)  # each example makes up to 6 real run dirs on disk
 @given(runs=RUNS, branch=st.sampled_from([None, "main", "topic"]))
 def test_what_was_read_while_the_child_ran_gives_the_same_answer(
         tmp_path_factory: pytest.TempPathFactory, runs: list[tuple[str | None, bool]],
