@@ -26,7 +26,8 @@ PACKAGE_DIRS = [SUITE_DIR.parent / where
 #: What compileall leaves alone in the suite: the fixtures and the modules pytest rewrites.
 NOT_PLAIN_MODULES = re.compile(r"/fixtures/|/test_[^/]*\.py$|/conftest\.py$")
 #: The private parts of pytest's rewriter this uses (pytest is pinned in the dev extra):
-#: where one is gone, each worker rewrites the modules itself, as it does without this.
+#: where one is gone, each worker rewrites the modules itself, as it does without this. The
+#: plugins' modules also read the hook's ``_must_rewrite`` (without it: none are written).
 REWRITER_PARTS = ("assertstate_key", "get_cache_dir", "PYC_TAIL", "try_makedirs", "_read_pyc",
                   "_rewrite_test", "_write_pyc")
 

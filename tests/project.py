@@ -25,6 +25,8 @@ CI_MARKERS = ("CI", "BUILD_NUMBER")
 #: summary, a second a session; anyio's a quarter of one).
 UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:pytest_mock",
                   "-p", "no:platformdirs")
+#: The same as ``PYTEST_ADDOPTS`` gives them: for a pytest a test starts through another tool.
+UNUSED_ADDOPTS = " ".join(UNUSED_PLUGINS)
 
 
 def clean_env() -> dict[str, str]:
@@ -70,7 +72,7 @@ class Project:
         variable, which only a new interpreter reads. A ``python -m ckdn`` costs ~90 ms
         of CPU a call, and the suite makes hundreds (docs/testing.md). A pytest the run
         starts skips :data:`UNUSED_PLUGINS` (``PYTEST_ADDOPTS``, unless ``env`` sets it)."""
-        full_env = {**clean_env(), "PYTEST_ADDOPTS": " ".join(UNUSED_PLUGINS), **(env or {})}
+        full_env = {**clean_env(), "PYTEST_ADDOPTS": UNUSED_ADDOPTS, **(env or {})}
         if own_process or any(key.startswith("PYTHON") for key in env or {}):
             return subprocess.run([sys.executable, "-m", "ckdn", *args], cwd=self.root,
                                   env=full_env, capture_output=True, text=True,

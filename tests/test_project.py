@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.project import UNUSED_PLUGINS, Project, py
+from tests.project import UNUSED_ADDOPTS, Project, py
 
 GREEN = py("print('ok')")
 RED = py("import sys; print('boom'); print('café'); sys.exit(3)")
@@ -90,4 +90,4 @@ def test_a_pytest_the_run_starts_skips_the_suites_unused_plugins(project: Projec
     project.ckdn("run", "probe", env={"PYTEST_ADDOPTS": "-p no:randomly"})
     logs = sorted(path.read_text() for path in project.runs.rglob("*.log"))
     assert [log.strip().splitlines()[-1] for log in logs] == [
-        f"ADDOPTS={' '.join(UNUSED_PLUGINS)}.", "ADDOPTS=-p no:randomly."]
+        f"ADDOPTS={UNUSED_ADDOPTS}.", "ADDOPTS=-p no:randomly."]

@@ -13,7 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from ckdn.schema import load_schema
-from tests.project import UNUSED_PLUGINS, Project
+from tests.project import UNUSED_ADDOPTS, Project
 
 #: The ``nox`` console script installed next to this interpreter (the dev extra pins it).
 NOX = str(Path(sys.executable).parent / "nox")
@@ -49,7 +49,7 @@ class NoxProject(Project):
         """nox's environment: the host's variables out, a pytest a session starts without
         the suite's unused plugins (as ``Project.ckdn``'s), ``extra`` over both."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_HOST_VARIABLES)}
-        env["PYTEST_ADDOPTS"] = " ".join(UNUSED_PLUGINS)
+        env["PYTEST_ADDOPTS"] = UNUSED_ADDOPTS
         env.update(_VIRTUALENV)
         env.update(extra or {})
         return env

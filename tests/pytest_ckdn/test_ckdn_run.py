@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ckdn.parsers.pytest_evidence import EVIDENCE_FILE, PROGRESS_FILE, read_evidence
-from tests.project import UNUSED_PLUGINS, Project
+from tests.project import UNUSED_ADDOPTS, Project
 from tests.pytest_ckdn.sessions import valid_digest
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
@@ -283,7 +283,7 @@ def init_and_run(project: Project, path: str) -> tuple[str, dict[str, Any], Path
     command = tomllib.loads((project.root / "ckdn.toml").read_text())["check"]["pytest"]["command"]
     write_tests(project, "def test_bad():\n    assert 1 == 2\n\ndef test_ok():\n    pass\n")
     proc = project.ckdn("run", "pytest", env={"PATH": path,
-                        "PYTEST_ADDOPTS": " ".join(("-p", "no:randomly", *UNUSED_PLUGINS))})
+                        "PYTEST_ADDOPTS": f"-p no:randomly {UNUSED_ADDOPTS}"})
     digest = valid_digest(project.digest(proc))
     return command, digest, project.root / digest["run_dir"]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.diffgate_repo import gate_facts, git
-from tests.project import UNUSED_PLUGINS, Project, clean_env
+from tests.project import UNUSED_ADDOPTS, UNUSED_PLUGINS, Project, clean_env
 
 TESTS = "def test_area():\n    from mod import area\n    assert area() == 1\n\n" \
         "def test_known_broken():\n    assert 0\n"
-LEAN = " ".join(UNUSED_PLUGINS)
+LEAN = UNUSED_ADDOPTS
 CONFIG = f"""\
 [check.tests]
 command = "{sys.executable} -m pytest -q -p no:randomly -p no:cacheprovider {LEAN} --ckdn-digest"

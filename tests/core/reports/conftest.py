@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project import UNUSED_PLUGINS, Project
+from tests.project import UNUSED_ADDOPTS, Project
 from tests.shared import shared_dir
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -27,7 +27,7 @@ PY = sys.executable
 RUFF_OUT = "--output-file {run_dir}/ruff.json"
 JUNIT = "--junitxml {run_dir}/junit.xml"
 TESTS = "tests/check_failing.py"
-LEAN = " ".join(UNUSED_PLUGINS)
+LEAN = UNUSED_ADDOPTS
 #: name -> (fixture project, the ckdn.toml check table)
 RUNS = {
     "ruff": ("ruff/projects/violations", f"""
